@@ -8,3 +8,6 @@ pub mod bci;
 pub mod format;
 pub mod options;
 pub mod reader;
+pub mod diag;
+pub mod jvmti;
+pub mod tables;

@@ -1,0 +1,73 @@
+//! HPROF-style diagnostics on stderr.
+//!
+//! The original printed `HPROF ERROR: <message> [<source>:<line>]`; tools and
+//! scripts grep for the prefix, so we keep it and put our own source
+//! location in the brackets.
+
+use std::io::Write;
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `errorexit=y`: every error takes the fatal path.
+static ERROR_EXIT: AtomicBool = AtomicBool::new(false);
+/// `coredump=y` / `debug=y`: the fatal path aborts (core dump) instead of exit(9).
+static CORE_DUMP: AtomicBool = AtomicBool::new(false);
+
+pub fn configure(error_exit: bool, core_dump: bool) {
+    ERROR_EXIT.store(error_exit, Ordering::Relaxed);
+    CORE_DUMP.store(core_dump, Ordering::Relaxed);
+}
+
+/// Format one error line (without printing it).
+pub fn error_line(message: &str, loc: &Location<'_>) -> String {
+    let file = loc.file().rsplit('/').next().unwrap_or(loc.file());
+    format!("HPROF ERROR: {message} [{file}:{}]\n", loc.line())
+}
+
+/// Print a non-fatal error; with `errorexit=y` it becomes fatal.
+#[track_caller]
+pub fn error(message: &str) {
+    let line = error_line(message, Location::caller());
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if ERROR_EXIT.load(Ordering::Relaxed) {
+        terminate();
+    }
+}
+
+/// Print an error and end the process the way the original's fatal path did.
+#[track_caller]
+pub fn fatal(message: &str) -> ! {
+    let line = error_line(message, Location::caller());
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    terminate()
+}
+
+fn terminate() -> ! {
+    let mut err = std::io::stderr();
+    let _ = err.write_all(b"HPROF TERMINATED PROCESS\n");
+    if CORE_DUMP.load(Ordering::Relaxed) {
+        let _ = err.write_all(b"HPROF DUMPING CORE\n");
+        std::process::abort();
+    }
+    std::process::exit(9)
+}
+
+/// Progress messages that `verbose=y` allows (e.g. `Dumping ... done.`).
+pub fn verbose(enabled: bool, text: &str) {
+    if enabled {
+        let mut err = std::io::stderr();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_line_has_hprof_prefix_and_location() {
+        let loc = std::panic::Location::caller();
+        let l = super::error_line("can't create profile file: /x", loc);
+        assert!(l.starts_with("HPROF ERROR: can't create profile file: /x [diag.rs:"));
+        assert!(l.ends_with("]\n"));
+    }
+}

@@ -1,0 +1,203 @@
+//! The `extern "C"` event entry points the VM calls.
+//!
+//! Each one converts raw arguments, then runs the agent's handler inside
+//! `guarded`, so a panic never unwinds into the JVM: it is caught and
+//! reported as an HPROF error, and the event is dropped.
+
+use super::env::Jvmti;
+use super::sys::*;
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_uchar};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
+
+/// What the agent does on each event. Every method has an empty default so
+/// a profile implements only the events it enabled.
+#[allow(unused_variables)]
+pub trait EventHandler: Send + Sync {
+    fn vm_init(&self, jni: *mut JNIEnv, thread: jthread) {}
+    fn vm_death(&self, jni: *mut JNIEnv) {}
+    fn thread_start(&self, jni: *mut JNIEnv, thread: jthread) {}
+    fn thread_end(&self, jni: *mut JNIEnv, thread: jthread) {}
+    fn class_load(&self, jni: *mut JNIEnv, thread: jthread, klass: jclass) {}
+    fn class_prepare(&self, jni: *mut JNIEnv, thread: jthread, klass: jclass) {}
+    /// Return replacement class bytes, or None to leave the class alone.
+    fn class_file_load_hook(
+        &self,
+        jni: *mut JNIEnv,
+        redefining: bool,
+        loader: jobject,
+        name: Option<&str>,
+        bytes: &[u8],
+    ) -> Option<Vec<u8>> {
+        None
+    }
+    fn data_dump_request(&self) {}
+    fn gc_start(&self) {}
+    fn gc_finish(&self) {}
+    fn object_free(&self, tag: i64) {}
+    fn vm_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {}
+    fn sampled_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {}
+    fn monitor_wait(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {}
+    fn monitor_waited(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timed_out: bool) {}
+    fn monitor_contended_enter(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {}
+    fn monitor_contended_entered(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {}
+    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, location: i64) {}
+}
+
+static HANDLER: OnceLock<&'static dyn EventHandler> = OnceLock::new();
+
+/// Install the handler and register every callback with the VM. Events
+/// still have to be enabled one by one (`Jvmti::set_event_mode`), so a
+/// profile that is off costs nothing.
+pub fn install(jvmti: Jvmti, handler: &'static dyn EventHandler) -> Result<(), super::JvmtiError> {
+    let _ = HANDLER.set(handler);
+    let callbacks = jvmtiEventCallbacks {
+        VMInit: Some(on_vm_init),
+        VMDeath: Some(on_vm_death),
+        ThreadStart: Some(on_thread_start),
+        ThreadEnd: Some(on_thread_end),
+        ClassFileLoadHook: Some(on_class_file_load_hook),
+        ClassLoad: Some(on_class_load),
+        ClassPrepare: Some(on_class_prepare),
+        ExceptionCatch: Some(on_exception_catch),
+        DataDumpRequest: Some(on_data_dump_request),
+        MonitorWait: Some(on_monitor_wait),
+        MonitorWaited: Some(on_monitor_waited),
+        MonitorContendedEnter: Some(on_monitor_contended_enter),
+        MonitorContendedEntered: Some(on_monitor_contended_entered),
+        GarbageCollectionStart: Some(on_gc_start),
+        GarbageCollectionFinish: Some(on_gc_finish),
+        ObjectFree: Some(on_object_free),
+        VMObjectAlloc: Some(on_vm_object_alloc),
+        SampledObjectAlloc: Some(on_sampled_object_alloc),
+        ..Default::default()
+    };
+    jvmti.set_event_callbacks(&callbacks)
+}
+
+/// Run `f` with the handler, catching any panic. `what` names the event in
+/// the error message.
+pub fn guarded<R>(what: &str, default: R, f: impl FnOnce(&'static dyn EventHandler) -> R) -> R {
+    let Some(handler) = HANDLER.get().copied() else { return default };
+    match catch_unwind(AssertUnwindSafe(|| f(handler))) {
+        Ok(r) => r,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            crate::diag::error(&format!("internal error in {what}: {msg}; event ignored"));
+            default
+        }
+    }
+}
+
+unsafe extern "C" fn on_vm_init(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    guarded("VMInit", (), |h| h.vm_init(jni, thread))
+}
+unsafe extern "C" fn on_vm_death(_: *mut jvmtiEnv, jni: *mut JNIEnv) {
+    guarded("VMDeath", (), |h| h.vm_death(jni))
+}
+unsafe extern "C" fn on_thread_start(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    guarded("ThreadStart", (), |h| h.thread_start(jni, thread))
+}
+unsafe extern "C" fn on_thread_end(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    guarded("ThreadEnd", (), |h| h.thread_end(jni, thread))
+}
+unsafe extern "C" fn on_class_load(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread, klass: jclass) {
+    guarded("ClassLoad", (), |h| h.class_load(jni, thread, klass))
+}
+unsafe extern "C" fn on_class_prepare(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread, klass: jclass) {
+    guarded("ClassPrepare", (), |h| h.class_prepare(jni, thread, klass))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn on_class_file_load_hook(
+    env: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    class_being_redefined: jclass,
+    loader: jobject,
+    name: *const c_char,
+    _protection_domain: jobject,
+    len: jint,
+    data: *const c_uchar,
+    new_len: *mut jint,
+    new_data: *mut *mut c_uchar,
+) {
+    guarded("ClassFileLoadHook", (), |h| {
+        if data.is_null() || len <= 0 || new_len.is_null() || new_data.is_null() {
+            return;
+        }
+        // SAFETY: the VM passes `len` readable bytes at `data`, valid for the
+        // duration of the callback; `name` is null or a NUL-terminated string.
+        let bytes = unsafe { std::slice::from_raw_parts(data, len as usize) };
+        let name = if name.is_null() { None } else { unsafe { CStr::from_ptr(name) }.to_str().ok() };
+        if let Some(out) = h.class_file_load_hook(jni, !class_being_redefined.is_null(), loader, name, bytes) {
+            if let Some(mem) = super::memory::allocate_copy(env, &out) {
+                // SAFETY: new_len/new_data are the VM's out-parameters (checked
+                // non-null above); mem is a JVMTI allocation as the spec demands.
+                unsafe {
+                    *new_len = out.len() as jint;
+                    *new_data = mem;
+                }
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn on_exception_catch(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    method: jmethodID,
+    location: jlocation,
+    _exception: jobject,
+) {
+    guarded("ExceptionCatch", (), |h| h.exception_catch(jni, thread, method, location))
+}
+unsafe extern "C" fn on_data_dump_request(_: *mut jvmtiEnv) {
+    guarded("DataDumpRequest", (), |h| h.data_dump_request())
+}
+unsafe extern "C" fn on_monitor_wait(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject, timeout: jlong) {
+    guarded("MonitorWait", (), |h| h.monitor_wait(jni, t, o, timeout))
+}
+unsafe extern "C" fn on_monitor_waited(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject, timed_out: jboolean) {
+    guarded("MonitorWaited", (), |h| h.monitor_waited(jni, t, o, timed_out != 0))
+}
+unsafe extern "C" fn on_monitor_contended_enter(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject) {
+    guarded("MonitorContendedEnter", (), |h| h.monitor_contended_enter(jni, t, o))
+}
+unsafe extern "C" fn on_monitor_contended_entered(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject) {
+    guarded("MonitorContendedEntered", (), |h| h.monitor_contended_entered(jni, t, o))
+}
+unsafe extern "C" fn on_gc_start(_: *mut jvmtiEnv) {
+    guarded("GarbageCollectionStart", (), |h| h.gc_start())
+}
+unsafe extern "C" fn on_gc_finish(_: *mut jvmtiEnv) {
+    guarded("GarbageCollectionFinish", (), |h| h.gc_finish())
+}
+unsafe extern "C" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
+    guarded("ObjectFree", (), |h| h.object_free(tag))
+}
+unsafe extern "C" fn on_vm_object_alloc(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    t: jthread,
+    o: jobject,
+    k: jclass,
+    size: jlong,
+) {
+    guarded("VMObjectAlloc", (), |h| h.vm_object_alloc(jni, t, o, k, size))
+}
+unsafe extern "C" fn on_sampled_object_alloc(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    t: jthread,
+    o: jobject,
+    k: jclass,
+    size: jlong,
+) {
+    guarded("SampledObjectAlloc", (), |h| h.sampled_object_alloc(jni, t, o, k, size))
+}

@@ -1,0 +1,465 @@
+//! Safe wrappers over the JVMTI function table.
+//!
+//! `Jvmti` is a copyable handle on the agent's one `jvmtiEnv`. JVMTI
+//! environments are usable from any thread the VM knows, and the env pointer
+//! lives until the VM exits, so the handle is `Send + Sync`. Every method
+//! returns `Result<_, JvmtiError>`; JVMTI allocations are returned as owned
+//! Rust values or as `JvmtiArray` guards that deallocate on drop.
+
+use super::memory::{take_string, JvmtiArray};
+use super::sys::*;
+use std::ffi::CString;
+use std::fmt;
+use std::os::raw::{c_char, c_void};
+use std::ptr;
+
+/// A JVMTI error code with the function that produced it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JvmtiError {
+    pub code: jvmtiError,
+    pub function: &'static str,
+}
+
+impl fmt::Display for JvmtiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} failed (JVMTI Error {}({}))", self.function, error_name(self.code), self.code)
+    }
+}
+
+impl std::error::Error for JvmtiError {}
+
+/// Names of the JVMTI error codes, as GetErrorName would give them.
+pub fn error_name(code: jvmtiError) -> &'static str {
+    match code {
+        0 => "JVMTI_ERROR_NONE",
+        10 => "JVMTI_ERROR_INVALID_THREAD",
+        11 => "JVMTI_ERROR_INVALID_THREAD_GROUP",
+        13 => "JVMTI_ERROR_THREAD_NOT_SUSPENDED",
+        14 => "JVMTI_ERROR_THREAD_SUSPENDED",
+        15 => "JVMTI_ERROR_THREAD_NOT_ALIVE",
+        20 => "JVMTI_ERROR_INVALID_OBJECT",
+        21 => "JVMTI_ERROR_INVALID_CLASS",
+        22 => "JVMTI_ERROR_CLASS_NOT_PREPARED",
+        23 => "JVMTI_ERROR_INVALID_METHODID",
+        24 => "JVMTI_ERROR_INVALID_LOCATION",
+        25 => "JVMTI_ERROR_INVALID_FIELDID",
+        26 => "JVMTI_ERROR_INVALID_MODULE",
+        31 => "JVMTI_ERROR_NO_MORE_FRAMES",
+        32 => "JVMTI_ERROR_OPAQUE_FRAME",
+        50 => "JVMTI_ERROR_INVALID_MONITOR",
+        51 => "JVMTI_ERROR_NOT_MONITOR_OWNER",
+        52 => "JVMTI_ERROR_INTERRUPT",
+        60 => "JVMTI_ERROR_INVALID_CLASS_FORMAT",
+        62 => "JVMTI_ERROR_FAILS_VERIFICATION",
+        68 => "JVMTI_ERROR_UNSUPPORTED_VERSION",
+        79 => "JVMTI_ERROR_UNMODIFIABLE_CLASS",
+        98 => "JVMTI_ERROR_NOT_AVAILABLE",
+        99 => "JVMTI_ERROR_MUST_POSSESS_CAPABILITY",
+        100 => "JVMTI_ERROR_NULL_POINTER",
+        101 => "JVMTI_ERROR_ABSENT_INFORMATION",
+        102 => "JVMTI_ERROR_INVALID_EVENT_TYPE",
+        103 => "JVMTI_ERROR_ILLEGAL_ARGUMENT",
+        104 => "JVMTI_ERROR_NATIVE_METHOD",
+        106 => "JVMTI_ERROR_CLASS_LOADER_UNSUPPORTED",
+        110 => "JVMTI_ERROR_OUT_OF_MEMORY",
+        111 => "JVMTI_ERROR_ACCESS_DENIED",
+        112 => "JVMTI_ERROR_WRONG_PHASE",
+        113 => "JVMTI_ERROR_INTERNAL",
+        115 => "JVMTI_ERROR_UNATTACHED_THREAD",
+        116 => "JVMTI_ERROR_INVALID_ENVIRONMENT",
+        _ => "?",
+    }
+}
+
+pub type JResult<T> = Result<T, JvmtiError>;
+
+/// Call one slot of the function table, turning a missing slot (a VM older
+/// than the function) into JVMTI_ERROR_NOT_AVAILABLE and a non-zero return
+/// into `JvmtiError`.
+macro_rules! call {
+    ($self:ident, $name:ident $(, $arg:expr)*) => {{
+        // SAFETY: `$self.env` is the agent's live jvmtiEnv (see `Jvmti::from_raw`);
+        // each wrapper passes arguments that satisfy the function's contract
+        // in the JVMTI specification (valid out-pointers, live references).
+        let code = unsafe {
+            match (**$self.env).$name {
+                Some(f) => f($self.env $(, $arg)*),
+                None => error::NOT_AVAILABLE,
+            }
+        };
+        if code == error::NONE {
+            Ok(())
+        } else {
+            Err(JvmtiError { code, function: stringify!($name) })
+        }
+    }};
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jvmti {
+    env: *mut jvmtiEnv,
+}
+
+// SAFETY: a jvmtiEnv may be used from every thread (JVMTI spec, "Function
+// Access"); the pointer stays valid until VM exit and is never freed by us.
+unsafe impl Send for Jvmti {}
+// SAFETY: as above; the handle has no interior state.
+unsafe impl Sync for Jvmti {}
+
+/// Method facts needed to render a frame.
+#[derive(Clone, Debug, Default)]
+pub struct MethodNames {
+    pub name: String,
+    pub signature: String,
+}
+
+impl Jvmti {
+    /// # Safety
+    /// `env` must be a jvmtiEnv obtained from `JavaVM::GetEnv`, valid for the
+    /// rest of the process.
+    pub unsafe fn from_raw(env: *mut jvmtiEnv) -> Self {
+        Jvmti { env }
+    }
+
+    /// Ask the VM for a JVMTI environment of the newest version we know
+    /// (JVMTI 11 for heap sampling), falling back to 1.2 on older VMs.
+    ///
+    /// # Safety
+    /// `vm` must be the live JavaVM pointer handed to Agent_OnLoad.
+    pub unsafe fn from_vm(vm: *mut JavaVM) -> Result<Self, jint> {
+        let mut env: *mut c_void = ptr::null_mut();
+        let mut last = -1;
+        for version in [JVMTI_VERSION_11, JVMTI_VERSION_1_2] {
+            // SAFETY: vm is live (caller); GetEnv writes the env pointer.
+            let rc = unsafe {
+                match (**vm).GetEnv {
+                    Some(get_env) => get_env(vm, &mut env, version),
+                    None => -1,
+                }
+            };
+            if rc == 0 && !env.is_null() {
+                // SAFETY: GetEnv succeeded, so env is a jvmtiEnv for the VM's life.
+                return Ok(unsafe { Jvmti::from_raw(env as *mut jvmtiEnv) });
+            }
+            last = rc;
+        }
+        Err(last)
+    }
+
+    pub fn raw(&self) -> *mut jvmtiEnv {
+        self.env
+    }
+
+    pub fn version(&self) -> JResult<i32> {
+        let mut v: jint = 0;
+        call!(self, GetVersionNumber, &mut v)?;
+        Ok(v)
+    }
+
+    pub fn phase(&self) -> JResult<i32> {
+        let mut p: jint = 0;
+        call!(self, GetPhase, &mut p)?;
+        Ok(p)
+    }
+
+    pub fn potential_capabilities(&self) -> JResult<jvmtiCapabilities> {
+        let mut caps = jvmtiCapabilities::default();
+        call!(self, GetPotentialCapabilities, &mut caps)?;
+        Ok(caps)
+    }
+
+    pub fn add_capabilities(&self, caps: &jvmtiCapabilities) -> JResult<()> {
+        call!(self, AddCapabilities, caps)
+    }
+
+    pub fn capabilities(&self) -> JResult<jvmtiCapabilities> {
+        let mut caps = jvmtiCapabilities::default();
+        call!(self, GetCapabilities, &mut caps)?;
+        Ok(caps)
+    }
+
+    pub fn set_event_callbacks(&self, callbacks: &jvmtiEventCallbacks) -> JResult<()> {
+        call!(self, SetEventCallbacks, callbacks, std::mem::size_of::<jvmtiEventCallbacks>() as jint)
+    }
+
+    pub fn set_event_mode(&self, enable: bool, event: jvmtiEvent) -> JResult<()> {
+        let mode = if enable { JVMTI_ENABLE } else { JVMTI_DISABLE };
+        call!(self, SetEventNotificationMode, mode, event, ptr::null_mut::<std::ffi::c_void>() as jthread)
+    }
+
+    pub fn create_raw_monitor(&self, name: &str) -> JResult<RawMonitor> {
+        let cname = CString::new(name).unwrap_or_default();
+        let mut mon: jrawMonitorID = ptr::null_mut();
+        call!(self, CreateRawMonitor, cname.as_ptr(), &mut mon)?;
+        Ok(RawMonitor { jvmti: *self, id: mon })
+    }
+
+    // ---- classes and methods ---------------------------------------------
+
+    /// (signature, generic signature) of a class, e.g. `Ljava/lang/String;`.
+    pub fn class_signature(&self, klass: jclass) -> JResult<String> {
+        let mut sig: *mut c_char = ptr::null_mut();
+        call!(self, GetClassSignature, klass, &mut sig, ptr::null_mut())?;
+        // SAFETY: GetClassSignature returned a JVMTI-allocated C string.
+        Ok(unsafe { take_string(self.env, sig) }.unwrap_or_default())
+    }
+
+    pub fn class_status(&self, klass: jclass) -> JResult<i32> {
+        let mut st: jint = 0;
+        call!(self, GetClassStatus, klass, &mut st)?;
+        Ok(st)
+    }
+
+    pub fn source_file_name(&self, klass: jclass) -> JResult<Option<String>> {
+        let mut name: *mut c_char = ptr::null_mut();
+        match call!(self, GetSourceFileName, klass, &mut name) {
+            // SAFETY: on success name is a JVMTI-allocated C string.
+            Ok(()) => Ok(unsafe { take_string(self.env, name) }),
+            Err(e) if e.code == error::ABSENT_INFORMATION => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn class_loader(&self, klass: jclass) -> JResult<jobject> {
+        let mut loader: jobject = ptr::null_mut();
+        call!(self, GetClassLoader, klass, &mut loader)?;
+        Ok(loader)
+    }
+
+    pub fn loaded_classes(&self) -> JResult<JvmtiArray<jclass>> {
+        let mut count: jint = 0;
+        let mut classes: *mut jclass = ptr::null_mut();
+        call!(self, GetLoadedClasses, &mut count, &mut classes)?;
+        // SAFETY: GetLoadedClasses returned `count` local refs in a JVMTI buffer.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, classes, count) })
+    }
+
+    pub fn method_name(&self, method: jmethodID) -> JResult<MethodNames> {
+        let mut name: *mut c_char = ptr::null_mut();
+        let mut sig: *mut c_char = ptr::null_mut();
+        call!(self, GetMethodName, method, &mut name, &mut sig, ptr::null_mut())?;
+        // SAFETY: both are JVMTI-allocated C strings on success.
+        let (name, signature) = unsafe { (take_string(self.env, name), take_string(self.env, sig)) };
+        Ok(MethodNames { name: name.unwrap_or_default(), signature: signature.unwrap_or_default() })
+    }
+
+    pub fn method_declaring_class(&self, method: jmethodID) -> JResult<jclass> {
+        let mut klass: jclass = ptr::null_mut();
+        call!(self, GetMethodDeclaringClass, method, &mut klass)?;
+        Ok(klass)
+    }
+
+    pub fn is_method_native(&self, method: jmethodID) -> JResult<bool> {
+        let mut b: jboolean = 0;
+        call!(self, IsMethodNative, method, &mut b)?;
+        Ok(b != 0)
+    }
+
+    /// (start location, line) pairs; empty when the method has none.
+    pub fn line_number_table(&self, method: jmethodID) -> JResult<Vec<(i64, i32)>> {
+        let mut count: jint = 0;
+        let mut table: *mut jvmtiLineNumberEntry = ptr::null_mut();
+        match call!(self, GetLineNumberTable, method, &mut count, &mut table) {
+            Ok(()) => {
+                // SAFETY: on success the table holds `count` entries.
+                let arr = unsafe { JvmtiArray::from_raw(self.env, table, count) };
+                Ok(arr.iter().map(|e| (e.start_location, e.line_number)).collect())
+            }
+            Err(e) if e.code == error::ABSENT_INFORMATION || e.code == error::NATIVE_METHOD => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    // ---- threads -----------------------------------------------------------
+
+    pub fn thread_info(&self, thread: jthread) -> JResult<ThreadInfo> {
+        // SAFETY: all-zero is a valid jvmtiThreadInfo (null pointers, zero ints).
+        let mut info: jvmtiThreadInfo = unsafe { std::mem::zeroed() };
+        call!(self, GetThreadInfo, thread, &mut info)?;
+        // SAFETY: name is a JVMTI-allocated C string (or null).
+        let name = unsafe { take_string(self.env, info.name) };
+        Ok(ThreadInfo { name, group: info.thread_group, is_daemon: info.is_daemon != 0 })
+    }
+
+    pub fn thread_group_info(&self, group: jthreadGroup) -> JResult<ThreadGroupInfo> {
+        // SAFETY: all-zero is a valid jvmtiThreadGroupInfo.
+        let mut info: jvmtiThreadGroupInfo = unsafe { std::mem::zeroed() };
+        call!(self, GetThreadGroupInfo, group, &mut info)?;
+        // SAFETY: name is a JVMTI-allocated C string (or null).
+        let name = unsafe { take_string(self.env, info.name) };
+        Ok(ThreadGroupInfo { name, parent: info.parent })
+    }
+
+    pub fn thread_state(&self, thread: jthread) -> JResult<i32> {
+        let mut st: jint = 0;
+        call!(self, GetThreadState, thread, &mut st)?;
+        Ok(st)
+    }
+
+    pub fn all_threads(&self) -> JResult<JvmtiArray<jthread>> {
+        let mut count: jint = 0;
+        let mut threads: *mut jthread = ptr::null_mut();
+        call!(self, GetAllThreads, &mut count, &mut threads)?;
+        // SAFETY: `count` local refs in a JVMTI buffer.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, threads, count) })
+    }
+
+    /// Stack of one thread (null = current thread), top frame first.
+    pub fn stack_trace(&self, thread: jthread, max_depth: usize, buf: &mut Vec<jvmtiFrameInfo>) -> JResult<()> {
+        buf.clear();
+        buf.reserve(max_depth);
+        let mut count: jint = 0;
+        call!(self, GetStackTrace, thread, 0, max_depth as jint, buf.as_mut_ptr(), &mut count)?;
+        // SAFETY: GetStackTrace initialised `count` (<= max_depth) frames.
+        unsafe { buf.set_len(count.clamp(0, max_depth as jint) as usize) };
+        Ok(())
+    }
+
+    /// Stacks of several threads in one safepoint.
+    pub fn thread_list_stack_traces(&self, threads: &[jthread], max_depth: usize) -> JResult<StackInfos> {
+        let mut infos: *mut jvmtiStackInfo = ptr::null_mut();
+        call!(self, GetThreadListStackTraces, threads.len() as jint, threads.as_ptr(), max_depth as jint, &mut infos)?;
+        // SAFETY: one JVMTI allocation holding threads.len() jvmtiStackInfo
+        // (frame buffers live inside the same allocation).
+        Ok(StackInfos(unsafe { JvmtiArray::from_raw(self.env, infos, threads.len() as i32) }))
+    }
+
+    pub fn run_agent_thread(
+        &self,
+        thread: jthread,
+        proc_: unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void),
+        arg: *mut c_void,
+        priority: i32,
+    ) -> JResult<()> {
+        call!(self, RunAgentThread, thread, Some(proc_), arg as *const c_void, priority)
+    }
+
+    pub fn current_thread_cpu_time(&self) -> JResult<i64> {
+        let mut t: jlong = 0;
+        call!(self, GetCurrentThreadCpuTime, &mut t)?;
+        Ok(t)
+    }
+
+    // ---- objects -------------------------------------------------------------
+
+    pub fn get_tag(&self, obj: jobject) -> JResult<i64> {
+        let mut tag: jlong = 0;
+        call!(self, GetTag, obj, &mut tag)?;
+        Ok(tag)
+    }
+
+    pub fn set_tag(&self, obj: jobject, tag: i64) -> JResult<()> {
+        call!(self, SetTag, obj, tag)
+    }
+
+    pub fn object_size(&self, obj: jobject) -> JResult<i64> {
+        let mut size: jlong = 0;
+        call!(self, GetObjectSize, obj, &mut size)?;
+        Ok(size)
+    }
+
+    pub fn force_garbage_collection(&self) -> JResult<()> {
+        call!(self, ForceGarbageCollection)
+    }
+
+    pub fn set_heap_sampling_interval(&self, bytes: i32) -> JResult<()> {
+        call!(self, SetHeapSamplingInterval, bytes)
+    }
+
+    pub fn add_to_bootstrap_class_loader_search(&self, path: &str) -> JResult<()> {
+        let c = CString::new(path).unwrap_or_default();
+        call!(self, AddToBootstrapClassLoaderSearch, c.as_ptr())
+    }
+
+    pub fn system_property(&self, name: &str) -> JResult<Option<String>> {
+        let c = CString::new(name).unwrap_or_default();
+        let mut v: *mut c_char = ptr::null_mut();
+        match call!(self, GetSystemProperty, c.as_ptr(), &mut v) {
+            // SAFETY: a JVMTI-allocated C string on success.
+            Ok(()) => Ok(unsafe { take_string(self.env, v) }),
+            Err(e) if e.code == error::NOT_AVAILABLE => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ThreadInfo {
+    pub name: Option<String>,
+    pub group: jthreadGroup,
+    pub is_daemon: bool,
+}
+
+#[derive(Debug)]
+pub struct ThreadGroupInfo {
+    pub name: Option<String>,
+    pub parent: jthreadGroup,
+}
+
+/// Result of GetThreadListStackTraces, released on drop.
+pub struct StackInfos(JvmtiArray<jvmtiStackInfo>);
+
+impl StackInfos {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// (thread state, frames top first) of entry `i`.
+    pub fn get(&self, i: usize) -> (i32, &[jvmtiFrameInfo]) {
+        let info = &self.0[i];
+        let frames = if info.frame_buffer.is_null() || info.frame_count <= 0 {
+            &[][..]
+        } else {
+            // SAFETY: the VM filled frame_count frames in frame_buffer, which
+            // lives inside the allocation self.0 owns.
+            unsafe { std::slice::from_raw_parts(info.frame_buffer, info.frame_count as usize) }
+        };
+        (info.state, frames)
+    }
+}
+
+/// A JVMTI raw monitor: a VM-aware mutex + condition usable in any phase,
+/// and safe against safepoints (unlike a Rust mutex held across a VM call).
+pub struct RawMonitor {
+    jvmti: Jvmti,
+    id: jrawMonitorID,
+}
+
+// SAFETY: raw monitors are designed to be shared between threads.
+unsafe impl Send for RawMonitor {}
+// SAFETY: as above.
+unsafe impl Sync for RawMonitor {}
+
+impl RawMonitor {
+    pub fn enter(&self) -> RawMonitorGuard<'_> {
+        let j = self.jvmti;
+        let _ = call!(j, RawMonitorEnter, self.id);
+        RawMonitorGuard { mon: self }
+    }
+}
+
+pub struct RawMonitorGuard<'a> {
+    mon: &'a RawMonitor,
+}
+
+impl RawMonitorGuard<'_> {
+    /// Wait up to `millis` (0 = until notified). Returns false if the wait
+    /// was interrupted or failed.
+    pub fn wait(&self, millis: i64) -> bool {
+        let j = self.mon.jvmti;
+        call!(j, RawMonitorWait, self.mon.id, millis).is_ok()
+    }
+    pub fn notify_all(&self) {
+        let j = self.mon.jvmti;
+        let _ = call!(j, RawMonitorNotifyAll, self.mon.id);
+    }
+}
+
+impl Drop for RawMonitorGuard<'_> {
+    fn drop(&mut self) {
+        let j = self.mon.jvmti;
+        let _ = call!(j, RawMonitorExit, self.mon.id);
+    }
+}

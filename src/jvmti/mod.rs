@@ -1,0 +1,13 @@
+//! The JVMTI layer: the only code that holds raw `jvmtiEnv`/`JNIEnv`
+//! pointers. `sys` is the ABI, `env` safe wrappers, `memory` ownership of
+//! JVMTI allocations, `callbacks` the panic-proof event entry points,
+//! `jni` the few JNI calls the agent needs (through the `jni` crate).
+
+pub mod callbacks;
+pub mod env;
+pub mod jni;
+pub mod memory;
+pub mod sys;
+
+pub use callbacks::EventHandler;
+pub use env::{JResult, Jvmti, JvmtiError, RawMonitor, StackInfos};

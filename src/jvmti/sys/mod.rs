@@ -1,0 +1,8 @@
+//! Raw JVMTI ABI: the function table (generated from `jvmti.h`) and the
+//! hand-written types. Nothing here is safe to call directly; `jvmti::env`
+//! wraps it.
+pub mod functions;
+pub mod types;
+
+pub use functions::{jvmtiInterface_1, FUNCTION_SLOTS};
+pub use types::*;

@@ -1,0 +1,160 @@
+//! Methods and frames.
+//!
+//! A frame is a (method, byte-code location) pair, so two call sites in one
+//! method are two frames even with `lineno=n` (which only hides the number).
+//! Frame IDs are `0x70000000 + slot`. Method facts are fetched from JVMTI
+//! once per jmethodID by a resolver the caller passes in, which keeps this
+//! table free of JVM calls and testable on its own.
+
+use super::ids::FRAME_ID_BASE;
+use dashmap::DashMap;
+use parking_lot::RwLock;
+use std::sync::Arc;
+
+#[derive(Debug, Default)]
+pub struct MethodEntry {
+    pub class_serial: u32,
+    /// JVM signature of the declaring class (`Ljava/lang/String;`).
+    pub class_signature: String,
+    pub name: String,
+    /// Method descriptor, e.g. `(I)C`.
+    pub signature: String,
+    pub source_file: Option<String>,
+    /// (start location, line number), as GetLineNumberTable returns them.
+    pub lines: Vec<(i64, i32)>,
+}
+
+impl MethodEntry {
+    /// Line of a byte-code location: the entry with the greatest start not
+    /// after it; -1 when the method has no line table (native, synthetic).
+    pub fn line_at(&self, location: i64) -> i32 {
+        let mut best: Option<(i64, i32)> = None;
+        for &(start, line) in &self.lines {
+            if start <= location && best.is_none_or(|(s, _)| start >= s) {
+                best = Some((start, line));
+            }
+        }
+        best.map_or(-1, |(_, l)| l)
+    }
+}
+
+#[derive(Debug)]
+pub struct FrameEntry {
+    pub id: u32,
+    pub method: Arc<MethodEntry>,
+    pub location: i64,
+    /// Line to print: -1 = unknown (no table, native, or `lineno=n`).
+    pub line: i32,
+}
+
+#[derive(Default)]
+pub struct FrameTable {
+    methods: DashMap<usize, Arc<MethodEntry>>,
+    by_key: DashMap<(usize, i64), u32>,
+    entries: RwLock<Vec<Arc<FrameEntry>>>,
+}
+
+impl FrameTable {
+    /// Frame id of (method, location), creating the frame on first sight.
+    /// `resolve` is called at most once per method id to describe it; None
+    /// (method unloaded, JVMTI error) makes the frame unknown → None.
+    pub fn frame_id(
+        &self,
+        method: usize,
+        location: i64,
+        lineno: bool,
+        resolve: impl FnOnce() -> Option<MethodEntry>,
+    ) -> Option<u32> {
+        if let Some(id) = self.by_key.get(&(method, location)) {
+            return Some(*id);
+        }
+        let entry = self.method(method, resolve)?;
+        let line = if lineno { entry.line_at(location) } else { -1 };
+        // entry() holds the shard lock, so a racing thread cannot create a
+        // second frame for the same key.
+        let id = *self.by_key.entry((method, location)).or_insert_with(|| {
+            let mut v = self.entries.write();
+            let id = FRAME_ID_BASE + v.len() as u32 + 1;
+            v.push(Arc::new(FrameEntry { id, method: entry, location, line }));
+            id
+        });
+        Some(id)
+    }
+
+    /// Cached method description, resolving it on first use.
+    pub fn method(&self, method: usize, resolve: impl FnOnce() -> Option<MethodEntry>) -> Option<Arc<MethodEntry>> {
+        if let Some(m) = self.methods.get(&method) {
+            return Some(m.clone());
+        }
+        let m = Arc::new(resolve()?);
+        Some(self.methods.entry(method).or_insert(m).clone())
+    }
+
+    pub fn get(&self, id: u32) -> Option<Arc<FrameEntry>> {
+        let idx = id.checked_sub(FRAME_ID_BASE + 1)? as usize;
+        self.entries.read().get(idx).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn method() -> MethodEntry {
+        MethodEntry {
+            class_serial: 100_001,
+            class_signature: "LHello;".into(),
+            name: "main".into(),
+            signature: "([Ljava/lang/String;)V".into(),
+            source_file: Some("Hello.java".into()),
+            lines: vec![(0, 5), (4, 6), (9, 8)],
+        }
+    }
+
+    #[test]
+    fn line_lookup_uses_greatest_start_not_after_location() {
+        let m = method();
+        assert_eq!(m.line_at(0), 5);
+        assert_eq!(m.line_at(3), 5);
+        assert_eq!(m.line_at(4), 6);
+        assert_eq!(m.line_at(100), 8);
+        assert_eq!(MethodEntry::default().line_at(3), -1);
+    }
+
+    #[test]
+    fn frames_are_interned_per_method_and_location() {
+        let t = FrameTable::default();
+        let mut resolves = 0;
+        let a = t.frame_id(0x10, 0, true, || { resolves += 1; Some(method()) }).unwrap();
+        let b = t.frame_id(0x10, 0, true, || { resolves += 1; Some(method()) }).unwrap();
+        let c = t.frame_id(0x10, 4, true, || { resolves += 1; Some(method()) }).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(resolves, 1, "method resolved once");
+        assert_eq!(a, 0x7000_0001);
+        assert_eq!(t.get(c).unwrap().line, 6);
+    }
+
+    #[test]
+    fn lineno_n_hides_lines_but_keeps_frames_apart() {
+        let t = FrameTable::default();
+        let a = t.frame_id(1, 0, false, || Some(method())).unwrap();
+        let b = t.frame_id(1, 4, false, || Some(method())).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(t.get(a).unwrap().line, -1);
+    }
+
+    #[test]
+    fn unresolvable_method_gives_no_frame() {
+        let t = FrameTable::default();
+        assert!(t.frame_id(7, 0, true, || None).is_none());
+    }
+}

@@ -1,0 +1,124 @@
+//! Shared helpers for integration tests: locate the JDK and the agent
+//! library, compile `java-fixtures/`, and run a JVM with the agent.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// JDK under test: `HPROF_TEST_JDK` (set by scripts/test-jdks.sh for the
+/// other versions), else `JAVA_HOME`, else the `java` on the PATH.
+pub fn jdk_home() -> PathBuf {
+    if let Ok(p) = std::env::var("HPROF_TEST_JDK") {
+        return PathBuf::from(p);
+    }
+    if let Ok(p) = std::env::var("JAVA_HOME") {
+        if Path::new(&p).join("bin/java").exists() {
+            return PathBuf::from(p);
+        }
+    }
+    let out = Command::new("sh").arg("-c").arg("readlink -f \"$(command -v java)\"").output().expect("find java");
+    let java = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    java.parent().and_then(|p| p.parent()).expect("java under JDK/bin").to_path_buf()
+}
+
+pub fn java() -> PathBuf {
+    jdk_home().join("bin/java")
+}
+
+/// javac always comes from the build JDK (JDK 17 on the PATH, or
+/// HPROF_JAVAC_HOME): runtime-only JDKs used for the cross-version runs
+/// have no compiler, and fixtures are compiled for release 11 so every
+/// tested JVM can run them.
+pub fn javac() -> PathBuf {
+    if let Ok(p) = std::env::var("HPROF_JAVAC_HOME") {
+        return PathBuf::from(p).join("bin/javac");
+    }
+    let j = jdk_home().join("bin/javac");
+    if j.exists() && std::env::var("HPROF_TEST_JDK").is_err() {
+        return j;
+    }
+    PathBuf::from("javac")
+}
+
+/// target/<profile>/ of the running test binary.
+pub fn target_profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// The agent library built alongside the tests (`HPROF_AGENT` overrides).
+pub fn agent_path() -> PathBuf {
+    if let Ok(p) = std::env::var("HPROF_AGENT") {
+        return PathBuf::from(p);
+    }
+    let p = target_profile_dir().join("libhprof_rs.so");
+    assert!(p.exists(), "agent library not built: {}", p.display());
+    p
+}
+
+pub fn fixtures_src() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("java-fixtures")
+}
+
+/// Compile every fixture once per test process; returns the classes dir.
+pub fn fixture_classes() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fixtures-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let mut sources = Vec::new();
+        for e in std::fs::read_dir(fixtures_src()).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "java") {
+                sources.push(p);
+            }
+        }
+        let st = Command::new(javac())
+            .args(["--release", "11", "-g", "-d"])
+            .arg(&out)
+            .args(&sources)
+            .status()
+            .expect("run javac");
+        assert!(st.success(), "javac failed");
+        out
+    })
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run `java -agentpath:<agent>=<opts> -cp <fixtures> <main> <args>` in `cwd`.
+pub fn run_with_agent(cwd: &Path, opts: &str, main: &str, args: &[&str]) -> Output {
+    let agent = if opts.is_empty() {
+        format!("-agentpath:{}", agent_path().display())
+    } else {
+        format!("-agentpath:{}={}", agent_path().display(), opts)
+    };
+    run_java(cwd, &[&agent], main, args)
+}
+
+pub fn run_java(cwd: &Path, jvm_args: &[&str], main: &str, args: &[&str]) -> Output {
+    Command::new(java())
+        .current_dir(cwd)
+        .args(jvm_args)
+        .arg("-cp")
+        .arg(fixture_classes())
+        .arg(main)
+        .args(args)
+        .output()
+        .expect("run java")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
