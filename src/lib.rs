@@ -11,3 +11,4 @@ pub mod reader;
 pub mod diag;
 pub mod jvmti;
 pub mod tables;
+pub mod sink;

@@ -1,0 +1,48 @@
+//! The JVMTI event handler: gate, then dispatch to the lifecycle code and
+//! the profiles.
+
+use super::{agent, classes, lifecycle, threads};
+use crate::jvmti::sys::{jclass, jthread, JNIEnv};
+use crate::jvmti::EventHandler;
+
+pub struct Handler;
+
+impl EventHandler for Handler {
+    fn vm_init(&self, jni: *mut JNIEnv, thread: jthread) {
+        if let Some(a) = agent() {
+            lifecycle::vm_init(a, jni, thread);
+        }
+    }
+
+    fn vm_death(&self, jni: *mut JNIEnv) {
+        if let Some(a) = agent() {
+            lifecycle::vm_death(a, jni);
+        }
+    }
+
+    fn thread_start(&self, jni: *mut JNIEnv, thread: jthread) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        threads::register(a, jni, thread, false, true);
+    }
+
+    fn thread_end(&self, _jni: *mut JNIEnv, thread: jthread) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        threads::end(a, thread);
+    }
+
+    fn class_load(&self, _jni: *mut JNIEnv, thread: jthread, klass: jclass) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        let serial = threads::known_serial(a, thread).unwrap_or(0);
+        let trace = super::stacks::thread_trace(a, std::ptr::null_mut(), serial).unwrap_or(a.system_trace());
+        classes::ensure(a, klass, trace);
+    }
+
+    fn data_dump_request(&self) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        crate::control::dump::full_dump(a, std::ptr::null_mut());
+    }
+}

@@ -1,0 +1,63 @@
+//! VM init and VM death.
+
+use super::{classes, threads, Agent};
+use crate::diag;
+use crate::jvmti::sys::{event, jthread, JNIEnv};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Binary header version: 1.0.2 (segmented heap dumps) when the heap may
+/// exceed what one 1.0.1 record can describe (spec: max heap >= 2e9 bytes).
+const SEGMENTED_HEAP_LIMIT: i64 = 2_000_000_000;
+
+pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
+    let max_heap = crate::jvmti::jni::runtime_max_memory(jni).unwrap_or(0);
+    let header = crate::format::model::Header {
+        segmented: max_heap >= SEGMENTED_HEAP_LIMIT,
+        id_size: agent.opts.id_size,
+        timestamp_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        control_flags: agent.opts.control_flags(),
+        depth: agent.opts.depth,
+    };
+    let t = agent.micros();
+    agent.out.submit(move |f, out| f.header(out, t, &header));
+
+    // The empty stack of the VM-init thread is the first trace (300000),
+    // the "system trace" used wherever no real stack is known.
+    let system = agent.tables.traces.intern(&[0]);
+    agent.system_trace.store(system.serial, Ordering::Relaxed);
+    // The VM-init thread is 200001 and gets no THREAD START.
+    threads::register(agent, jni, thread, false, false);
+    classes::refresh(agent, jni);
+
+    if agent.opts.cpu_samples {
+        if let Err(e) = crate::profile::cpu_samples::start(agent, jni) {
+            diag::error(&format!("cannot start the cpu sampling thread: {e}"));
+        }
+    }
+    let j = agent.jvmti;
+    for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
+        if let Err(e) = j.set_event_mode(true, ev) {
+            diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
+        }
+    }
+    agent.vm_initialised.store(true, Ordering::Release);
+}
+
+pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
+    if !agent.gate.close_and_drain(0, Duration::from_secs(10)) {
+        diag::error("event callbacks still running at VM death; continuing");
+    }
+    crate::profile::cpu_samples::stop(agent);
+    if agent.opts.doe && !agent.dumping.load(Ordering::Acquire) {
+        crate::control::dump::full_dump(agent, jni);
+    }
+    let j = agent.jvmti;
+    for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
+        let _ = j.set_event_mode(false, ev);
+    }
+    agent.out.stop();
+}

@@ -1,0 +1,197 @@
+//! The library's exported entry points: Agent_OnLoad (also reached through
+//! `-Xrunhprof_rs`, which HotSpot converts to an agent when the library has
+//! no JVM_OnLoad), Agent_OnAttach and Agent_OnUnload.
+
+use super::{events, Agent};
+use crate::diag;
+use crate::jvmti::sys::{cap, event, jint, jvmtiCapabilities, JavaVM};
+use crate::jvmti::Jvmti;
+use crate::options::{self, Options};
+use crate::sink::{Sink, Writer};
+use std::ffi::CStr;
+use std::io::Write;
+use std::os::raw::{c_char, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const JNI_OK: jint = 0;
+const JNI_ERR: jint = -1;
+
+/// # Safety
+/// Called by the JVM with its JavaVM pointer and the option string.
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnLoad(vm: *mut JavaVM, options: *mut c_char, _reserved: *mut c_void) -> jint {
+    let opts = if options.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the VM passes a NUL-terminated option string.
+        unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
+    };
+    match catch_unwind(AssertUnwindSafe(|| on_load(vm, &opts))) {
+        Ok(rc) => rc,
+        Err(_) => {
+            diag::error("internal error during Agent_OnLoad; agent not loaded");
+            JNI_ERR
+        }
+    }
+}
+
+/// Attaching to a running VM is not supported: the profiles depend on
+/// events from VM start (thread and class tables, allocation tracking).
+///
+/// # Safety
+/// Called by the JVM.
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnAttach(_vm: *mut JavaVM, _options: *mut c_char, _reserved: *mut c_void) -> jint {
+    diag::error("hprof-rs cannot be attached to a running VM (not supported yet); start the JVM with -agentpath:");
+    JNI_ERR
+}
+
+/// # Safety
+/// Called by the JVM at unload; nothing is written here.
+#[no_mangle]
+pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
+
+static LOADED: AtomicBool = AtomicBool::new(false);
+
+fn option_error(e: &options::OptionError) -> ! {
+    diag::error(&e.to_string());
+    std::process::exit(1)
+}
+
+/// Fail start-up the way the original did for set-up errors: message, exit 1.
+#[track_caller]
+fn startup_error(message: &str) -> ! {
+    diag::error(message);
+    std::process::exit(1)
+}
+
+fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
+    if LOADED.swap(true, Ordering::SeqCst) {
+        diag::fatal("Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options.");
+    }
+    if options::is_help_request(cmdline) {
+        let mut out = std::io::stdout();
+        let _ = out.write_all(options::HELP_TEXT.as_bytes());
+        let _ = out.flush();
+        std::process::exit(0);
+    }
+    let combined = options::combine_with_env(cmdline, std::env::var("_JAVA_HPROF_OPTIONS").ok().as_deref());
+    let opts = match options::parse(&combined) {
+        Ok(o) => o,
+        Err(e) => option_error(&e),
+    };
+    diag::configure(opts.errorexit, opts.coredump || opts.debug);
+    if let Some(missing) = unavailable_profile(&opts) {
+        startup_error(&format!(
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples"
+        ));
+    }
+
+    // SAFETY: vm is the JavaVM the JVM handed to Agent_OnLoad.
+    let jvmti = match unsafe { Jvmti::from_vm(vm) } {
+        Ok(j) => j,
+        Err(rc) => startup_error(&format!(
+            "Unable to access JVMTI Version 1 (0x{:x}), is your JDK a 5.0 or newer version? JNIEnv's GetEnv() returned {rc}",
+            crate::jvmti::sys::JVMTI_VERSION_1_2
+        )),
+    };
+    check_version(jvmti);
+    add_capabilities(jvmti, &opts);
+
+    let sink = open_output(&opts);
+    let format = crate::format::new_format(&opts);
+    let out = match Writer::spawn(sink, format) {
+        Ok(w) => w,
+        Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),
+    };
+    let agent = super::install(Agent {
+        jvmti,
+        opts,
+        tables: Default::default(),
+        out,
+        started: std::time::Instant::now(),
+        gate: Default::default(),
+        system_trace: Default::default(),
+        vm_initialised: AtomicBool::new(false),
+        dumping: AtomicBool::new(false),
+        sampler: Default::default(),
+    });
+    if let Err(e) = crate::jvmti::callbacks::install(jvmti, &events::Handler) {
+        startup_error(&format!("cannot set JVMTI event callbacks: {e}"));
+    }
+    for ev in [event::VM_INIT, event::VM_DEATH] {
+        if let Err(e) = jvmti.set_event_mode(true, ev) {
+            startup_error(&format!("cannot enable JVMTI events: {e}"));
+        }
+    }
+    let _ = agent;
+    JNI_OK
+}
+
+/// Profiles the options ask for that this build cannot produce yet. We
+/// refuse to start rather than silently profile less than asked.
+fn unavailable_profile(o: &Options) -> Option<&'static str> {
+    if o.heap_dump && o.heap_sites {
+        Some("heap=all (heap dump and allocation sites)")
+    } else if o.heap_dump {
+        Some("heap=dump")
+    } else if o.heap_sites {
+        Some("heap=sites")
+    } else if o.cpu_times {
+        Some("cpu=times")
+    } else if o.cpu_old {
+        Some("cpu=old")
+    } else if o.monitor {
+        Some("monitor=y")
+    } else {
+        None
+    }
+}
+
+/// The original demanded JVMTI major version 1 and so fails on every JDK
+/// since 9 (whose JVMTI major is the feature version). We need 1.2 or later.
+fn check_version(jvmti: Jvmti) {
+    let Ok(v) = jvmti.version() else { return };
+    let major = (v >> 16) & 0x0FFF;
+    let minor = (v >> 8) & 0xFF;
+    let micro = v & 0xFF;
+    if major < 1 || (major == 1 && minor < 2) {
+        startup_error(&format!(
+            "This hprof native library will not work with this VM's version of JVMTI ({major}.{minor}.{micro}), it needs JVMTI 1.2."
+        ));
+    }
+}
+
+fn add_capabilities(jvmti: Jvmti, _opts: &Options) {
+    let Ok(potential) = jvmti.potential_capabilities() else {
+        startup_error("Unable to get potential JVMTI capabilities.");
+    };
+    let mut need = jvmtiCapabilities::default();
+    for c in [cap::CAN_TAG_OBJECTS, cap::CAN_GENERATE_GARBAGE_COLLECTION_EVENTS] {
+        need.set(c);
+    }
+    // Nice to have: frames print <Unknown Source>/Unknown line without them.
+    for c in [cap::CAN_GET_SOURCE_FILE_NAME, cap::CAN_GET_LINE_NUMBERS] {
+        if potential.has(c) {
+            need.set(c);
+        }
+    }
+    if jvmti.add_capabilities(&need).is_err() {
+        startup_error("Unable to get necessary JVMTI capabilities.");
+    }
+}
+
+fn open_output(opts: &Options) -> Sink {
+    if let Some(net) = &opts.net {
+        return match Sink::connect(&net.host, net.port) {
+            Ok(s) => s,
+            Err(_) => startup_error(&format!("can't connect to {}:{}", net.host, net.port)),
+        };
+    }
+    let name = opts.output_file_name(std::process::id(), |p| std::path::Path::new(p).exists());
+    match Sink::create_file(std::path::Path::new(&name)) {
+        Ok(s) => s,
+        Err(e) => startup_error(&format!("can't create profile file: {name} ({e})")),
+    }
+}

@@ -1,0 +1,124 @@
+//! cpu=samples: an agent thread wakes every `interval` ms, fetches the
+//! stacks of every thread the agent knows in one JVMTI call (one safepoint),
+//! and adds one hit to the trace of each thread that is RUNNABLE, not
+//! suspended and not interrupted (the original's rule).
+
+use crate::agent::{stacks, threads, Agent};
+use crate::jvmti::sys::{jthread, jvmtiEnv, thread_state, JNIEnv};
+use crate::jvmti::RawMonitor;
+use parking_lot::Mutex;
+use std::os::raw::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
+
+#[derive(Default)]
+pub struct Sampler {
+    monitor: Mutex<Option<RawMonitor>>,
+    stop: AtomicBool,
+    running: AtomicBool,
+    /// Passes taken and time spent in them, for `verbose` and the benchmark.
+    pub passes: AtomicU64,
+    pub pass_nanos: AtomicU64,
+}
+
+/// Start the sampling agent thread (at VM init).
+pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
+    let mon = agent.jvmti.create_raw_monitor("HPROF cpu sampler").map_err(|e| e.to_string())?;
+    *agent.sampler.monitor.lock() = Some(mon);
+    let thread = crate::jvmti::jni::new_thread_object(jni, THREAD_NAME).ok_or("cannot create the sampler's Thread object")?;
+    // Known and flagged as an agent thread before it runs, so it never
+    // samples itself nor appears in THREAD START.
+    threads::register(agent, jni, thread, true, false);
+    agent.sampler.running.store(true, Ordering::Release);
+    let r = agent.jvmti.run_agent_thread(thread, sampler_main, std::ptr::null_mut(), crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY);
+    crate::jvmti::jni::delete_local_ref(jni, thread);
+    r.map_err(|e| {
+        agent.sampler.running.store(false, Ordering::Release);
+        e.to_string()
+    })
+}
+
+/// Ask the thread to stop and wait (bounded) until it has.
+pub fn stop(agent: &Agent) {
+    agent.sampler.stop.store(true, Ordering::Release);
+    if let Some(m) = agent.sampler.monitor.lock().as_ref() {
+        m.enter().notify_all();
+    }
+    let start = Instant::now();
+    while agent.sampler.running.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+unsafe extern "C" fn sampler_main(_env: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+    let Some(agent) = crate::agent::agent() else { return };
+    if catch_unwind(AssertUnwindSafe(|| run(agent, jni))).is_err() {
+        crate::diag::error("internal error in the cpu sampling thread; sampling stopped");
+    }
+    agent.sampler.running.store(false, Ordering::Release);
+}
+
+fn run(agent: &'static Agent, jni: *mut JNIEnv) {
+    let interval = agent.opts.interval_ms as i64;
+    let mut key = Vec::with_capacity(agent.opts.depth as usize + 1);
+    let mut threads: Vec<jthread> = Vec::new();
+    let mut serials: Vec<u32> = Vec::new();
+    loop {
+        {
+            let guard = agent.sampler.monitor.lock();
+            let Some(m) = guard.as_ref() else { return };
+            let g = m.enter();
+            if !agent.sampler.stop.load(Ordering::Acquire) {
+                g.wait(interval);
+            }
+        }
+        if agent.sampler.stop.load(Ordering::Acquire) || agent.gate.is_closed() {
+            return;
+        }
+        if agent.dumping.load(Ordering::Acquire) {
+            continue;
+        }
+        let t0 = Instant::now();
+        crate::jvmti::jni::with_local_frame(jni, 64, || sample_pass(agent, &mut threads, &mut serials, &mut key));
+        agent.sampler.passes.fetch_add(1, Ordering::Relaxed);
+        agent.sampler.pass_nanos.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
+/// One pass: stacks of all known, non-agent threads; one hit per eligible thread.
+fn sample_pass(agent: &Agent, threads: &mut Vec<jthread>, serials: &mut Vec<u32>, key: &mut Vec<u32>) {
+    if agent.opts.depth == 0 {
+        return;
+    }
+    let Ok(all) = agent.jvmti.all_threads() else { return };
+    threads.clear();
+    serials.clear();
+    for &t in all.iter() {
+        let Some(serial) = threads::known_serial(agent, t) else { continue };
+        match agent.tables.threads.get(serial) {
+            Some(rec) if !rec.agent => {
+                threads.push(t);
+                serials.push(serial);
+            }
+            _ => {}
+        }
+    }
+    if threads.is_empty() {
+        return;
+    }
+    let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, agent.opts.depth as usize) else { return };
+    for (i, &serial) in serials.iter().enumerate().take(stacks.len()) {
+        let (state, frames) = stacks.get(i);
+        let eligible = state & thread_state::RUNNABLE != 0
+            && state & (thread_state::SUSPENDED | thread_state::INTERRUPTED) == 0
+            && !frames.is_empty();
+        if eligible {
+            if let Some(trace) = stacks::trace_of(agent, serial, frames, key) {
+                trace.add_sample();
+            }
+        }
+    }
+}

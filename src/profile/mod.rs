@@ -1,0 +1,3 @@
+//! The profiles. Each owns its state and the JVMTI events it needs; a
+//! profile that is off enables nothing and costs nothing.
+pub mod cpu_samples;

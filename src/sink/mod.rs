@@ -1,0 +1,80 @@
+//! Where the output stream goes: a file or a TCP socket, behind one type.
+//! The writer thread (`writer`) is the only owner and the only thread that
+//! does output IO.
+
+pub mod writer;
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::Path;
+
+pub use writer::{Writer, WriterJob};
+
+pub enum Sink {
+    File(File),
+    Socket(TcpStream),
+    /// In-memory, for tests of the writer.
+    Memory(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>),
+}
+
+impl Sink {
+    /// Create (truncate) the output file, as `force=y` does; the caller has
+    /// already chosen the name (options decide `force=n` naming).
+    pub fn create_file(path: &Path) -> io::Result<Sink> {
+        let _ = std::fs::remove_file(path);
+        Ok(Sink::File(File::create(path)?))
+    }
+
+    /// Connect to a front-end (`net=host:port`).
+    pub fn connect(host: &str, port: u16) -> io::Result<Sink> {
+        let addrs = (host, port).to_socket_addrs()?;
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no address");
+        for a in addrs {
+            match TcpStream::connect(a) {
+                Ok(s) => {
+                    let _ = s.set_nodelay(true);
+                    return Ok(Sink::Socket(s));
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Sink::File(_) => "output file".into(),
+            Sink::Socket(s) => s.peer_addr().map(|a| format!("socket {a}")).unwrap_or_else(|_| "socket".into()),
+            Sink::Memory(_) => "memory".into(),
+        }
+    }
+
+    /// A second handle on the socket for the command reader.
+    pub fn try_clone_socket(&self) -> Option<TcpStream> {
+        match self {
+            Sink::Socket(s) => s.try_clone().ok(),
+            _ => None,
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::File(f) => f.write(buf),
+            Sink::Socket(s) => s.write(buf),
+            Sink::Memory(m) => {
+                m.lock().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File(f) => f.flush(),
+            Sink::Socket(s) => s.flush(),
+            Sink::Memory(_) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The writer thread: owns the format state and the sink.
+//!
+//! Event and dump code hand it jobs — closures that serialize plain data
+//! through the format into the output buffer — over a bounded channel, so
+//! no profiler thread ever blocks on IO (only on back-pressure when the
+//! writer is far behind). A failed write is reported once; from then on
+//! output is dropped, and the JVM keeps running.
+
+use super::Sink;
+use crossbeam_channel::{bounded, Receiver, Sender};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Serialize something with the format `F` into the output buffer.
+pub type WriterJob<F> = Box<dyn FnOnce(&mut F, &mut Vec<u8>) + Send>;
+
+enum Msg<F> {
+    Job(WriterJob<F>),
+    /// Write everything buffered to the sink, then acknowledge.
+    Flush(Sender<()>),
+}
+
+/// Buffered bytes are pushed to the sink once they pass this size (the
+/// original buffered in 64 KiB chunks too).
+const FLUSH_THRESHOLD: usize = 64 * 1024;
+
+pub struct Writer<F> {
+    tx: parking_lot::Mutex<Option<Sender<Msg<F>>>>,
+    failed: Arc<AtomicBool>,
+    thread: parking_lot::Mutex<Option<JoinHandle<()>>>,
+}
+
+impl<F: Send + 'static> Writer<F> {
+    pub fn spawn(sink: Sink, format: F) -> std::io::Result<Self> {
+        let (tx, rx) = bounded::<Msg<F>>(8192);
+        let failed = Arc::new(AtomicBool::new(false));
+        let f2 = failed.clone();
+        let thread = std::thread::Builder::new()
+            .name("hprof-writer".into())
+            .spawn(move || run(rx, sink, format, f2))?;
+        Ok(Writer { tx: parking_lot::Mutex::new(Some(tx)), failed, thread: parking_lot::Mutex::new(Some(thread)) })
+    }
+
+    /// Queue a job; dropped silently once output has failed or stopped.
+    pub fn submit(&self, job: impl FnOnce(&mut F, &mut Vec<u8>) + Send + 'static) {
+        if self.failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let tx = self.tx.lock().clone();
+        if let Some(tx) = tx {
+            let _ = tx.send(Msg::Job(Box::new(job)));
+        }
+    }
+
+    /// Block until everything queued so far is written to the sink.
+    pub fn flush(&self) {
+        let tx = self.tx.lock().clone();
+        if let Some(tx) = tx {
+            let (ack_tx, ack_rx) = bounded(1);
+            if tx.send(Msg::Flush(ack_tx)).is_ok() {
+                let _ = ack_rx.recv();
+            }
+        }
+    }
+
+    /// Flush, close the channel and wait for the thread to finish.
+    pub fn stop(&self) {
+        self.flush();
+        drop(self.tx.lock().take());
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+    }
+
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+fn run<F>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<AtomicBool>) {
+    let mut buf: Vec<u8> = Vec::with_capacity(FLUSH_THRESHOLD * 2);
+    let target = sink.describe();
+    let mut push = |sink: &mut Sink, buf: &mut Vec<u8>, force: bool| {
+        if failed.load(Ordering::Relaxed) {
+            buf.clear();
+            return;
+        }
+        let r = sink.write_all(buf).and_then(|_| if force { sink.flush() } else { Ok(()) });
+        buf.clear();
+        if let Err(e) = r {
+            failed.store(true, Ordering::Relaxed);
+            crate::diag::error(&format!("write to {target} failed: {e}; profile output stopped"));
+        }
+    };
+    for msg in rx.iter() {
+        match msg {
+            Msg::Job(job) => {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut format, &mut buf)));
+                if r.is_err() {
+                    crate::diag::error("internal error while formatting output; record dropped");
+                }
+                if buf.len() >= FLUSH_THRESHOLD {
+                    push(&mut sink, &mut buf, false);
+                }
+            }
+            Msg::Flush(ack) => {
+                push(&mut sink, &mut buf, true);
+                let _ = ack.send(());
+            }
+        }
+    }
+    push(&mut sink, &mut buf, true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_run_in_order_and_flush_waits() {
+        let mem = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let w = Writer::spawn(Sink::Memory(mem.clone()), 0u32).unwrap();
+        for i in 0..100u32 {
+            w.submit(move |count: &mut u32, out: &mut Vec<u8>| {
+                *count += 1;
+                out.extend_from_slice(format!("{i};").as_bytes());
+            });
+        }
+        w.flush();
+        let text = String::from_utf8(mem.lock().clone()).unwrap();
+        assert!(text.starts_with("0;1;2;"));
+        assert!(text.ends_with("98;99;"));
+        w.submit(|_: &mut u32, out: &mut Vec<u8>| out.extend_from_slice(b"end"));
+        w.stop();
+        assert!(mem.lock().ends_with(b"end"));
+        // After stop, submissions are ignored rather than blocking or panicking.
+        w.submit(|_: &mut u32, out: &mut Vec<u8>| out.extend_from_slice(b"late"));
+        assert!(!mem.lock().ends_with(b"late"));
+    }
+
+    #[test]
+    fn a_panicking_job_does_not_kill_the_writer() {
+        let mem = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let w = Writer::spawn(Sink::Memory(mem.clone()), ()).unwrap();
+        w.submit(|_: &mut (), _: &mut Vec<u8>| panic!("boom"));
+        w.submit(|_: &mut (), out: &mut Vec<u8>| out.extend_from_slice(b"after"));
+        w.stop();
+        assert_eq!(&*mem.lock(), b"after");
+    }
+}
