@@ -1,1 +1,440 @@
-//! placeholder, filled in by its own change
+//! The agent's option string: `-agentlib:hprof=OPTS` / `-Xrunhprof:OPTS`.
+//!
+//! Start-up sequence expected from the agent:
+//!
+//! 1. if [`is_help_request`] on the raw command-line string, print
+//!    [`HELP_TEXT`] to stdout and exit 0;
+//! 2. [`combine_with_env`] with the value of [`ENV_VAR`];
+//! 3. [`parse`] the combined string; on error print
+//!    `HPROF ERROR: <error>` plus a location suffix to stderr and exit 1
+//!    (see [`OptionError`] for the `errorexit` case).
+//!
+//! Parsing only validates and records; which profiles are implemented, and
+//! how, is decided by the agent.
+
+mod cnum;
+mod error;
+mod help;
+mod naming;
+mod tokenizer;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::OptionError;
+pub use help::HELP_TEXT;
+pub use naming::{unique_file_name, DEFAULT_BINARY_FILE, DEFAULT_TEXT_FILE, HEAP_TEMP_SUFFIX};
+
+use tokenizer::Tokenizer;
+use values::Bound;
+
+/// Environment variable whose value is appended to the option string.
+pub const ENV_VAR: &str = "_JAVA_HPROF_OPTIONS";
+
+/// Default maximum number of frames per trace (`depth`).
+pub const DEFAULT_DEPTH: u32 = 4;
+/// Default sampling interval in milliseconds (`interval`).
+pub const DEFAULT_INTERVAL_MS: u32 = 10;
+/// Default report cutoff ratio (`cutoff`).
+pub const DEFAULT_CUTOFF: f64 = 0.0001;
+/// Trace depth used for timing traces with `cpu=old`.
+pub const OLD_FORMAT_DEPTH: u32 = 2;
+
+/// `logflags` bit: verbose internal logging to stderr.
+pub const LOG_MISC: u32 = 0x1;
+/// `logflags` bit: print the internal tables at VM init and after VM death.
+pub const LOG_DUMP_TABLES: u32 = 0x2;
+/// `logflags` bit: verify a finished binary heap dump and render it to
+/// [`CHECK_FILE_NAME`].
+pub const LOG_CHECK_BINARY: u32 = 0x4;
+/// File written by the [`LOG_CHECK_BINARY`] verification (current directory).
+pub const CHECK_FILE_NAME: &str = "java.hprof.check.txt";
+/// `debugflags` bit: report references of unprepared classes in heap dumps.
+pub const DEBUG_UNPREPARED_REFS: u32 = 0x1;
+
+/// CONTROL SETTINGS flag: heap dump or allocation sites enabled.
+pub const CONTROL_ALLOC_TRACES: u32 = 0x1;
+/// CONTROL SETTINGS flag: CPU sampling enabled.
+pub const CONTROL_CPU_SAMPLING: u32 = 0x2;
+
+/// Output format (`format=a|b`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Format {
+    /// Text output (`format=a`).
+    #[default]
+    Ascii,
+    /// Binary HPROF stream (`format=b`).
+    Binary,
+}
+
+/// Destination of `net=HOST:PORT`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NetAddr {
+    /// Everything before the first `:`, verbatim (never empty).
+    pub host: String,
+    /// 1..=65535.
+    pub port: u16,
+}
+
+/// Parsed and validated options.
+///
+/// After [`parse`], the default-profile rule has been applied: if no
+/// profile was requested at all, `heap_dump` and `heap_sites` are both on.
+/// `cpu_times` and `cpu_old` are never both set (the last `cpu=times|old`
+/// wins), while `cpu_samples` is independent of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// `heap=dump|all`: heap dump.
+    pub heap_dump: bool,
+    /// `heap=sites|all`: allocation sites.
+    pub heap_sites: bool,
+    /// `cpu=samples|y`: CPU sampling.
+    pub cpu_samples: bool,
+    /// `cpu=times`: method timing reported as CPU TIME (ms).
+    pub cpu_times: bool,
+    /// `cpu=old`: method timing reported in the old prof format.
+    pub cpu_old: bool,
+    /// `monitor=y`.
+    pub monitor: bool,
+    /// `format=a|b`.
+    pub format: Format,
+    /// `file=NAME` exactly as given (`None`: default name or `net`).
+    pub file: Option<String>,
+    /// `net=HOST:PORT`.
+    pub net: Option<NetAddr>,
+    /// `depth`: maximum frames per trace.
+    pub depth: u32,
+    /// `interval`: sampling interval in milliseconds (> 0).
+    pub interval_ms: u32,
+    /// `cutoff`: report cutoff ratio (>= 0, may be infinite or NaN).
+    pub cutoff: f64,
+    /// `lineno`: show line numbers in traces.
+    pub lineno: bool,
+    /// `thread`: distinguish traces per thread.
+    pub thread: bool,
+    /// `doe`: dump on exit.
+    pub doe: bool,
+    /// `msa`: Solaris micro-state accounting (no effect elsewhere).
+    pub msa: bool,
+    /// `force`: overwrite the output file (`false`: derive a unique name).
+    pub force: bool,
+    /// `verbose`: progress messages about dumps on stderr.
+    pub verbose: bool,
+    /// `gc_okay`: obsolete, validated and ignored.
+    pub gc_okay: bool,
+    /// `primfields`: include primitive field values in heap dumps.
+    pub primfields: bool,
+    /// `primarrays`: include primitive array contents in heap dumps.
+    pub primarrays: bool,
+    /// `coredump`: abort instead of `exit(9)` on fatal errors.
+    pub coredump: bool,
+    /// `errorexit`: treat every error as fatal.
+    pub errorexit: bool,
+    /// `pause`: pause at start-up for a debugger.
+    pub pause: bool,
+    /// `debug`: extra checking; fatal errors dump core.
+    pub debug: bool,
+    /// `logflags` mask (see the `LOG_*` constants).
+    pub logflags: u32,
+    /// `debugflags` mask (see [`DEBUG_UNPREPARED_REFS`]).
+    pub debugflags: u32,
+    /// `X` mask: experiment bits, accepted and ignored.
+    pub x_mask: u32,
+    /// `heapsample`: 0 = track every allocation; otherwise mean sampling
+    /// interval in bytes (at most `i32::MAX`).
+    pub heap_sample_bytes: u64,
+    /// `gcbeforedump`: force a full GC before each report.
+    pub gc_before_dump: bool,
+    /// `idsize`: identifier size of binary output, 4 or 8.
+    pub id_size: u8,
+    /// `arraylen`: object arrays carry their true length.
+    pub true_array_len: bool,
+    /// `rootzero`: write the pseudo thread root with object ID 0.
+    pub pseudo_root: bool,
+    /// The combined option string, as echoed in error messages.
+    pub raw: String,
+}
+
+/// True if the command-line option string (before adding [`ENV_VAR`]) is
+/// exactly `help`.
+pub fn is_help_request(cmdline: &str) -> bool {
+    cmdline == "help"
+}
+
+/// Appends the value of [`ENV_VAR`] to the command-line option string,
+/// separated by one `,` when both are non-empty.
+pub fn combine_with_env(cmdline: &str, env: Option<&str>) -> String {
+    match env {
+        Some(extra) if !extra.is_empty() && !cmdline.is_empty() => format!("{cmdline},{extra}"),
+        Some(extra) if !extra.is_empty() => extra.to_string(),
+        _ => cmdline.to_string(),
+    }
+}
+
+/// Parses the combined option string. Stops at the first error.
+pub fn parse(combined: &str) -> Result<Options, OptionError> {
+    let mut opts = Options::unprofiled(combined);
+    let mut tokens = Tokenizer::new(combined);
+    let mut outcome = Ok(());
+    while outcome.is_ok() && !tokens.at_end() {
+        outcome = match tokens.name() {
+            Some(name) => opts.apply(name, &mut tokens),
+            None => Err("general syntax error parsing options".to_string()),
+        };
+    }
+    if let Err(description) = outcome.and_then(|()| opts.check_conflicts()) {
+        return Err(OptionError {
+            description,
+            options: combined.to_string(),
+            errorexit: opts.errorexit,
+            dump_core: opts.dumps_core(),
+        });
+    }
+    opts.apply_default_profile();
+    Ok(opts)
+}
+
+/// Which timing report `cpu=` selects.
+#[derive(Debug, Clone, Copy)]
+enum Cpu {
+    Samples,
+    Times,
+    Old,
+}
+
+impl Options {
+    /// All defaults, no profile selected yet, remembering `raw`.
+    fn unprofiled(raw: &str) -> Options {
+        Options {
+            heap_dump: false,
+            heap_sites: false,
+            cpu_samples: false,
+            cpu_times: false,
+            cpu_old: false,
+            monitor: false,
+            format: Format::Ascii,
+            file: None,
+            net: None,
+            depth: DEFAULT_DEPTH,
+            interval_ms: DEFAULT_INTERVAL_MS,
+            cutoff: DEFAULT_CUTOFF,
+            lineno: true,
+            thread: false,
+            doe: true,
+            msa: false,
+            force: true,
+            verbose: true,
+            gc_okay: true,
+            primfields: true,
+            primarrays: true,
+            coredump: false,
+            errorexit: false,
+            pause: false,
+            debug: false,
+            logflags: 0,
+            debugflags: 0,
+            x_mask: 0,
+            heap_sample_bytes: 0,
+            gc_before_dump: true,
+            id_size: 4,
+            true_array_len: false,
+            pseudo_root: true,
+            raw: raw.to_string(),
+        }
+    }
+
+    /// The field behind a `y|n` option.
+    fn flag_mut(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "monitor" => &mut self.monitor,
+            "lineno" => &mut self.lineno,
+            "thread" => &mut self.thread,
+            "doe" => &mut self.doe,
+            "msa" => &mut self.msa,
+            "force" => &mut self.force,
+            "verbose" => &mut self.verbose,
+            "gc_okay" => &mut self.gc_okay,
+            "primfields" => &mut self.primfields,
+            "primarrays" => &mut self.primarrays,
+            "coredump" => &mut self.coredump,
+            "errorexit" => &mut self.errorexit,
+            "pause" => &mut self.pause,
+            "debug" => &mut self.debug,
+            "gcbeforedump" => &mut self.gc_before_dump,
+            "arraylen" => &mut self.true_array_len,
+            "rootzero" => &mut self.pseudo_root,
+            _ => return None,
+        })
+    }
+
+    /// The field behind a bit-mask option.
+    fn mask_mut(&mut self, name: &str) -> Option<&mut u32> {
+        Some(match name {
+            "logflags" => &mut self.logflags,
+            "debugflags" => &mut self.debugflags,
+            "X" => &mut self.x_mask,
+            _ => return None,
+        })
+    }
+
+    /// Applies one option whose name has been read; reads its value from
+    /// `tokens`. Returns the error description on failure.
+    fn apply(&mut self, name: &str, tokens: &mut Tokenizer<'_>) -> Result<(), String> {
+        if let Some(flag) = self.flag_mut(name) {
+            *flag = values::yes_no(name, tokens.value())?;
+            return Ok(());
+        }
+        if let Some(mask) = self.mask_mut(name) {
+            *mask = values::mask(name, tokens.value())?;
+            return Ok(());
+        }
+        match name {
+            "heap" => {
+                let choices = [
+                    ("dump", (true, false)),
+                    ("sites", (false, true)),
+                    ("all", (true, true)),
+                ];
+                let (dump, sites) = values::one_of(name, tokens.value(), &choices)?;
+                self.heap_dump |= dump;
+                self.heap_sites |= sites;
+            }
+            "cpu" => {
+                let choices = [
+                    ("y", Cpu::Samples),
+                    ("samples", Cpu::Samples),
+                    ("times", Cpu::Times),
+                    ("old", Cpu::Old),
+                ];
+                match values::one_of(name, tokens.value(), &choices)? {
+                    Cpu::Samples => self.cpu_samples = true,
+                    Cpu::Times => (self.cpu_times, self.cpu_old) = (true, false),
+                    Cpu::Old => (self.cpu_times, self.cpu_old) = (false, true),
+                }
+            }
+            "format" => {
+                self.format = values::one_of(
+                    name,
+                    tokens.value(),
+                    &[("a", Format::Ascii), ("b", Format::Binary)],
+                )?;
+            }
+            "file" | "net" if self.file.is_some() || self.net.is_some() => {
+                return Err("file or net options should only appear once".to_string());
+            }
+            "file" => {
+                let file = tokens.value().ok_or("syntax error parsing file=filename")?;
+                self.file = Some(file.to_string());
+            }
+            "net" => self.net = Some(values::net(tokens.value())?),
+            "depth" => self.depth = values::decimal(name, tokens.value(), Bound::NonNegative)?,
+            "interval" => {
+                self.interval_ms = values::decimal(name, tokens.value(), Bound::Positive)?
+            }
+            "cutoff" => self.cutoff = values::real(name, tokens.value())?,
+            "heapsample" => {
+                self.heap_sample_bytes =
+                    values::decimal(name, tokens.value(), Bound::NonNegative)?.into();
+            }
+            "idsize" => self.id_size = values::one_of(name, tokens.value(), &[("4", 4), ("8", 8)])?,
+            "exitpause" => {
+                return Err(
+                    "The exitpause option was removed, use -XX:OnError='cmd %%p'".to_string(),
+                )
+            }
+            "precrash" => {
+                return Err(
+                    "The precrash option was removed, use -XX:OnError='precrash -p %%p'"
+                        .to_string(),
+                )
+            }
+            _ => return Err(format!("Unknown option: {name}")),
+        }
+        Ok(())
+    }
+
+    /// Combinations rejected after the whole string has been read.
+    fn check_conflicts(&self) -> Result<(), String> {
+        if self.format == Format::Binary && self.cpu_timing() {
+            Err("cpu=times|old is not supported with format=b".to_string())
+        } else if self.format == Format::Binary && self.monitor {
+            Err("monitor=y is not supported with format=b".to_string())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `heap=all` when no profile at all was requested.
+    fn apply_default_profile(&mut self) {
+        if !(self.cpu_samples || self.cpu_timing() || self.monitor || self.object_watching()) {
+            self.heap_dump = true;
+            self.heap_sites = true;
+        }
+    }
+
+    /// Method timing of either flavour (`cpu=times` or `cpu=old`).
+    pub fn cpu_timing(&self) -> bool {
+        self.cpu_times || self.cpu_old
+    }
+
+    /// True when method entry/exit timing needs byte-code injection
+    /// (`cpu=times|old`). The original agent also injected code for object
+    /// watching; whether allocation tracking does so is the agent's choice
+    /// (combine with [`Self::object_watching`]).
+    pub fn needs_injection(&self) -> bool {
+        self.cpu_timing()
+    }
+
+    /// Heap dump or allocation sites: objects must be tracked.
+    pub fn object_watching(&self) -> bool {
+        self.heap_dump || self.heap_sites
+    }
+
+    /// Flags of the binary CONTROL SETTINGS record.
+    pub fn control_flags(&self) -> u32 {
+        let mut flags = 0;
+        if self.object_watching() {
+            flags |= CONTROL_ALLOC_TRACES;
+        }
+        if self.cpu_samples {
+            flags |= CONTROL_CPU_SAMPLING;
+        }
+        flags
+    }
+
+    /// Depth of method-timing traces: [`OLD_FORMAT_DEPTH`] with `cpu=old`,
+    /// otherwise `depth`.
+    pub fn timing_depth(&self) -> u32 {
+        if self.cpu_old {
+            OLD_FORMAT_DEPTH
+        } else {
+            self.depth
+        }
+    }
+
+    /// Whether the fatal-error path aborts (core dump) instead of exiting 9.
+    pub fn dumps_core(&self) -> bool {
+        self.coredump || self.debug
+    }
+
+    /// Allocation sites are sampled (`heapsample` > 0) rather than exact.
+    pub fn sampled_allocations(&self) -> bool {
+        self.heap_sample_bytes > 0
+    }
+
+    /// `logflags` bit 0x4 with a binary heap dump: verify the output at exit
+    /// and render it to [`CHECK_FILE_NAME`].
+    pub fn check_binary_output(&self) -> bool {
+        self.logflags & LOG_CHECK_BINARY != 0 && self.format == Format::Binary && self.heap_dump
+    }
+}
+
+impl Default for Options {
+    /// The options of an empty option string (`heap=all`, text output).
+    fn default() -> Self {
+        let mut opts = Options::unprofiled("");
+        opts.apply_default_profile();
+        opts
+    }
+}
