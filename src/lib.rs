@@ -12,3 +12,6 @@ pub mod diag;
 pub mod jvmti;
 pub mod tables;
 pub mod sink;
+pub mod agent;
+pub mod control;
+pub mod profile;

@@ -12,18 +12,22 @@ const SEGMENTED_HEAP_LIMIT: i64 = 2_000_000_000;
 
 pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
     let max_heap = crate::jvmti::jni::runtime_max_memory(jni).unwrap_or(0);
-    let header = crate::format::model::Header {
-        segmented: max_heap >= SEGMENTED_HEAP_LIMIT,
-        id_size: agent.opts.id_size,
-        timestamp_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-        control_flags: agent.opts.control_flags(),
-        depth: agent.opts.depth,
+    let format = super::output::new_format(&agent.opts, max_heap >= SEGMENTED_HEAP_LIMIT);
+    let settings = crate::format::ControlSettings {
+        heap_or_sites: agent.opts.heap_dump || agent.opts.heap_sites,
+        cpu_sampling: agent.opts.cpu_samples,
+        depth: agent.opts.depth.min(u16::MAX as u32) as u16,
     };
-    let t = agent.micros();
-    agent.out.submit(move |f, out| f.header(out, t, &header));
+    let old_format = agent.opts.cpu_old;
+    let at = agent.stamp();
+    agent.out.submit(move |f, out| {
+        *f = format;
+        // cpu=old output has no header of any kind.
+        if !old_format {
+            f.header(out, at);
+        }
+        f.control_settings(out, at, &settings);
+    });
 
     // The empty stack of the VM-init thread is the first trace (300000),
     // the "system trace" used wherever no real stack is known.

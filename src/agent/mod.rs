@@ -4,10 +4,12 @@
 //! handler (`events`) dispatches to the profiles.
 
 pub mod classes;
+pub mod clock;
 pub mod events;
 pub mod gate;
 pub mod lifecycle;
 pub mod onload;
+pub mod output;
 pub mod stacks;
 pub mod threads;
 
@@ -65,7 +67,7 @@ impl Agent {
         crate::format::Stamp {
             micros_since_load: self.started.elapsed().as_micros() as u64,
             unix_millis: now.as_millis() as i64,
-            utc_offset_secs: crate::format::ctime::local_utc_offset(now.as_secs() as i64),
+            utc_offset_secs: clock::local_utc_offset(now.as_secs() as i64),
         }
     }
 

@@ -54,7 +54,10 @@ pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
 static LOADED: AtomicBool = AtomicBool::new(false);
 
+/// Option errors exit 1, or take the fatal path (exit 9 / abort) when
+/// `errorexit=y` (`coredump=y`) was parsed before the bad option.
 fn option_error(e: &options::OptionError) -> ! {
+    diag::configure(e.errorexit, e.dump_core);
     diag::error(&e.to_string());
     std::process::exit(1)
 }
@@ -81,7 +84,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         Ok(o) => o,
         Err(e) => option_error(&e),
     };
-    diag::configure(opts.errorexit, opts.coredump || opts.debug);
+    diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
             "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples"
@@ -100,7 +103,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     add_capabilities(jvmti, &opts);
 
     let sink = open_output(&opts);
-    let format = crate::format::new_format(&opts);
+    let format = super::output::new_format(&opts, true);
     let out = match Writer::spawn(sink, format) {
         Ok(w) => w,
         Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),

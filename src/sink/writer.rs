@@ -82,7 +82,7 @@ impl<F: Send + 'static> Writer<F> {
 fn run<F>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<AtomicBool>) {
     let mut buf: Vec<u8> = Vec::with_capacity(FLUSH_THRESHOLD * 2);
     let target = sink.describe();
-    let mut push = |sink: &mut Sink, buf: &mut Vec<u8>, force: bool| {
+    let push = |sink: &mut Sink, buf: &mut Vec<u8>, force: bool| {
         if failed.load(Ordering::Relaxed) {
             buf.clear();
             return;

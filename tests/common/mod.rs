@@ -2,6 +2,8 @@
 //! library, compile `java-fixtures/`, and run a JVM with the agent.
 #![allow(dead_code)]
 
+pub mod ascii;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

@@ -1,0 +1,25 @@
+//! The full dump: every enabled section in the original's order, then the
+//! CPU counters are reset (CPU reports cover the time since the last dump).
+
+use crate::agent::Agent;
+use crate::diag;
+use crate::jvmti::sys::JNIEnv;
+use std::sync::atomic::Ordering;
+
+/// Run a full dump unless one is already running (a request arriving during
+/// a dump is ignored, as in the original).
+pub fn full_dump(agent: &Agent, _jni: *mut JNIEnv) {
+    if agent.dumping.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let verbose = agent.opts.verbose;
+    diag::verbose(verbose, "Dumping");
+    if agent.opts.cpu_samples {
+        diag::verbose(verbose, " CPU usage by sampling running threads ...");
+        super::cpu_report::write(agent, agent.opts.cutoff);
+    }
+    agent.tables.traces.reset_costs();
+    agent.out.flush();
+    diag::verbose(verbose, " done.\n");
+    agent.dumping.store(false, Ordering::Release);
+}

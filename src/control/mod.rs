@@ -1,0 +1,6 @@
+//! Control: the dump sequence (at VM death, on SIGQUIT / `jcmd
+//! JVMTI.data_dump`) and the report builders that turn tables into the
+//! format's plain data.
+pub mod cpu_report;
+pub mod dump;
+pub mod trace_info;

@@ -1,0 +1,162 @@
+//! cpu=samples end to end: a real JVM runs fixtures under the agent and the
+//! text output is parsed and checked.
+
+mod common;
+
+use common::ascii;
+use std::collections::HashMap;
+
+fn run_text(name: &str, opts: &str, main: &str, args: &[&str]) -> (ascii::Report, String) {
+    let dir = common::scratch(name);
+    let out = common::run_with_agent(&dir, &format!("{opts},file=out.txt"), main, args);
+    let err = common::stderr(&out);
+    assert!(out.status.success(), "java failed: {err}");
+    let text = std::fs::read_to_string(dir.join("out.txt")).expect("output file");
+    (ascii::parse(&text), err)
+}
+
+/// Samples per top-of-stack method name across the section's rows.
+fn by_top_method(section: &ascii::CpuSection) -> HashMap<String, u32> {
+    let mut m = HashMap::new();
+    for r in &section.rows {
+        *m.entry(r.method.clone()).or_insert(0) += r.count;
+    }
+    m
+}
+
+#[test]
+fn known_cpu_split_is_measured_within_a_few_points() {
+    let (rep, err) = run_text("cpu_split", "cpu=samples,interval=10", "CpuSplit", &["4"]);
+    assert!(err.contains("Dumping CPU usage by sampling running threads ... done."), "verbose line: {err}");
+    assert_eq!(rep.cpu.len(), 1, "one CPU SAMPLES section at exit");
+    let cpu = &rep.cpu[0];
+    let rows_sum: u64 = cpu.rows.iter().map(|r| r.count as u64).sum();
+    assert!(cpu.total >= rows_sum && rows_sum > 0);
+    let m = by_top_method(cpu);
+    let w = |k: &str| *m.get(k).unwrap_or(&0) as f64;
+    let (a, b, c) = (w("CpuSplit.work60"), w("CpuSplit.work30"), w("CpuSplit.work10"));
+    let n = a + b + c;
+    assert!(n >= 200.0, "too few samples in the work methods: {m:?}");
+    let shares = [a / n, b / n, c / n];
+    let expected = [0.6, 0.3, 0.1];
+    let tvd: f64 = shares.iter().zip(expected).map(|(s, e)| (s - e).abs()).sum::<f64>() / 2.0;
+    eprintln!("split {:.3} {:.3} {:.3} over {n} samples; TVD {:.4}", shares[0], shares[1], shares[2], tvd);
+    assert!(tvd < 0.04, "split {shares:?} too far from 60/30/10 (TVD {tvd})");
+    // Work methods cover nearly all samples of the main thread.
+    assert!(n / cpu.total as f64 > 0.9, "work methods only {n} of {}", cpu.total);
+
+    // Every row's trace is printed before the section, with real frames.
+    for row in &cpu.rows {
+        let t = rep.traces.get(&row.trace).unwrap_or_else(|| panic!("TRACE {} not printed", row.trace));
+        let top = t.frames.first().expect("non-empty trace");
+        assert_eq!(format!("{}.{}", top.class, top.method), row.method);
+    }
+    let t60 = cpu.rows.iter().find(|r| r.method == "CpuSplit.work60").unwrap();
+    let frames = &rep.traces[&t60.trace].frames;
+    assert_eq!(frames[0].source, "CpuSplit.java");
+    assert!(frames[0].line.parse::<u32>().is_ok(), "line number expected: {:?}", frames[0]);
+    assert_eq!(frames[1].method, "main");
+    // Percentages: descending, accum adds up.
+    let mut acc: f64 = 0.0;
+    for w in cpu.rows.windows(2) {
+        assert!(w[0].count >= w[1].count);
+    }
+    for r in &cpu.rows {
+        acc += r.self_pct;
+        assert!((acc - r.accum_pct).abs() < 0.05 * (r.rank as f64), "accum column");
+    }
+    // Trace serials start at 300000 and the first trace is the empty system trace.
+    assert!(rep.traces.keys().all(|&s| s >= 300_000));
+}
+
+#[test]
+fn depth_lineno_and_thread_options_shape_traces() {
+    let (rep, _) = run_text("cpu_opts", "cpu=samples,interval=5,depth=1,lineno=n,thread=y", "NamedThreads", &["700"]);
+    let cpu = &rep.cpu[0];
+    assert!(!cpu.rows.is_empty());
+    let mut seen = HashMap::new();
+    for row in &cpu.rows {
+        let t = &rep.traces[&row.trace];
+        assert!(t.frames.len() <= 1, "depth=1: {t:?}");
+        assert!(t.frames.iter().all(|f| f.line == "Unknown line"), "lineno=n: {t:?}");
+        let thread = t.thread.expect("thread=y puts the thread serial in the trace");
+        seen.insert(row.method.clone(), thread);
+    }
+    // Each worker's spin method is attributed to that worker's own thread.
+    let starts: HashMap<String, u32> = rep.thread_starts.iter().map(|t| (t.name.clone(), t.id)).collect();
+    for (m, name) in [("NamedThreads.spinAlpha", "worker-alpha"), ("NamedThreads.spinBeta", "worker-beta"), ("NamedThreads.spinGamma", "worker-gamma")] {
+        assert_eq!(seen.get(m), starts.get(name), "{m} sampled on {name}");
+    }
+}
+
+#[test]
+fn thread_start_and_end_records_name_threads_and_groups() {
+    let (rep, _) = run_text("threads", "cpu=samples", "NamedThreads", &["100"]);
+    let workers: Vec<_> = rep.thread_starts.iter().filter(|t| t.name.starts_with("worker-")).collect();
+    assert_eq!(workers.len(), 3, "{:?}", rep.thread_starts);
+    for w in &workers {
+        assert_eq!(w.group, "workers");
+        assert!(w.id > 200_001, "serials after the VM-init thread");
+        assert!(w.obj.starts_with('5'), "object ids look like 5xxxxxxx: {}", w.obj);
+        assert!(rep.thread_ends.contains(&w.id), "THREAD END for {}", w.name);
+    }
+    // The VM-init thread (main, 200001) has no THREAD START but does end.
+    assert!(rep.thread_starts.iter().all(|t| t.id != 200_001));
+    assert!(rep.thread_ends.contains(&200_001));
+    // The sampler is an agent thread: never announced.
+    assert!(rep.thread_starts.iter().all(|t| !t.name.starts_with("HPROF")));
+}
+
+#[test]
+fn data_dump_request_writes_an_extra_report_and_resets_counts() {
+    let dir = common::scratch("sigquit");
+    let marker = dir.join("stop");
+    let agent = format!("-agentpath:{}=cpu=samples,interval=5,file=out.txt", common::agent_path().display());
+    let mut child = std::process::Command::new(common::java())
+        .current_dir(&dir)
+        .arg(&agent)
+        .arg("-cp").arg(common::fixture_classes())
+        .arg("WaitForSignal").arg(&marker).arg("60")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SIGQUIT: the JVM prints its thread dump and posts DataDumpRequest.
+    unsafe_kill_quit(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    std::fs::write(&marker, b"").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let rep = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
+    assert_eq!(rep.cpu.len(), 2, "one report on SIGQUIT, one at exit");
+    for s in &rep.cpu {
+        assert!(s.rows.iter().any(|r| r.method == "WaitForSignal.busy"), "{s:?}");
+    }
+    // Counts are reset after each dump: neither report holds all samples, and
+    // no trace is printed twice (parse() asserts that).
+    assert!(rep.cpu[0].total > 0 && rep.cpu[1].total > 0);
+}
+
+fn unsafe_kill_quit(pid: u32) {
+    let st = std::process::Command::new("kill").arg("-QUIT").arg(pid.to_string()).status().unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn doe_n_writes_no_exit_dump() {
+    let (rep, err) = run_text("doe_n", "cpu=samples,doe=n", "CpuSplit", &["0.3"]);
+    assert!(rep.cpu.is_empty());
+    assert!(!err.contains("Dumping"));
+}
+
+#[test]
+fn verbose_n_is_quiet() {
+    let (rep, err) = run_text("verbose_n", "cpu=samples,verbose=n", "CpuSplit", &["0.3"]);
+    assert_eq!(rep.cpu.len(), 1);
+    assert!(!err.contains("Dumping"), "{err}");
+}
