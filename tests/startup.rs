@@ -158,7 +158,7 @@ fn attach_is_refused_cleanly() {
     let marker = dir.join("stop");
     let mut child = Command::new(common::java())
         .current_dir(&dir)
-        .args(["-XX:+EnableDynamicAgentLoading", "-cp"])
+        .args(["-XX:+IgnoreUnrecognizedVMOptions", "-XX:+EnableDynamicAgentLoading", "-cp"])
         .arg(common::fixture_classes())
         .arg("WaitForSignal").arg(&marker).arg("30")
         .stdout(std::process::Stdio::piped())

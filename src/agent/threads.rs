@@ -43,7 +43,7 @@ pub fn register(agent: &Agent, jni: *mut JNIEnv, thread: jthread, agent_thread: 
         crate::jvmti::jni::delete_local_ref(jni, group_obj);
         (g.and_then(|g| g.name), parent_name)
     };
-    let object_id = agent.tables.objects.allocate();
+    let object_id = agent.tables.objects.allocate_id();
     let rec = agent.tables.threads.insert(object_id, name, group, parent, agent_thread);
     let _ = j.set_tag(thread, make_tag(TagKind::Thread, rec.serial as u64));
     if announce && !agent_thread {

@@ -6,22 +6,8 @@
 //! mirrors, Thread objects) carry a JVMTI tag whose top byte says what the
 //! low bits mean.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 pub const OBJECT_ID_BASE: u32 = 0x5000_0000;
 pub const FRAME_ID_BASE: u32 = 0x7000_0000;
-
-#[derive(Default)]
-pub struct ObjectIds {
-    next: AtomicU32,
-}
-
-impl ObjectIds {
-    /// A fresh object ID (never 0).
-    pub fn allocate(&self) -> u32 {
-        OBJECT_ID_BASE + self.next.fetch_add(1, Ordering::Relaxed) + 1
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -53,13 +39,6 @@ pub fn split_tag(tag: i64) -> Option<(TagKind, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_start_at_50000001() {
-        let ids = ObjectIds::default();
-        assert_eq!(ids.allocate(), 0x5000_0001);
-        assert_eq!(ids.allocate(), 0x5000_0002);
-    }
 
     #[test]
     fn tags_round_trip() {

@@ -10,12 +10,14 @@
 pub mod classes;
 pub mod frames;
 pub mod ids;
+pub mod objects;
 pub mod threads;
 pub mod traces;
 
 pub use classes::{ClassEntry, ClassTable};
 pub use frames::{FrameEntry, FrameTable, MethodEntry};
-pub use ids::{ObjectIds, TagKind};
+pub use ids::TagKind;
+pub use objects::{ObjectInfo, ObjectTable};
 pub use threads::{ThreadRecord, ThreadTable};
 pub use traces::{Trace, TraceTable};
 
@@ -26,5 +28,7 @@ pub struct Tables {
     pub frames: FrameTable,
     pub traces: TraceTable,
     pub threads: ThreadTable,
-    pub objects: ObjectIds,
+    /// Object IDs of every object the agent names: class mirrors, Thread
+    /// objects, tracked heap objects. One table, so IDs never collide.
+    pub objects: ObjectTable,
 }

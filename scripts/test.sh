@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Run every test: unit and integration tests on the JDK on the PATH, then the
+# smoke set on the other supported JDKs (11, 21, 25) fetched by
+# scripts/install-jdks.sh. Set HPROF_SKIP_OTHER_JDKS=1 to skip the latter.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+export CARGO_TERM_COLOR=never
+
+cargo build --release --all-targets
+cargo test --release
+
+if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
+  # Smoke set: the cpu=samples and start-up integration tests.
+  scripts/install-jdks.sh 11 21 25 | while read -r major home; do
+    echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
+    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output
+  done
+fi
