@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ascii;
+pub mod binary;
 pub mod ctime;
 pub mod model;
 pub mod names;
@@ -26,6 +27,7 @@ pub mod selection;
 use std::collections::HashSet;
 
 pub use ascii::{AsciiFormat, AsciiOptions};
+pub use binary::{BinaryFormat, BinaryOptions, CutoffEncoding, HprofVersion, IdSize};
 pub use model::*;
 pub use names::render_class_name;
 pub use selection::{select_cpu, select_monitor_time, select_old_prof, select_sites, Ranked};
