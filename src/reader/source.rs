@@ -1,0 +1,220 @@
+//! Byte-level input: a buffered reader that knows its offset in the
+//! (uncompressed) stream, plus a bounded cursor over an in-memory record
+//! body. All integers in HPROF are big-endian.
+
+use std::io::{self, BufRead, BufReader, Read};
+
+use super::gz::Input;
+
+/// Buffer size for the underlying reader; heap dumps are read sequentially.
+const BUF_SIZE: usize = 64 * 1024;
+
+/// Decodes a big-endian identifier of 4 or 8 bytes.
+pub(crate) fn id_from_be(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+}
+
+pub(crate) struct Source<R: Read> {
+    r: BufReader<Input<R>>,
+    pos: u64,
+}
+
+impl<R: Read> Source<R> {
+    pub(crate) fn new(input: Input<R>) -> Self {
+        Source {
+            r: BufReader::with_capacity(BUF_SIZE, input),
+            pos: 0,
+        }
+    }
+
+    /// Offset of the next byte to be read.
+    pub(crate) fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    pub(crate) fn is_gzip(&self) -> bool {
+        self.r.get_ref().is_gzip()
+    }
+
+    /// True when no byte is left.
+    pub(crate) fn at_eof(&mut self) -> io::Result<bool> {
+        loop {
+            match self.r.fill_buf() {
+                Ok(b) => return Ok(b.is_empty()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Fills `buf` completely or fails with `UnexpectedEof`; `pos` counts
+    /// the bytes actually consumed, so after an EOF it is the input's end.
+    pub(crate) fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.r.read(&mut buf[got..]) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    got += n;
+                    self.pos += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Discards `n` bytes without allocating.
+    pub(crate) fn skip(&mut self, mut n: u64) -> io::Result<()> {
+        while n > 0 {
+            let avail = match self.r.fill_buf() {
+                Ok(b) => b.len(),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            let take = avail.min(usize::try_from(n).unwrap_or(usize::MAX));
+            self.r.consume(take);
+            self.pos += take as u64;
+            n -= take as u64;
+        }
+        Ok(())
+    }
+
+    /// Reads `n` bytes into a new vector. The vector grows with the data
+    /// actually present, so a corrupt huge length in a short file does not
+    /// allocate the claimed size up front.
+    pub(crate) fn read_vec(&mut self, n: u64) -> io::Result<Vec<u8>> {
+        let mut v = Vec::with_capacity(usize::try_from(n.min(BUF_SIZE as u64)).unwrap_or(0));
+        let got = (&mut self.r).take(n).read_to_end(&mut v)?;
+        self.pos += got as u64;
+        if (got as u64) < n {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(v)
+    }
+
+    pub(crate) fn u1(&mut self) -> io::Result<u8> {
+        let mut b = [0u8; 1];
+        self.read_exact(&mut b)?;
+        Ok(b[0])
+    }
+
+    pub(crate) fn u2(&mut self) -> io::Result<u16> {
+        let mut b = [0u8; 2];
+        self.read_exact(&mut b)?;
+        Ok(u16::from_be_bytes(b))
+    }
+
+    pub(crate) fn u4(&mut self) -> io::Result<u32> {
+        let mut b = [0u8; 4];
+        self.read_exact(&mut b)?;
+        Ok(u32::from_be_bytes(b))
+    }
+
+    pub(crate) fn u8(&mut self) -> io::Result<u64> {
+        let mut b = [0u8; 8];
+        self.read_exact(&mut b)?;
+        Ok(u64::from_be_bytes(b))
+    }
+
+    pub(crate) fn id(&mut self, id_size: u32) -> io::Result<u64> {
+        let mut b = [0u8; 8];
+        let b = &mut b[..id_size as usize];
+        self.read_exact(b)?;
+        Ok(id_from_be(b))
+    }
+}
+
+/// Ran past the end of a record body: the body is shorter than its fields.
+#[derive(Debug)]
+pub(crate) struct Overrun;
+
+/// A cursor over a complete record body held in memory.
+pub(crate) struct Body<'a> {
+    buf: &'a [u8],
+    at: usize,
+    id_size: u32,
+}
+
+impl<'a> Body<'a> {
+    pub(crate) fn new(buf: &'a [u8], id_size: u32) -> Self {
+        Body {
+            buf,
+            at: 0,
+            id_size,
+        }
+    }
+
+    pub(crate) fn id_size(&self) -> usize {
+        self.id_size as usize
+    }
+
+    pub(crate) fn consumed(&self) -> usize {
+        self.at
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.at
+    }
+
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], Overrun> {
+        if self.remaining() < n {
+            return Err(Overrun);
+        }
+        let s = &self.buf[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+
+    pub(crate) fn rest(&mut self) -> &'a [u8] {
+        let s = &self.buf[self.at..];
+        self.at = self.buf.len();
+        s
+    }
+
+    pub(crate) fn u1(&mut self) -> Result<u8, Overrun> {
+        Ok(self.bytes(1)?[0])
+    }
+
+    pub(crate) fn u2(&mut self) -> Result<u16, Overrun> {
+        Ok(u16::from_be_bytes(self.bytes(2)?.try_into().unwrap()))
+    }
+
+    pub(crate) fn u4(&mut self) -> Result<u32, Overrun> {
+        Ok(u32::from_be_bytes(self.bytes(4)?.try_into().unwrap()))
+    }
+
+    pub(crate) fn i4(&mut self) -> Result<i32, Overrun> {
+        Ok(self.u4()? as i32)
+    }
+
+    pub(crate) fn u8(&mut self) -> Result<u64, Overrun> {
+        Ok(u64::from_be_bytes(self.bytes(8)?.try_into().unwrap()))
+    }
+
+    pub(crate) fn id(&mut self) -> Result<u64, Overrun> {
+        Ok(id_from_be(self.bytes(self.id_size as usize)?))
+    }
+
+    /// Reads a count-prefixed list, refusing counts that cannot fit in the
+    /// bytes left (so a corrupt count never triggers a huge allocation).
+    pub(crate) fn list<T>(
+        &mut self,
+        count: u64,
+        item_size: usize,
+        mut item: impl FnMut(&mut Self) -> Result<T, Overrun>,
+    ) -> Result<Vec<T>, Overrun> {
+        if count.saturating_mul(item_size as u64) > self.remaining() as u64 {
+            return Err(Overrun);
+        }
+        let mut v = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            v.push(item(self)?);
+        }
+        Ok(v)
+    }
+}
