@@ -49,6 +49,8 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
         }
     }
     agent.vm_initialised.store(true, Ordering::Release);
+    super::debug::log(agent, "VM init done");
+    super::debug::dump_tables(agent, "VM init");
 }
 
 pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
@@ -64,4 +66,5 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
         let _ = j.set_event_mode(false, ev);
     }
     agent.out.stop();
+    super::debug::dump_tables(agent, "VM death");
 }

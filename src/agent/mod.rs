@@ -5,6 +5,7 @@
 
 pub mod classes;
 pub mod clock;
+pub mod debug;
 pub mod events;
 pub mod gate;
 pub mod lifecycle;

@@ -128,7 +128,10 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
             startup_error(&format!("cannot enable JVMTI events: {e}"));
         }
     }
-    let _ = agent;
+    if agent.opts.pause {
+        super::debug::pause_for_debugger();
+    }
+    super::debug::log(agent, "Agent_OnLoad done");
     JNI_OK
 }
 
