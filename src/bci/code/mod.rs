@@ -1,0 +1,3 @@
+//! Byte code: instruction decoding and relocation.
+
+pub mod instructions;
