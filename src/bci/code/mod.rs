@@ -1,3 +1,4 @@
 //! Byte code: instruction decoding and relocation.
 
 pub mod instructions;
+pub mod relocate;
