@@ -10,3 +10,9 @@ pub mod errors;
 pub mod stackmap;
 
 pub use errors::BciError;
+pub mod inject;
+
+pub use inject::{
+    inject, ClassSkip, InjectConfig, InjectOutcome, MethodInfo, SkipReason, CALL_SITE, DEFAULT_TRACKER_CLASS,
+    NEW_ARRAY, OBJECT_INIT, RETURN_SITE,
+};

@@ -2,3 +2,4 @@
 
 pub mod instructions;
 pub mod relocate;
+pub mod typeflow;
