@@ -71,3 +71,39 @@ fn read_u32(r: &mut impl Read) -> u32 {
     r.read_exact(&mut b).unwrap();
     u32::from_be_bytes(b)
 }
+
+/// Every `.class` file under `dir` (relative paths, sorted).
+pub fn class_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(base: &Path, d: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else if p.extension().is_some_and(|x| x == "class") {
+                out.push(p.strip_prefix(base).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+/// Appends one record of the DumpJrt/VerifyDriver stream format.
+pub fn put_record(out: &mut Vec<u8>, name: &str, bytes: &[u8]) {
+    out.extend_from_slice(&(name.len() as u16).to_be_bytes());
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Runs `java` with `args`; returns (success, stdout, stderr).
+pub fn java(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new("java").args(args).output().expect("java on PATH");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}

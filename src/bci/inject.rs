@@ -68,6 +68,8 @@ pub enum ClassSkip {
 /// Why one method was not instrumented.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkipReason {
+    /// The whole class was left alone (see [`InjectOutcome::class_skip`]).
+    ClassSkipped,
     /// Abstract or native: no Code attribute.
     NoCode,
     /// System class: constructor whose code is a single `return`.
@@ -198,6 +200,7 @@ pub fn inject(class_bytes: &[u8], cfg: &InjectConfig) -> Result<InjectOutcome> {
         None
     };
     if class_skip.is_some() {
+        methods.iter_mut().for_each(|m| m.skipped = Some(SkipReason::ClassSkipped));
         return Ok(InjectOutcome { class_name, new_bytes: None, methods, class_skip });
     }
 
