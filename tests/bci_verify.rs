@@ -229,3 +229,88 @@ fn rewritten_jdk_classes_pass_the_verifier() {
     assert_eq!(run.bad.len(), base.bad.len());
     assert!(run.verified.len() > 5000, "too few classes verified: {}", run.verified.len());
 }
+
+/// Java source with methods whose conditional branches fit in 16 bits
+/// before injection but not after, so the rewriter must widen them to
+/// `if<!cond> +8; goto_w` and add StackMapTable frames after them (with an
+/// empty and with a non-empty operand stack).
+fn huge_source() -> String {
+    let mut s = String::from("package bcifix;\n\npublic class Huge {\n    static int sink;\n\n");
+    s.push_str("    static int take(String s, int v) {\n        return v + s.length();\n    }\n\n");
+    // ~2700 x 11 bytes guarded by one `if (x > 0)`; every block gains a
+    // ReturnSite call, pushing the guard's target beyond 32767 bytes.
+    s.push_str("    public static int returns(int x, String s) {\n        int r = s.length();\n        if (x > 0) {\n");
+    for k in 1000..3700 {
+        s.push_str(&format!("            if (x == {k}) return {k};\n"));
+    }
+    s.push_str("            r += 1;\n        }\n        return r + x;\n    }\n\n");
+    // A conditional expression whose condition jumps over a ~31 KB switch
+    // expression while `s` is on the operand stack; every case allocates an
+    // array, and the NewArray calls push the jump beyond 32767 bytes.
+    s.push_str("    public static int stacked(int x, String s) {\n        return take(s, x > 0 ? switch (x) {\n");
+    for k in 1..1500 {
+        s.push_str(&format!("            case {k} -> {{ sink += new int[1].length; yield {k}; }}\n"));
+    }
+    s.push_str("            default -> -1;\n        } : 0);\n    }\n\n");
+    s.push_str("    public static void main(String[] a) {\n        long sum = 0;\n");
+    s.push_str("        for (int x : new int[] {-5, 0, 1000, 2500, 3699, 3700, 9999}) sum += returns(x, \"ab\");\n");
+    s.push_str("        for (int x : new int[] {-5, 0, 1, 700, 1499, 1500}) sum += stacked(x, \"abc\");\n");
+    s.push_str("        System.out.println(\"RESULT \" + sum + \" \" + sink);\n    }\n}\n");
+    s
+}
+
+#[test]
+fn widened_branches_get_frames_and_verify() {
+    let dir = support::scratch("bci_huge");
+    let (src, classes, rewritten, tracker) = (dir.join("src"), dir.join("classes"), dir.join("rewritten"), dir.join("tracker"));
+    std::fs::create_dir_all(src.join("bcifix")).unwrap();
+    let file = src.join("bcifix").join("Huge.java");
+    std::fs::write(&file, huge_source()).unwrap();
+    support::javac(&[], &[file], &classes);
+    support::javac(&[], &[support::fixtures().join("bcitest").join("Tracker.java")], &tracker);
+    let (ok, plain, err) = support::java(&["-cp", classes.to_str().unwrap(), "bcifix.Huge"]);
+    assert!(ok, "{err}");
+
+    // Before injection every branch of the two big methods is short.
+    let bytes = std::fs::read(classes.join("bcifix/Huge.class")).unwrap();
+    let cf = hprof_rs::bci::classfile::ClassFile::parse(&bytes).unwrap();
+    for m in &cf.methods {
+        let code = &m.code().unwrap().code;
+        let insns = hprof_rs::bci::code::instructions::decode_all(code).unwrap();
+        assert!(insns.iter().all(|i| i.opcode != 0xc8), "javac already used goto_w");
+    }
+
+    let map = inject_tree(&classes, &rewritten, true, true);
+    let out_bytes = std::fs::read(rewritten.join("bcifix/Huge.class")).unwrap();
+    let out_cf = hprof_rs::bci::classfile::ClassFile::parse(&out_bytes).unwrap();
+    let frames = |cf: &hprof_rs::bci::classfile::ClassFile| -> usize {
+        use hprof_rs::bci::classfile::attributes::AttributeInfo;
+        cf.methods
+            .iter()
+            .flat_map(|m| m.code().unwrap().attributes.iter())
+            .map(|a| match &a.info {
+                AttributeInfo::StackMapTable(f) => f.len(),
+                _ => 0,
+            })
+            .sum()
+    };
+    assert_eq!(frames(&out_cf), frames(&cf) + 2, "one new frame after each widened conditional");
+    let mut goto_w = 0;
+    for m in &out_cf.methods {
+        let code = &m.code().unwrap().code;
+        goto_w += hprof_rs::bci::code::instructions::decode_all(code).unwrap().iter().filter(|i| i.opcode == 0xc8).count();
+    }
+    assert!(goto_w >= 2, "expected widened branches, found {goto_w} goto_w");
+
+    let cp = format!("{}:{}", rewritten.display(), tracker.display());
+    let (ok, out, err) = support::java(&["-Xverify:all", "-cp", &cp, "bcifix.Huge"]);
+    assert!(ok, "instrumented Huge failed:\n{}", &err[..err.len().min(3000)]);
+    assert_eq!(result_line(&out), result_line(&plain));
+    let (sites, new_arrays) = tracker_report(&out, &map);
+    println!("huge: {goto_w} goto_w after injection; sites {sites:?}; {new_arrays} arrays");
+    assert_eq!(sites["bcifix/Huge.returns(ILjava/lang/String;)I"], (7, 7));
+    assert_eq!(sites["bcifix/Huge.stacked(ILjava/lang/String;)I"], (6, 6));
+    assert_eq!(sites["bcifix/Huge.take(Ljava/lang/String;I)I"], (6, 6));
+    // two int[] literals in main + one array per case taken (1, 700, 1499)
+    assert_eq!(new_arrays, 2 + 3);
+}
