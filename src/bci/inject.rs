@@ -474,3 +474,7 @@ pub fn method_label(cf: &ClassFile, k: usize) -> String {
     let d = cf.constant_pool.utf8(m.descriptor_index).map(decode_mutf8).unwrap_or_default();
     format!("{n}{d}")
 }
+
+#[cfg(test)]
+#[path = "inject_tests.rs"]
+mod tests;

@@ -78,11 +78,46 @@ impl ClassFile {
         Ok(constant_pool::decode_mutf8(self.constant_pool.class_name(self.this_class)?))
     }
 
-    /// Whether the class file has a raw (undecodable) attribute named `name`
-    /// where a parsed one was expected; used to refuse rewriting such code.
-    pub fn has_raw_named(&self, attrs: &[Attribute], name: &[u8]) -> bool {
-        attrs.iter().any(|a| {
-            matches!(a.info, AttributeInfo::Raw(_)) && self.constant_pool.utf8(a.name_index).ok() == Some(name)
+    /// An empty class (no members) for building class files from scratch,
+    /// e.g. the Tracker class or test inputs.
+    pub fn new(major_version: u16, access_flags: u16, name: &str, super_name: Option<&str>) -> Result<ClassFile> {
+        let mut constant_pool = ConstantPool::new();
+        let this_class = constant_pool.add_class(name.as_bytes())?;
+        let super_class = match super_name {
+            Some(s) => constant_pool.add_class(s.as_bytes())?,
+            None => 0,
+        };
+        Ok(ClassFile {
+            minor_version: 0,
+            major_version,
+            constant_pool,
+            access_flags,
+            this_class,
+            super_class,
+            interfaces: vec![],
+            fields: vec![],
+            methods: vec![],
+            attributes: vec![],
         })
+    }
+
+    /// Appends a field without attributes.
+    pub fn add_field(&mut self, access_flags: u16, name: &str, descriptor: &str) -> Result<()> {
+        let name_index = self.constant_pool.add_utf8(name.as_bytes())?;
+        let descriptor_index = self.constant_pool.add_utf8(descriptor.as_bytes())?;
+        self.fields.push(Member { access_flags, name_index, descriptor_index, attributes: vec![] });
+        Ok(())
+    }
+
+    /// Appends a method, with a Code attribute when `code` is given; returns its index.
+    pub fn add_method(&mut self, access_flags: u16, name: &str, descriptor: &str, code: Option<Code>) -> Result<usize> {
+        let name_index = self.constant_pool.add_utf8(name.as_bytes())?;
+        let descriptor_index = self.constant_pool.add_utf8(descriptor.as_bytes())?;
+        let mut attributes = vec![];
+        if let Some(c) = code {
+            attributes.push(Attribute { name_index: self.constant_pool.add_utf8(b"Code")?, info: AttributeInfo::Code(c) });
+        }
+        self.methods.push(Member { access_flags, name_index, descriptor_index, attributes });
+        Ok(self.methods.len() - 1)
     }
 }
