@@ -314,3 +314,42 @@ fn widened_branches_get_frames_and_verify() {
     // two int[] literals in main + one array per case taken (1, 700, 1499)
     assert_eq!(new_arrays, 2 + 3);
 }
+
+/// The generated Tracker class verifies, and a program instrumented against
+/// it runs unchanged while `engaged` is 0 (the natives are never reached,
+/// so they need not be bound).
+#[test]
+fn generated_tracker_class_verifies_and_is_inert_until_engaged() {
+    let name = "hprof/gen/Tracker";
+    let dir = support::scratch("bci_gen_tracker");
+    let (classes, rewritten) = (dir.join("classes"), dir.join("rewritten"));
+    let fx = support::fixtures();
+    let sources: Vec<_> = ["Main", "Shape", "Square"].iter().map(|n| fx.join("bcifix").join(format!("{n}.java"))).collect();
+    support::javac(&[], &sources, &classes);
+    let (ok, plain, err) = support::java(&["-cp", classes.to_str().unwrap(), "bcifix.Main"]);
+    assert!(ok, "{err}");
+
+    for (i, rel) in support::class_files(&classes).iter().enumerate() {
+        let bytes = std::fs::read(classes.join(rel)).unwrap();
+        let mut cfg = InjectConfig::new(name, CNUM_BASE + i as u32);
+        cfg.call_sites = true;
+        cfg.object_tracking = true;
+        let out = inject(&bytes, &cfg).unwrap();
+        let target = rewritten.join(rel);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, out.new_bytes.as_deref().unwrap_or(&bytes)).unwrap();
+    }
+    let tracker = rewritten.join("hprof/gen/Tracker.class");
+    std::fs::create_dir_all(tracker.parent().unwrap()).unwrap();
+    std::fs::write(&tracker, hprof_rs::bci::tracker_class_bytes(name).unwrap()).unwrap();
+    let (ok, out, err) = support::java(&[
+        "-Xverify:all",
+        "-Xlog:class+init=info:stdout",
+        "-cp",
+        rewritten.to_str().unwrap(),
+        "bcifix.Main",
+    ]);
+    assert!(ok, "{err}\n{out}");
+    assert!(out.contains("End class verification for: hprof.gen.Tracker"));
+    assert_eq!(result_line(&out), result_line(&plain));
+}
