@@ -23,8 +23,10 @@ use crate::bci::stackmap::StackMapFrame;
 /// Name of the static int field the agent flips with SetStaticIntField.
 pub const ENGAGED_FIELD: &str = "engaged";
 
-/// (entry point, native name, native descriptor, argument loads).
-const ENTRIES: [((&str, &str), &str, &str, &[u8]); 4] = [
+/// An entry point: (name, descriptor), native name, native descriptor, argument loads.
+type Entry = ((&'static str, &'static str), &'static str, &'static str, &'static [u8]);
+
+const ENTRIES: [Entry; 4] = [
     (OBJECT_INIT, "nativeObjectInit", "(Ljava/lang/Object;Ljava/lang/Object;)V", &[op::ALOAD_0]),
     (NEW_ARRAY, "nativeNewArray", "(Ljava/lang/Object;Ljava/lang/Object;)V", &[op::ALOAD_0]),
     (CALL_SITE, "nativeCallSite", "(Ljava/lang/Object;II)V", &[0x1a, 0x1b]),

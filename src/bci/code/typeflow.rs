@@ -254,7 +254,7 @@ impl Sim<'_> {
                 };
                 self.push(t)
             }
-            0x36..=0x3a | 0x3b..=0x4e => {
+            0x36..=0x4e => {
                 let (kind, n) = if opc <= 0x3a {
                     ((opc - 0x36) as usize, insn.local_index(code) as usize)
                 } else {
