@@ -9,6 +9,7 @@ use crate::bci::classfile::constant_pool::{decode_mutf8, ConstantPool};
 use crate::bci::classfile::{ClassFile, ACC_ABSTRACT, ACC_INTERFACE, ACC_MODULE, ACC_NATIVE, ACC_STATIC};
 use crate::bci::code::instructions::{decode_all, is_return, op, Insn};
 use crate::bci::code::relocate::{relocate, Insertion, Relocation};
+use crate::bci::code::type_annotations::relocate_type_annotations;
 use crate::bci::code::typeflow::{frame_after, initial_locals};
 use crate::bci::errors::{BciError, Result};
 use crate::bci::stackmap::{compress, expand, Frame, VType};
@@ -391,6 +392,11 @@ fn rewrite_code(
             }
             AttributeInfo::Raw(_) if name == b"StackMapTable" || name == b"StackMap" => {
                 return Err(BciError::BadStackMap(format!("{} attribute not decodable", String::from_utf8_lossy(&name))))
+            }
+            AttributeInfo::Raw(body)
+                if name == b"RuntimeVisibleTypeAnnotations" || name == b"RuntimeInvisibleTypeAnnotations" =>
+            {
+                AttributeInfo::Raw(relocate_type_annotations(body, &r)?)
             }
             other => other.clone(),
         };

@@ -2,4 +2,5 @@
 
 pub mod instructions;
 pub mod relocate;
+pub mod type_annotations;
 pub mod typeflow;
