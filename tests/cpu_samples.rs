@@ -160,3 +160,21 @@ fn verbose_n_is_quiet() {
     assert_eq!(rep.cpu.len(), 1);
     assert!(!err.contains("Dumping"), "{err}");
 }
+
+#[test]
+fn cutoff_drops_rows_below_the_ratio() {
+    let (rep, _) = run_text("cutoff", "cpu=samples,interval=5,cutoff=0.05", "CpuSplit", &["1.5"]);
+    let cpu = &rep.cpu[0];
+    assert!(!cpu.rows.is_empty());
+    for r in &cpu.rows {
+        assert!(r.count as f64 / cpu.total as f64 >= 0.05, "row below the cutoff: {r:?}");
+    }
+    // The work methods are above 5%; the long tail of one-sample traces is not printed.
+    let methods: Vec<&str> = cpu.rows.iter().map(|r| r.method.as_str()).collect();
+    assert!(methods.contains(&"CpuSplit.work60") && methods.contains(&"CpuSplit.work30"), "{methods:?}");
+    let rows_sum: u64 = cpu.rows.iter().map(|r| r.count as u64).sum();
+    assert!(rows_sum <= cpu.total);
+    // Only the printed rows' traces were written before the section.
+    let needed: std::collections::HashSet<u32> = cpu.rows.iter().map(|r| r.trace).collect();
+    assert!(rep.traces.keys().all(|t| needed.contains(t)), "unlisted traces printed: {:?}", rep.trace_order);
+}
