@@ -178,3 +178,57 @@ fn cutoff_drops_rows_below_the_ratio() {
     let needed: std::collections::HashSet<u32> = cpu.rows.iter().map(|r| r.trace).collect();
     assert!(rep.traces.keys().all(|t| needed.contains(t)), "unlisted traces printed: {:?}", rep.trace_order);
 }
+
+#[test]
+fn thread_churn_under_fast_sampling_announces_every_thread_once() {
+    let (rep, _) = run_text("churn", "cpu=samples,interval=1", "ThreadChurn", &["1000"]);
+    let churn: Vec<_> = rep.thread_starts.iter().filter(|t| t.name.starts_with("churn-")).collect();
+    assert_eq!(churn.len(), 1000, "one THREAD START per worker");
+    let mut ids: Vec<u32> = churn.iter().map(|t| t.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 1000, "distinct serials");
+    for id in &ids {
+        assert!(rep.thread_ends.contains(id), "THREAD END for {id}");
+    }
+    assert_eq!(rep.cpu.len(), 1);
+}
+
+#[test]
+fn jcmd_data_dump_triggers_a_report() {
+    let dir = common::scratch("jcmd_dump");
+    let marker = dir.join("stop");
+    let agent = format!("-agentpath:{}=cpu=samples,interval=5,file=out.txt,doe=n", common::agent_path().display());
+    let mut child = std::process::Command::new(common::java())
+        .current_dir(&dir)
+        .arg(&agent)
+        .arg("-cp").arg(common::fixture_classes())
+        .arg("WaitForSignal").arg(&marker).arg("60")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let out = std::process::Command::new(common::jdk_home().join("bin/jcmd"))
+        .arg(child.id().to_string())
+        .arg("JVMTI.data_dump")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "jcmd: {}", common::stderr(&out));
+    // The dump is written by the time jcmd returns? Not necessarily: wait
+    // until the section shows up, then let the program finish.
+    let path = dir.join("out.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&path).unwrap_or_default().contains("CPU SAMPLES END") {
+        assert!(std::time::Instant::now() < deadline, "no report after jcmd JVMTI.data_dump");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::fs::write(&marker, b"").unwrap();
+    assert!(child.wait().unwrap().success());
+    let rep = ascii::parse(&std::fs::read_to_string(&path).unwrap());
+    // doe=n: only the requested report, none at exit.
+    assert_eq!(rep.cpu.len(), 1);
+    assert!(rep.cpu[0].rows.iter().any(|r| r.method == "WaitForSignal.busy"));
+}
