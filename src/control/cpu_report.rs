@@ -29,12 +29,10 @@ pub fn write(agent: &Agent, cutoff: f64) {
     let total: u64 = captured.iter().map(|c| c.cost).sum();
     captured.retain(|c| c.hits > 0);
 
-    // Rows carry the top frame; resolve them to owned traces up front.
+    // Rows carry the top frame; resolve them to owned traces up front so
+    // the report can be rebuilt (borrowing them) on the writer thread.
     let owned: Vec<OwnedTrace> = captured.iter().map(|c| trace_info::owned(agent, &c.trace)).collect();
-    let report_for = |owned: &'_ [OwnedTrace]| -> Vec<(u32, u32, u64)> {
-        owned.iter().zip(&captured).map(|(o, c)| (o.serial, c.hits, c.cost)).collect()
-    };
-    let rows_data = report_for(&owned);
+    let rows_data: Vec<(u32, u32, u64)> = captured.iter().map(|c| (c.trace.serial, c.hits, c.cost)).collect();
 
     // Which rows survive sorting and cutoff decides which traces print.
     let selected_serials: Vec<u32> = {
