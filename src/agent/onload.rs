@@ -87,7 +87,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples"
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=dump"
         ));
     }
 
@@ -99,6 +99,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
             crate::jvmti::sys::JVMTI_VERSION_1_2
         )),
     };
+    crate::jvmti::jni::set_vm(vm);
     check_version(jvmti);
     add_capabilities(jvmti, &opts);
 
@@ -140,8 +141,6 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
 fn unavailable_profile(o: &Options) -> Option<&'static str> {
     if o.heap_dump && o.heap_sites {
         Some("heap=all (heap dump and allocation sites)")
-    } else if o.heap_dump {
-        Some("heap=dump")
     } else if o.heap_sites {
         Some("heap=sites")
     } else if o.cpu_times {

@@ -8,12 +8,16 @@ use std::sync::atomic::Ordering;
 
 /// Run a full dump unless one is already running (a request arriving during
 /// a dump is ignored, as in the original).
-pub fn full_dump(agent: &Agent, _jni: *mut JNIEnv) {
+pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
     if agent.dumping.swap(true, Ordering::AcqRel) {
         return;
     }
     let verbose = agent.opts.verbose;
     diag::verbose(verbose, "Dumping");
+    if agent.opts.heap_dump {
+        diag::verbose(verbose, " Java heap ...");
+        super::heap_dump::write(agent, jni);
+    }
     if agent.opts.cpu_samples {
         diag::verbose(verbose, " CPU usage by sampling running threads ...");
         super::cpu_report::write(agent, agent.opts.cutoff);

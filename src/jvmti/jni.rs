@@ -87,3 +87,45 @@ pub fn with_local_frame<R>(raw: *mut JNIEnv, capacity: i32, f: impl FnOnce() -> 
     }
     r
 }
+
+/// The process's JavaVM, stored at Agent_OnLoad so threads that receive no
+/// JNIEnv with their event (DataDumpRequest) can get theirs.
+static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+pub fn set_vm(vm: *mut super::sys::JavaVM) {
+    VM.store(vm, std::sync::atomic::Ordering::Release);
+}
+
+/// The JNIEnv of the current thread if the VM knows it (null otherwise).
+pub fn current_env() -> *mut JNIEnv {
+    let vm = VM.load(std::sync::atomic::Ordering::Acquire);
+    if vm.is_null() {
+        return std::ptr::null_mut();
+    }
+    let mut env: *mut std::ffi::c_void = std::ptr::null_mut();
+    // SAFETY: vm is the live JavaVM handed to Agent_OnLoad (valid for the
+    // process); GetEnv only writes the env pointer for the calling thread.
+    let rc = unsafe {
+        match (**vm).GetEnv {
+            Some(get_env) => get_env(vm, &mut env, jni::sys::JNI_VERSION_1_6),
+            None => -1,
+        }
+    };
+    if rc == 0 { env as *mut JNIEnv } else { std::ptr::null_mut() }
+}
+
+/// Superclass of a class as a local reference (null for java.lang.Object,
+/// interfaces and primitive types).
+pub fn superclass(raw: *mut JNIEnv, klass: super::sys::jclass) -> super::sys::jclass {
+    let Some(mut env) = env(raw) else { return std::ptr::null_mut() };
+    // SAFETY: klass is a live class reference on this thread; the wrapper
+    // borrows it and must not delete it.
+    let k = unsafe { jni::objects::JClass::from_raw(klass) };
+    let r = match env.get_superclass(&k) {
+        Ok(Some(s)) => s.into_raw(),
+        _ => std::ptr::null_mut(),
+    };
+    clear(&mut env);
+    std::mem::forget(k);
+    r
+}

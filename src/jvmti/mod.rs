@@ -5,6 +5,7 @@
 
 pub mod callbacks;
 pub mod env;
+pub mod heap;
 pub mod jni;
 pub mod memory;
 pub mod sys;
