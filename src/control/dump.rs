@@ -14,11 +14,16 @@ pub fn full_dump(agent: &Agent, _jni: *mut JNIEnv) {
     }
     let verbose = agent.opts.verbose;
     diag::verbose(verbose, "Dumping");
+    if agent.opts.monitor {
+        diag::verbose(verbose, " contended monitor usage ...");
+        super::monitor_report::write(agent, _jni);
+    }
     if agent.opts.cpu_samples {
         diag::verbose(verbose, " CPU usage by sampling running threads ...");
         super::cpu_report::write(agent, agent.opts.cutoff);
     }
     agent.tables.traces.reset_costs();
+    crate::profile::monitors::state().reset_times();
     agent.out.flush();
     diag::verbose(verbose, " done.\n");
     agent.dumping.store(false, Ordering::Release);

@@ -87,3 +87,49 @@ pub fn with_local_frame<R>(raw: *mut JNIEnv, capacity: i32, f: impl FnOnce() -> 
     }
     r
 }
+
+/// The class of `obj` as a local reference (JNI GetObjectClass).
+pub fn object_class(raw: *mut JNIEnv, obj: jobject) -> Option<jni::sys::jclass> {
+    if obj.is_null() {
+        return None;
+    }
+    let env = env(raw)?;
+    // SAFETY: obj is a live local or global reference on this thread,
+    // borrowed for the call (forgotten below, never deleted here).
+    let o = unsafe { JObject::from_raw(obj) };
+    let k = env.get_object_class(&o).ok().map(|k| k.into_raw());
+    std::mem::forget(o);
+    k
+}
+
+static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// Remember the JavaVM (Agent_OnLoad) so callbacks that get no JNIEnv
+/// (DataDumpRequest) can fetch the current thread's.
+pub fn remember_vm(vm: *mut super::sys::JavaVM) {
+    VM.store(vm, std::sync::atomic::Ordering::Release);
+}
+
+/// The JNIEnv of the current thread, or null if the thread is not attached
+/// to the VM (or no VM was remembered).
+pub fn current_env() -> *mut JNIEnv {
+    const JNI_VERSION_1_6: i32 = 0x0001_0006;
+    let vm = VM.load(std::sync::atomic::Ordering::Acquire);
+    if vm.is_null() {
+        return std::ptr::null_mut();
+    }
+    let mut env: *mut std::os::raw::c_void = std::ptr::null_mut();
+    // SAFETY: vm is the JavaVM handed to Agent_OnLoad, valid for the life of
+    // the process; GetEnv only writes the env pointer for this thread.
+    let rc = unsafe {
+        match (**vm).GetEnv {
+            Some(get_env) => get_env(vm, &mut env, JNI_VERSION_1_6),
+            None => -1,
+        }
+    };
+    if rc == 0 {
+        env as *mut JNIEnv
+    } else {
+        std::ptr::null_mut()
+    }
+}
