@@ -17,6 +17,10 @@ import java.util.concurrent.CountDownLatch;
  *      notifies, then untimed until main notifies it ~200 ms later. Prints
  *      "timed_wait_ms N" and "notified_wait_ms N" as measured by the waiter.
  *
+ * Usage: Contention hammer <threads> <iterations>
+ *   Benchmark load: each thread takes HotLock <iterations> times around a
+ *   short computation, so entries are often contended.
+ *
  * Usage: Contention hold <marker-file> [<second-marker>]
  *   "waiter" waits on HotLock (untimed), then "holder" owns HotLock and
  *   "blocked" is blocked entering it; prints "ready" and keeps that state
@@ -52,7 +56,9 @@ public class Contention {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args[0].equals("hold")) {
+        if (args[0].equals("hammer")) {
+            hammer(Integer.parseInt(args[1]), Long.parseLong(args[2]));
+        } else if (args[0].equals("hold")) {
             hold(Paths.get(args[1]), args.length > 2 ? Paths.get(args[2]) : null);
         } else {
             measure(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Long.parseLong(args[3]));
@@ -140,6 +146,29 @@ public class Contention {
         waiter.join();
         System.out.println("timed_wait_ms " + waits[0] / 1_000_000);
         System.out.println("notified_wait_ms " + waits[1] / 1_000_000);
+    }
+
+    /** Benchmark load: threads fight over HotLock with short critical sections. */
+    static void hammer(int threads, long iterations) throws Exception {
+        Thread[] ts = new Thread[threads];
+        for (int t = 0; t < threads; t++) {
+            ts[t] = new Thread(() -> {
+                long x = 1;
+                for (long i = 0; i < iterations; i++) {
+                    synchronized (hot) {
+                        for (int k = 0; k < 50; k++) {
+                            x = x * 6364136223846793005L + 1442695040888963407L;
+                        }
+                        sink += x;
+                    }
+                }
+            }, "hammer-" + t);
+            ts[t].start();
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        System.out.println("sink " + sink);
     }
 
     static void hold(Path marker, Path then) throws Exception {
