@@ -65,7 +65,37 @@ public class Contention {
         }
     }
 
+    /**
+     * Run the JDK code the measured phase uses (latch parking and wake-up,
+     * thread states) once in two threads first, so the JDK's own lazy set-up
+     * (e.g. VarHandle linkage behind the latches) cannot contend on JDK
+     * internal monitors during the measurement.
+     */
+    static void warmUp() throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(2);
+        Runnable r = () -> {
+            try {
+                go.await();
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+            done.countDown();
+        };
+        Thread a = new Thread(r, "warm-a");
+        Thread b = new Thread(r, "warm-b");
+        a.start();
+        b.start();
+        awaitState(a, Thread.State.WAITING);
+        awaitState(b, Thread.State.WAITING);
+        go.countDown();
+        done.await();
+        a.join();
+        b.join();
+    }
+
     static void measure(int workers, int rounds, long holdMs) throws Exception {
+        warmUp();
         for (int i = 0; i < 100_000; i++) {
             synchronized (quiet) {
                 sink++;
