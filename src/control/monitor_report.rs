@@ -108,23 +108,11 @@ fn collect(agent: &Agent, jni: *mut JNIEnv) -> (Vec<MonitorThread>, Vec<OwnedMon
             let Ok(usage) = j.monitor_usage(obj) else { continue };
             let Some(class) = monitors::object_class(agent, jni, obj) else { continue };
             let owner = if usage.owner.is_null() { 0 } else { monitors::thread_serial(agent, jni, usage.owner) };
-            // HotSpot before JDK 23 mixes the two lists (waiters also holds
-            // threads in Object.wait()); sort every listed thread by its own
-            // state so all JDKs print the same thing.
-            let mut enter = Vec::new();
-            let mut notify = Vec::new();
-            for &w in usage.waiters.iter().chain(usage.notify_waiters.iter()) {
+            let listed = usage.waiters.iter().chain(usage.notify_waiters.iter()).map(|&w| {
                 let s = monitors::thread_serial(agent, jni, w);
-                if enter.contains(&s) || notify.contains(&s) {
-                    continue;
-                }
-                let st = states.get(&s).copied().unwrap_or_else(|| j.thread_state(w).unwrap_or(0));
-                if st & thread_state::BLOCKED_ON_MONITOR_ENTER != 0 {
-                    enter.push(s);
-                } else {
-                    notify.push(s);
-                }
-            }
+                (s, states.get(&s).copied().unwrap_or_else(|| j.thread_state(w).unwrap_or(0)))
+            });
+            let (enter, notify) = classify_waiters(listed);
             owned.push(OwnedMonitor {
                 class,
                 owner,
@@ -137,10 +125,41 @@ fn collect(agent: &Agent, jni: *mut JNIEnv) -> (Vec<MonitorThread>, Vec<OwnedMon
     (lines, owned)
 }
 
+/// Split the threads GetObjectMonitorUsage lists (both lists, as (serial,
+/// JVMTI state)) into "waiting to enter" and "waiting to be notified".
+/// HotSpot before JDK 23 mixes the lists (its waiters also hold threads in
+/// Object.wait()), so each thread is filed by its own state, once, and all
+/// JDKs print the same thing.
+fn classify_waiters(listed: impl IntoIterator<Item = (u32, i32)>) -> (Vec<u32>, Vec<u32>) {
+    let mut enter = Vec::new();
+    let mut notify = Vec::new();
+    for (s, state) in listed {
+        if enter.contains(&s) || notify.contains(&s) {
+            continue;
+        }
+        if state & thread_state::BLOCKED_ON_MONITOR_ENTER != 0 {
+            enter.push(s);
+        } else {
+            notify.push(s);
+        }
+    }
+    (enter, notify)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format::{AsciiFormat, AsciiOptions, ProfileFormat, Stamp};
+
+    #[test]
+    fn waiters_are_filed_by_state_once() {
+        const BLOCKED: i32 = 0x0401; // alive + blocked on monitor enter
+        const WAITING: i32 = 0x0191; // alive + waiting indefinitely + in Object.wait
+        // Pre-JDK-23 shape: the waiter in Object.wait() is in both lists.
+        let listed = [(200_006, BLOCKED), (200_004, WAITING), (200_004, WAITING), (200_007, BLOCKED)];
+        assert_eq!(classify_waiters(listed), (vec![200_006, 200_007], vec![200_004]));
+        assert_eq!(classify_waiters([]), (vec![], vec![]));
+    }
 
     #[test]
     fn monitor_time_reports_real_milliseconds() {
