@@ -95,11 +95,9 @@ pub fn object_class(raw: *mut JNIEnv, obj: jobject) -> Option<jni::sys::jclass> 
     }
     let env = env(raw)?;
     // SAFETY: obj is a live local or global reference on this thread,
-    // borrowed for the call (forgotten below, never deleted here).
+    // borrowed for the call (JObject has no Drop: nothing deletes it).
     let o = unsafe { JObject::from_raw(obj) };
-    let k = env.get_object_class(&o).ok().map(|k| k.into_raw());
-    std::mem::forget(o);
-    k
+    env.get_object_class(&o).ok().map(|k| k.into_raw())
 }
 
 static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
