@@ -21,7 +21,7 @@ fn run_binary(name: &str, jvm_args: &[&str], opts: &str, main: &str, args: &[&st
 
 #[test]
 fn cpu_samples_stream_is_complete_and_consistent() {
-    let (p, bytes) = run_binary("bin_cpu", &[], "cpu=samples,interval=10,depth=5", "CpuSplit", &["2"]);
+    let (p, bytes) = run_binary("bin_cpu", &[], "cpu=samples,interval=2,depth=5", "CpuSplit", &["3"]);
     assert_eq!(p.header.id_size, 4, "4-byte IDs as the original");
     // CONTROL SETTINGS right after the header: cpu sampling bit, depth 5.
     assert_eq!(p.records[0].tag, 0x0E);

@@ -2,7 +2,8 @@
 //! the profiles.
 
 use super::{agent, classes, lifecycle, threads};
-use crate::jvmti::sys::{jclass, jthread, JNIEnv};
+use crate::jvmti::sys::{jclass, jobject, jthread, JNIEnv};
+use crate::profile::monitors;
 use crate::jvmti::EventHandler;
 
 pub struct Handler;
@@ -38,6 +39,30 @@ impl EventHandler for Handler {
         let serial = threads::known_serial(a, thread).unwrap_or(0);
         let trace = super::stacks::thread_trace(a, std::ptr::null_mut(), serial).unwrap_or(a.system_trace());
         classes::ensure(a, klass, trace);
+    }
+
+    fn monitor_contended_enter(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        monitors::contended_enter(a, jni, thread, obj);
+    }
+
+    /// Runs while the thread already owns the monitor: no gate, no lookup
+    /// (only the thread's own slot and two atomic adds).
+    fn monitor_contended_entered(&self, _jni: *mut JNIEnv, _thread: jthread, _obj: jobject) {
+        monitors::contended_entered();
+    }
+
+    fn monitor_wait(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        monitors::wait(a, jni, thread, obj, timeout_ms);
+    }
+
+    fn monitor_waited(&self, _jni: *mut JNIEnv, _thread: jthread, _obj: jobject, _timed_out: bool) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        monitors::waited(a);
     }
 
     fn data_dump_request(&self) {

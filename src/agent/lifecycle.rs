@@ -48,6 +48,9 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
             diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
         }
     }
+    if agent.opts.monitor {
+        crate::profile::monitors::enable(agent);
+    }
     agent.vm_initialised.store(true, Ordering::Release);
     super::debug::log(agent, "VM init done");
     super::debug::dump_tables(agent, "VM init");
@@ -64,6 +67,9 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
     let j = agent.jvmti;
     for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
         let _ = j.set_event_mode(false, ev);
+    }
+    if agent.opts.monitor {
+        crate::profile::monitors::disable(agent);
     }
     agent.out.stop();
     super::debug::dump_tables(agent, "VM death");

@@ -87,7 +87,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=dump"
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=dump, monitor=y"
         ));
     }
 
@@ -147,8 +147,6 @@ fn unavailable_profile(o: &Options) -> Option<&'static str> {
         Some("cpu=times")
     } else if o.cpu_old {
         Some("cpu=old")
-    } else if o.monitor {
-        Some("monitor=y")
     } else {
         None
     }
@@ -168,13 +166,18 @@ fn check_version(jvmti: Jvmti) {
     }
 }
 
-fn add_capabilities(jvmti: Jvmti, _opts: &Options) {
+fn add_capabilities(jvmti: Jvmti, opts: &Options) {
     let Ok(potential) = jvmti.potential_capabilities() else {
         startup_error("Unable to get potential JVMTI capabilities.");
     };
     let mut need = jvmtiCapabilities::default();
     for c in [cap::CAN_TAG_OBJECTS, cap::CAN_GENERATE_GARBAGE_COLLECTION_EVENTS] {
         need.set(c);
+    }
+    if opts.monitor {
+        for c in crate::profile::monitors::CAPABILITIES {
+            need.set(c);
+        }
     }
     // Nice to have: frames print <Unknown Source>/Unknown line without them.
     for c in [cap::CAN_GET_SOURCE_FILE_NAME, cap::CAN_GET_LINE_NUMBERS] {

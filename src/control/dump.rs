@@ -14,6 +14,10 @@ pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
     }
     let verbose = agent.opts.verbose;
     diag::verbose(verbose, "Dumping");
+    if agent.opts.monitor {
+        diag::verbose(verbose, " contended monitor usage ...");
+        super::monitor_report::write(agent, jni);
+    }
     if agent.opts.heap_dump {
         diag::verbose(verbose, " Java heap ...");
         super::heap_dump::write(agent, jni);
@@ -23,6 +27,7 @@ pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
         super::cpu_report::write(agent, agent.opts.cutoff);
     }
     agent.tables.traces.reset_costs();
+    crate::profile::monitors::state().reset_times();
     agent.out.flush();
     diag::verbose(verbose, " done.\n");
     agent.dumping.store(false, Ordering::Release);

@@ -4,4 +4,5 @@
 pub mod cpu_report;
 pub mod dump;
 pub mod heap_dump;
+pub mod monitor_report;
 pub mod trace_info;

@@ -383,6 +383,52 @@ impl Jvmti {
     }
 }
 
+// ---- monitors (monitor=y) ----------------------------------------------------
+
+/// Result of GetObjectMonitorUsage. `owner` is a local reference (or null);
+/// the thread lists are JVMTI allocations of local references, released on
+/// drop.
+pub struct MonitorUsage {
+    pub owner: jthread,
+    pub entry_count: i32,
+    /// Threads waiting to own the monitor (before JDK 23 HotSpot also lists
+    /// the threads waiting in `Object.wait()` here).
+    pub waiters: JvmtiArray<jthread>,
+    /// Threads waiting to be notified (before JDK 23 possibly also threads
+    /// re-entering after a notify).
+    pub notify_waiters: JvmtiArray<jthread>,
+}
+
+impl Jvmti {
+    /// Monitors owned by `thread` (local references). Needs
+    /// can_get_owned_monitor_info.
+    pub fn owned_monitors(&self, thread: jthread) -> JResult<JvmtiArray<jobject>> {
+        let mut count: jint = 0;
+        let mut objs: *mut jobject = ptr::null_mut();
+        call!(self, GetOwnedMonitorInfo, thread, &mut count, &mut objs)?;
+        // SAFETY: on success `objs` is a JVMTI allocation holding `count`
+        // local references, handed over to us.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, objs, count) })
+    }
+
+    /// Owner, entry count and waiting threads of `obj`'s monitor. Needs
+    /// can_get_monitor_info.
+    pub fn monitor_usage(&self, obj: jobject) -> JResult<MonitorUsage> {
+        // SAFETY: all-zero is a valid jvmtiMonitorUsage (null pointers, zero counts).
+        let mut u: jvmtiMonitorUsage = unsafe { std::mem::zeroed() };
+        call!(self, GetObjectMonitorUsage, obj, &mut u)?;
+        // SAFETY: on success both lists are JVMTI allocations (or null) of
+        // the stated number of local references, owned by the caller.
+        let (waiters, notify_waiters) = unsafe {
+            (
+                JvmtiArray::from_raw(self.env, u.waiters, u.waiter_count),
+                JvmtiArray::from_raw(self.env, u.notify_waiters, u.notify_waiter_count),
+            )
+        };
+        Ok(MonitorUsage { owner: u.owner, entry_count: u.entry_count, waiters, notify_waiters })
+    }
+}
+
 #[derive(Debug)]
 pub struct ThreadInfo {
     pub name: Option<String>,

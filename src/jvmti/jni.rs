@@ -88,6 +88,18 @@ pub fn with_local_frame<R>(raw: *mut JNIEnv, capacity: i32, f: impl FnOnce() -> 
     r
 }
 
+/// The class of `obj` as a local reference (JNI GetObjectClass).
+pub fn object_class(raw: *mut JNIEnv, obj: jobject) -> Option<jni::sys::jclass> {
+    if obj.is_null() {
+        return None;
+    }
+    let env = env(raw)?;
+    // SAFETY: obj is a live local or global reference on this thread,
+    // borrowed for the call (JObject has no Drop: nothing deletes it).
+    let o = unsafe { JObject::from_raw(obj) };
+    env.get_object_class(&o).ok().map(|k| k.into_raw())
+}
+
 /// The process's JavaVM, stored at Agent_OnLoad so threads that receive no
 /// JNIEnv with their event (DataDumpRequest) can get theirs.
 static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());

@@ -11,4 +11,4 @@ pub mod memory;
 pub mod sys;
 
 pub use callbacks::EventHandler;
-pub use env::{JResult, Jvmti, JvmtiError, RawMonitor, StackInfos};
+pub use env::{JResult, Jvmti, JvmtiError, MonitorUsage, RawMonitor, StackInfos};

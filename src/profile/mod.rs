@@ -2,3 +2,4 @@
 //! profile that is off enables nothing and costs nothing.
 pub mod cpu_samples;
 pub mod heap_dump;
+pub mod monitors;
