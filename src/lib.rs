@@ -15,3 +15,4 @@ pub mod sink;
 pub mod agent;
 pub mod control;
 pub mod profile;
+pub mod net;
