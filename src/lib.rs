@@ -16,3 +16,4 @@ pub mod agent;
 pub mod control;
 pub mod profile;
 pub mod net;
+pub mod cli;
