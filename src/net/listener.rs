@@ -59,6 +59,9 @@ pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
     agent.net.running.store(true, Ordering::Release);
     let r = agent.jvmti.run_agent_thread(thread, listener_main, std::ptr::null_mut(), crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY);
     crate::jvmti::jni::delete_local_ref(jni, thread);
+    // The front-end sees the header (and CONTROL SETTINGS) at once rather
+    // than when the first 64 KiB of output have accumulated.
+    agent.out.flush();
     r.map_err(|e| {
         agent.net.running.store(false, Ordering::Release);
         e.to_string()
@@ -116,7 +119,9 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 }
             }
             Err(CommandError::Closed) => {
-                crate::diag::verbose(verbose, "HPROF: front-end closed the command stream; listener stopped\n");
+                if !agent.net.stop.load(Ordering::Acquire) {
+                    crate::diag::verbose(verbose, "HPROF: front-end closed the command stream; listener stopped\n");
+                }
                 return;
             }
             Err(e @ CommandError::Io(_)) if agent.net.stop.load(Ordering::Acquire) => {
