@@ -7,10 +7,16 @@ use super::CliResult;
 use crate::reader::{histogram_with, HistoEntry, HprofReader, ShallowSizeModel};
 
 pub fn run(path: &str, uncompressed_oops: bool) -> CliResult<String> {
-    let input = super::progress::open(path)?;
-    let reader = HprofReader::new(input).map_err(|e| format!("{path}: {e}"))?;
     let model = if uncompressed_oops { ShallowSizeModel::UNCOMPRESSED_64 } else { ShallowSizeModel::COMPRESSED_OOPS };
-    let rows = histogram_with(reader, &model).map_err(|e| format!("{path}: {e}"))?;
+    let rows = match super::histo_fast::histogram(path, &model).map_err(|e| format!("{path}: {e}"))? {
+        Some(rows) => rows,
+        // gzip: the streaming reader decompresses on the fly.
+        None => {
+            let input = super::progress::open(path)?;
+            let reader = HprofReader::new(input).map_err(|e| format!("{path}: {e}"))?;
+            histogram_with(reader, &model).map_err(|e| format!("{path}: {e}"))?
+        }
+    };
     if rows.is_empty() {
         return Err(format!("{path}: no heap dump in the file"));
     }

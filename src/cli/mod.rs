@@ -5,6 +5,7 @@
 
 pub mod flame;
 pub mod histo;
+pub mod histo_fast;
 pub mod listen;
 pub mod print;
 pub mod progress;

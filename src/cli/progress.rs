@@ -23,6 +23,15 @@ impl<R: Read> Progress<R> {
         Progress { inner, what: what.to_string(), total, done: 0, next_report, started: Instant::now() }
     }
 
+    /// Count bytes consumed without going through `read` (skips, seeks).
+    pub fn add(&mut self, n: u64) {
+        self.done += n;
+        if self.done >= self.next_report {
+            eprintln!("{}: {:3}% ({} of {} MiB)", self.what, self.done * 100 / self.total.max(1), self.done >> 20, self.total >> 20);
+            self.next_report = self.done + self.total / 20;
+        }
+    }
+
     pub fn finish(&self) {
         if self.total >= QUIET_BELOW {
             eprintln!("{}: {} MiB read in {:.2} s", self.what, self.done >> 20, self.started.elapsed().as_secs_f64());
@@ -33,11 +42,7 @@ impl<R: Read> Progress<R> {
 impl<R: Read> Read for Progress<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.done += n as u64;
-        if self.done >= self.next_report {
-            eprintln!("{}: {:3}% ({} of {} MiB)", self.what, self.done * 100 / self.total.max(1), self.done >> 20, self.total >> 20);
-            self.next_report = self.done + self.total / 20;
-        }
+        self.add(n as u64);
         Ok(n)
     }
 }
