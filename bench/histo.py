@@ -5,7 +5,7 @@ Makes the dump with java-fixtures/HoldObjects.java (scale 3000: 9 M small
 objects, 2.1 M objects with byte arrays, 120 k int[1000]) and
 `jcmd GC.heap_dump`, reads it once to warm the page cache, then times
 `hprof-rs histo` in >= 5 runs. If `hprof-slurp` is available (PATH or
-$HPROF_SLURP; e.g. `cargo install hprof-slurp --root /some/scratch/dir`), it
+$HPROF_SLURP; e.g. `cargo install hprof-slurp --root <scratch dir>`), it
 runs interleaved with ours on the same file and the ratio of medians
 (hprof-rs / hprof-slurp) is printed. The dump is deleted afterwards.
 
@@ -54,7 +54,7 @@ def main():
         slurp = os.environ.get("HPROF_SLURP") or shutil.which("hprof-slurp")
         if slurp:
             ratio = harness.compare("histo (baseline = hprof-slurp, 'agent' = hprof-rs histo)",
-                                    [slurp, "-i", dump], ours, runs, work)
+                                    [slurp, dump], ours, runs, work)
             print(f"hprof-rs histo / hprof-slurp = {ratio:.3f} (target <= 1.0)")
         else:
             harness.timed(ours, work)
