@@ -15,3 +15,5 @@ pub mod sink;
 pub mod agent;
 pub mod control;
 pub mod profile;
+pub mod net;
+pub mod cli;

@@ -42,6 +42,11 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
             diag::error(&format!("cannot start the cpu sampling thread: {e}"));
         }
     }
+    if agent.opts.net.is_some() {
+        if let Err(e) = crate::net::listener::start(agent, jni) {
+            diag::error(&format!("cannot start the listener thread: {e}"));
+        }
+    }
     let j = agent.jvmti;
     for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
         if let Err(e) = j.set_event_mode(true, ev) {
@@ -64,6 +69,7 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
     if agent.opts.doe && !agent.dumping.load(Ordering::Acquire) {
         crate::control::dump::full_dump(agent, jni);
     }
+    crate::net::listener::stop(agent);
     let j = agent.jvmti;
     for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
         let _ = j.set_event_mode(false, ev);
@@ -72,5 +78,6 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
         crate::profile::monitors::disable(agent);
     }
     agent.out.stop();
+    crate::net::listener::close(agent);
     super::debug::dump_tables(agent, "VM death");
 }

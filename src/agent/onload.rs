@@ -104,11 +104,13 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     add_capabilities(jvmti, &opts);
 
     let sink = open_output(&opts);
+    let command_socket = sink.try_clone_socket();
     let format = super::output::new_format(&opts, true);
     let out = match Writer::spawn(sink, format) {
         Ok(w) => w,
         Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),
     };
+    let depth = std::sync::atomic::AtomicU32::new(opts.depth);
     let agent = super::install(Agent {
         jvmti,
         opts,
@@ -120,6 +122,8 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         vm_initialised: AtomicBool::new(false),
         dumping: AtomicBool::new(false),
         sampler: Default::default(),
+        depth,
+        net: crate::net::NetState::new(command_socket),
     });
     if let Err(e) = crate::jvmti::callbacks::install(jvmti, &events::Handler) {
         startup_error(&format!("cannot set JVMTI event callbacks: {e}"));

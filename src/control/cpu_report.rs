@@ -15,6 +15,11 @@ struct Captured {
 
 /// Write the traces the report's rows need, then the CPU section.
 pub fn write(agent: &Agent, cutoff: f64) {
+    write_titled(agent, cutoff, CpuTitle::Samples)
+}
+
+/// `write` with the section title chosen by the caller (socket command).
+pub fn write_titled(agent: &Agent, cutoff: f64, title: CpuTitle) {
     let mut captured: Vec<Captured> = agent
         .tables
         .traces
@@ -36,7 +41,7 @@ pub fn write(agent: &Agent, cutoff: f64) {
 
     // Which rows survive sorting and cutoff decides which traces print.
     let selected_serials: Vec<u32> = {
-        let report = build(&owned, &rows_data, total, cutoff);
+        let report = build(&owned, &rows_data, total, cutoff, title);
         select_cpu(&report).into_iter().map(|r| r.row.trace_serial).collect()
     };
     let needed = selected_serials.iter().filter_map(|s| agent.tables.traces.get(*s));
@@ -44,14 +49,14 @@ pub fn write(agent: &Agent, cutoff: f64) {
 
     let at = agent.stamp();
     agent.out.submit(move |f, out| {
-        let report = build(&owned, &rows_data, total, cutoff);
+        let report = build(&owned, &rows_data, total, cutoff, title);
         f.cpu(out, at, &report);
     });
 }
 
-fn build<'a>(owned: &'a [OwnedTrace], rows: &[(u32, u32, u64)], total: u64, cutoff: f64) -> CpuReport<'a> {
+fn build<'a>(owned: &'a [OwnedTrace], rows: &[(u32, u32, u64)], total: u64, cutoff: f64, title: CpuTitle) -> CpuReport<'a> {
     CpuReport {
-        title: CpuTitle::Samples,
+        title,
         cutoff,
         total,
         rows: owned

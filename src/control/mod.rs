@@ -1,8 +1,10 @@
 //! Control: the dump sequence (at VM death, on SIGQUIT / `jcmd
 //! JVMTI.data_dump`) and the report builders that turn tables into the
 //! format's plain data.
+pub mod commands;
 pub mod cpu_report;
 pub mod dump;
 pub mod heap_dump;
 pub mod monitor_report;
+pub mod heap_commands;
 pub mod trace_info;

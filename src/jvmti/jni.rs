@@ -54,6 +54,14 @@ pub fn runtime_max_memory(raw: *mut JNIEnv) -> Option<i64> {
     result
 }
 
+/// `System.exit(status)` (socket EXIT command). Returns only if the call
+/// could not be made; otherwise VM death runs on this thread and the VM halts.
+pub fn system_exit(raw: *mut JNIEnv, status: i32) {
+    let Some(mut env) = env(raw) else { return };
+    let _ = env.call_static_method("java/lang/System", "exit", "(I)V", &[JValue::Int(status)]);
+    clear(&mut env);
+}
+
 /// Global reference that outlives the callback (e.g. agent thread objects).
 pub fn new_global_ref(raw: *mut JNIEnv, obj: jobject) -> Option<jni::objects::GlobalRef> {
     let env = env(raw)?;
