@@ -90,8 +90,8 @@ public class Contention {
         awaitState(b, Thread.State.WAITING);
         go.countDown();
         done.await();
-        a.join();
-        b.join();
+        awaitEnd(a);
+        awaitEnd(b);
     }
 
     static void measure(int workers, int rounds, long holdMs) throws Exception {
@@ -142,10 +142,10 @@ public class Contention {
             }
         }, "holder");
         holder.start();
-        holder.join();
+        awaitEnd(holder);
         long total = 0;
         for (int w = 0; w < workers; w++) {
-            ws[w].join();
+            awaitEnd(ws[w]);
             total += blocked[w];
         }
         System.out.println("contended_entries " + (workers * rounds));
@@ -173,7 +173,7 @@ public class Contention {
         synchronized (box) {
             box.notifyAll();
         }
-        waiter.join();
+        awaitEnd(waiter);
         System.out.println("timed_wait_ms " + waits[0] / 1_000_000);
         System.out.println("notified_wait_ms " + waits[1] / 1_000_000);
     }
@@ -196,7 +196,7 @@ public class Contention {
             ts[t].start();
         }
         for (Thread t : ts) {
-            t.join();
+            awaitEnd(t);
         }
         System.out.println("sink " + sink);
     }
@@ -234,12 +234,12 @@ public class Contention {
         awaitState(blocked, Thread.State.BLOCKED);
         System.out.println("ready");
         System.out.flush();
-        holder.join();
-        blocked.join();
+        awaitEnd(holder);
+        awaitEnd(blocked);
         synchronized (hot) {
             hot.notifyAll();
         }
-        waiter.join();
+        awaitEnd(waiter);
         System.out.println("released " + blockedNs[0] / 1_000_000);
         System.out.flush();
         if (then != null) {
@@ -248,5 +248,17 @@ public class Contention {
             }
         }
         System.out.println("done");
+    }
+
+    /**
+     * Wait for a thread to end without Thread.join(): join() holds the
+     * Thread object's monitor, which the ending thread must enter too, so it
+     * would add a (real, but unwanted here) contended java.lang.Thread entry
+     * to MONITOR TIME. isAlive() takes no lock.
+     */
+    static void awaitEnd(Thread t) throws InterruptedException {
+        while (t.isAlive()) {
+            Thread.sleep(1);
+        }
     }
 }

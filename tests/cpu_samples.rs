@@ -26,6 +26,7 @@ fn by_top_method(section: &ascii::CpuSection) -> HashMap<String, u32> {
 
 #[test]
 fn known_cpu_split_is_measured_within_a_few_points() {
+    let _only_jvm = common::exclusive();
     let (rep, err) = run_text("cpu_split", "cpu=samples,interval=2", "CpuSplit", &["4"]);
     assert!(err.contains("Dumping CPU usage by sampling running threads ... done."), "verbose line: {err}");
     assert_eq!(rep.cpu.len(), 1, "one CPU SAMPLES section at exit");

@@ -138,6 +138,7 @@ struct Run {
 }
 
 fn run_measure(name: &str, opts: &str) -> Run {
+    let _only_jvm = common::exclusive();
     let dir = common::scratch(name);
     let out = common::run_with_agent(
         &dir,

@@ -126,3 +126,11 @@ pub fn stderr(o: &Output) -> String {
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// Serialises timing-sensitive JVM runs within one test binary: tests run
+/// in parallel, and on a 2-core machine a second JVM would steal the CPU a
+/// timing measurement depends on.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
