@@ -11,6 +11,7 @@ pub mod reader;
 pub mod diag;
 pub mod jvmti;
 pub mod tables;
+pub mod vocab;
 pub mod sink;
 pub mod agent;
 pub mod control;

@@ -157,7 +157,7 @@ pub fn compute(serial: u32, descs: &HashMap<u32, ClassDesc>, id_size: u8) -> Lay
                 .map(|f| {
                     (!f.is_static).then(|| {
                         let o = off;
-                        off += f.ty.size(id_size) as u32;
+                        off += f.ty.size(id_size as u32);
                         o
                     })
                 })
@@ -183,7 +183,7 @@ pub fn compute(serial: u32, descs: &HashMap<u32, ClassDesc>, id_size: u8) -> Lay
                 }
                 None if level == 0 => {
                     let o = static_off;
-                    static_off += f.ty.size(id_size) as u32;
+                    static_off += f.ty.size(id_size as u32);
                     layout.statics.push((f.name.clone(), f.ty, o));
                     Slot::Static { offset: o, ty: f.ty }
                 }
