@@ -2,7 +2,7 @@
 //! the profiles.
 
 use super::{agent, classes, lifecycle, threads};
-use crate::jvmti::sys::{jclass, jthread, JNIEnv};
+use crate::jvmti::sys::{jclass, jmethodID, jobject, jthread, JNIEnv};
 use crate::jvmti::EventHandler;
 
 pub struct Handler;
@@ -38,6 +38,22 @@ impl EventHandler for Handler {
         let serial = threads::known_serial(a, thread).unwrap_or(0);
         let trace = super::stacks::thread_trace(a, std::ptr::null_mut(), serial).unwrap_or(a.system_trace());
         classes::ensure(a, klass, trace);
+    }
+
+    fn class_file_load_hook(&self, _jni: *mut JNIEnv, _redefining: bool, _loader: jobject, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+        let a = agent()?;
+        if a.opts.cpu_timing() {
+            return crate::profile::cpu_times::class_file_load_hook(name, bytes);
+        }
+        None
+    }
+
+    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, _location: i64) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        if a.opts.cpu_timing() {
+            crate::profile::cpu_times::exception_catch(a, jni, thread, method);
+        }
     }
 
     fn data_dump_request(&self) {

@@ -87,7 +87,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples"
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, cpu=times, cpu=old"
         ));
     }
 
@@ -144,10 +144,6 @@ fn unavailable_profile(o: &Options) -> Option<&'static str> {
         Some("heap=dump")
     } else if o.heap_sites {
         Some("heap=sites")
-    } else if o.cpu_times {
-        Some("cpu=times")
-    } else if o.cpu_old {
-        Some("cpu=old")
     } else if o.monitor {
         Some("monitor=y")
     } else {
@@ -169,7 +165,7 @@ fn check_version(jvmti: Jvmti) {
     }
 }
 
-fn add_capabilities(jvmti: Jvmti, _opts: &Options) {
+fn add_capabilities(jvmti: Jvmti, opts: &Options) {
     let Ok(potential) = jvmti.potential_capabilities() else {
         startup_error("Unable to get potential JVMTI capabilities.");
     };
@@ -182,6 +178,9 @@ fn add_capabilities(jvmti: Jvmti, _opts: &Options) {
         if potential.has(c) {
             need.set(c);
         }
+    }
+    if opts.cpu_timing() && crate::profile::cpu_times::add_capabilities(&potential, &mut need).is_err() {
+        startup_error("Unable to get necessary JVMTI capabilities.");
     }
     if jvmti.add_capabilities(&need).is_err() {
         startup_error("Unable to get necessary JVMTI capabilities.");

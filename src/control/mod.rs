@@ -2,5 +2,6 @@
 //! JVMTI.data_dump`) and the report builders that turn tables into the
 //! format's plain data.
 pub mod cpu_report;
+pub mod cpu_times_report;
 pub mod dump;
 pub mod trace_info;

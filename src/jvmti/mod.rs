@@ -8,6 +8,7 @@ pub mod env;
 pub mod jni;
 pub mod memory;
 pub mod sys;
+pub mod tracker_natives;
 
 pub use callbacks::EventHandler;
 pub use env::{JResult, Jvmti, JvmtiError, RawMonitor, StackInfos};
