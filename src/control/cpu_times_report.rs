@@ -9,16 +9,18 @@ use super::cpu_report::{write_report, Captured};
 use super::trace_info;
 use crate::agent::Agent;
 use crate::format::{CpuTitle, MethodRef, OldProfReport, OldProfRow};
-use crate::profile::cpu_times::thread_cells;
+use crate::profile::cpu_times::{ns_per_tick, thread_cells};
 use std::collections::BTreeMap;
 
 /// Per trace serial: (completed calls, self ns, total ns) since the last dump.
 pub type Totals = BTreeMap<u32, (u64, u64, u64)>;
 
-/// Sum every thread's counters since the previous dump, and start the next
-/// period (the dump resets CPU costs, ascii-format.md §9).
+/// Sum every thread's counters since the previous dump (clock ticks,
+/// converted to nanoseconds), and start the next period (the dump resets
+/// CPU costs, ascii-format.md §9).
 pub fn take_totals() -> Totals {
     let mut totals = Totals::new();
+    let scale = ns_per_tick();
     for list in thread_cells() {
         list.for_each(|c| {
             let (h, s, t) = c.take_delta();
@@ -27,6 +29,10 @@ pub fn take_totals() -> Totals {
             e.1 += s;
             e.2 += t;
         });
+    }
+    for v in totals.values_mut() {
+        v.1 = (v.1 as f64 * scale) as u64;
+        v.2 = (v.2 as f64 * scale) as u64;
     }
     totals
 }

@@ -58,7 +58,7 @@ pub struct CpuTimes {
     /// jmethodIDs of the Tracker's methods (dropped from real stacks).
     tracker_methods: OnceLock<Vec<usize>>,
     engaged: AtomicBool,
-    origin: OnceLock<Instant>,
+    clock: OnceLock<crate::agent::clock::TickClock>,
     /// Statistics for `logflags=1` and docs.
     pub classes_rewritten: AtomicU64,
     pub methods_instrumented: AtomicU64,
@@ -90,7 +90,7 @@ pub fn add_capabilities(potential: &jvmtiCapabilities, need: &mut jvmtiCapabilit
 /// so far, then engage. Errors are reported and leave timing off.
 pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv) {
     let st = state();
-    let _ = st.origin.set(Instant::now());
+    let _ = st.clock.set(crate::agent::clock::TickClock::new());
     if let Err(e) = start(agent, jni, st) {
         crate::diag::error(&format!("cpu=times: {e}; method timing is off"));
     }
@@ -241,6 +241,11 @@ pub fn exception_catch(agent: &'static Agent, jni: *mut JNIEnv, thread: jobject,
     with_shadow(agent, jni, thread, |s, env| s.exception_caught(env, method as usize));
 }
 
+/// Nanoseconds per clock tick (counters are kept in ticks).
+pub fn ns_per_tick() -> f64 {
+    state().clock.get().map_or(1.0, |c| c.ns_per_tick())
+}
+
 /// Every thread's counter list (the dump sums them).
 pub fn thread_cells() -> Vec<Arc<CellList>> {
     state().threads.lock().clone()
@@ -302,10 +307,7 @@ struct JvmEnv {
 impl TimingEnv for JvmEnv {
     #[inline]
     fn now(&mut self) -> u64 {
-        match self.st.origin.get() {
-            Some(o) => o.elapsed().as_nanos() as u64,
-            None => 0,
-        }
+        self.st.clock.get().map_or(0, |c| c.ticks())
     }
 
     fn site_method(&mut self, cnum: u32, mnum: u32) -> Option<MethodKey> {
