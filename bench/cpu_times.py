@@ -5,8 +5,8 @@ allocation-heavy (call-dense) workload.
 * CpuSplit (CPU-bound, few calls: three long loops per round), fixed number
   of rounds, with and without `cpu=times`.
 * AllocHeavy (every round: 100,000 small objects, a boxed ArrayList of
-  20,000, a HashMap of 2,000 arrays, then walks them: about 280,000
-  instrumented calls per round, most of them JDK methods), fixed rounds.
+  20,000, a HashMap of 2,000 arrays, then walks them: about 308,000
+  timed calls per round, two thirds of them JDK methods), fixed rounds.
 
 Interleaved runs, median of N (default 7) each side; the ratio of medians
 is the overhead (whole process: JVM start-up, the agent's retransformation

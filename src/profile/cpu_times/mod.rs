@@ -241,6 +241,13 @@ pub fn exception_catch(agent: &'static Agent, jni: *mut JNIEnv, thread: jobject,
     with_shadow(agent, jni, thread, |s, env| s.exception_caught(env, method as usize));
 }
 
+/// `frames` (top first) without the Tracker frames on top, if any.
+pub fn strip_tracker_frames(frames: &[crate::jvmti::sys::jvmtiFrameInfo]) -> &[crate::jvmti::sys::jvmtiFrameInfo] {
+    let Some(tracker) = STATE.get().and_then(|s| s.tracker_methods.get()) else { return frames };
+    let n = frames.iter().take(2).take_while(|f| tracker.binary_search(&(f.method as usize)).is_ok()).count();
+    &frames[n..]
+}
+
 /// Nanoseconds per clock tick (counters are kept in ticks).
 pub fn ns_per_tick() -> f64 {
     state().clock.get().map_or(1.0, |c| c.ns_per_tick())
@@ -265,7 +272,7 @@ fn with_shadow(agent: &'static Agent, jni: *mut JNIEnv, thread: jobject, f: impl
     }
     let _ = SHADOW.try_with(|cell| {
         let Ok(mut slot) = cell.try_borrow_mut() else { return };
-        let mut env = JvmEnv { agent, st, jni };
+        let mut env = JvmEnv { agent, st };
         let s = slot.get_or_insert_with(|| {
             let thread_key = if agent.opts.thread { thread_serial(agent, jni, thread) } else { 0 };
             let list = Arc::new(CellList::default());
@@ -300,8 +307,6 @@ impl TrackerCalls for Natives {
 struct JvmEnv {
     agent: &'static Agent,
     st: &'static CpuTimes,
-    #[allow(dead_code)]
-    jni: *mut JNIEnv,
 }
 
 impl TimingEnv for JvmEnv {

@@ -96,12 +96,11 @@ impl Cell {
         let h = self.hits.load(Ordering::Relaxed);
         let s = self.self_ns.load(Ordering::Relaxed);
         let t = self.total_ns.load(Ordering::Relaxed);
-        let d = (
+        (
             h.wrapping_sub(self.reported_hits.swap(h, Ordering::Relaxed)),
             s.wrapping_sub(self.reported_self.swap(s, Ordering::Relaxed)),
             t.wrapping_sub(self.reported_total.swap(t, Ordering::Relaxed)),
-        );
-        d
+        )
     }
 }
 
