@@ -2,7 +2,7 @@
 //! the profiles.
 
 use super::{agent, classes, lifecycle, threads};
-use crate::jvmti::sys::{jclass, jobject, jthread, JNIEnv};
+use crate::jvmti::sys::{jclass, jmethodID, jobject, jthread, JNIEnv};
 use crate::profile::monitors;
 use crate::jvmti::EventHandler;
 
@@ -63,6 +63,22 @@ impl EventHandler for Handler {
         let Some(a) = agent() else { return };
         let Some(_pass) = a.gate.enter() else { return };
         monitors::waited(a);
+    }
+
+    fn class_file_load_hook(&self, _jni: *mut JNIEnv, _redefining: bool, _loader: jobject, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+        let a = agent()?;
+        if a.opts.cpu_timing() {
+            return crate::profile::cpu_times::class_file_load_hook(name, bytes);
+        }
+        None
+    }
+
+    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, _location: i64) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        if a.opts.cpu_timing() {
+            crate::profile::cpu_times::exception_catch(a, jni, thread, method);
+        }
     }
 
     fn data_dump_request(&self) {

@@ -36,6 +36,9 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
     // The VM-init thread is 200001 and gets no THREAD START.
     threads::register(agent, jni, thread, false, false);
     classes::refresh(agent, jni);
+    if agent.opts.cpu_timing() {
+        crate::profile::cpu_times::vm_init(agent, jni);
+    }
 
     if agent.opts.cpu_samples {
         if let Err(e) = crate::profile::cpu_samples::start(agent, jni) {
@@ -64,6 +67,9 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
 pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
     if !agent.gate.close_and_drain(0, Duration::from_secs(10)) {
         diag::error("event callbacks still running at VM death; continuing");
+    }
+    if agent.opts.cpu_timing() {
+        crate::profile::cpu_times::vm_death(agent, jni);
     }
     crate::profile::cpu_samples::stop(agent);
     if agent.opts.doe && !agent.dumping.load(Ordering::Acquire) {

@@ -87,7 +87,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=dump, monitor=y"
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=dump, monitor=y, cpu=times, cpu=old"
         ));
     }
 
@@ -147,10 +147,6 @@ fn unavailable_profile(o: &Options) -> Option<&'static str> {
         Some("heap=all (heap dump and allocation sites)")
     } else if o.heap_sites {
         Some("heap=sites")
-    } else if o.cpu_times {
-        Some("cpu=times")
-    } else if o.cpu_old {
-        Some("cpu=old")
     } else {
         None
     }
@@ -188,6 +184,9 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options) {
         if potential.has(c) {
             need.set(c);
         }
+    }
+    if opts.cpu_timing() && crate::profile::cpu_times::add_capabilities(&potential, &mut need).is_err() {
+        startup_error("Unable to get necessary JVMTI capabilities.");
     }
     if jvmti.add_capabilities(&need).is_err() {
         startup_error("Unable to get necessary JVMTI capabilities.");

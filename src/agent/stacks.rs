@@ -47,3 +47,9 @@ pub fn thread_trace(agent: &Agent, thread: jthread, thread_serial: u32) -> Optio
     let mut key = Vec::with_capacity(frames.len() + 1);
     trace_of(agent, thread_serial, &frames, &mut key).map(|t| t.serial)
 }
+
+/// Frame id of (method, location), resolving the method on first sight
+/// (cpu=times uses location -1: method-level frames, `Unknown line`).
+pub fn method_frame(agent: &Agent, method: jmethodID, location: i64) -> Option<u32> {
+    agent.tables.frames.frame_id(method as usize, location, agent.opts.lineno, || resolve_method(agent, method))
+}

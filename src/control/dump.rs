@@ -26,6 +26,11 @@ pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
         diag::verbose(verbose, " CPU usage by sampling running threads ...");
         super::cpu_report::write(agent, agent.opts.cutoff);
     }
+    if agent.opts.cpu_timing() {
+        let what = if agent.opts.cpu_old { " CPU usage in old prof format ..." } else { " CPU usage by timing methods ..." };
+        diag::verbose(verbose, what);
+        super::cpu_times_report::write(agent, agent.opts.cutoff);
+    }
     agent.tables.traces.reset_costs();
     crate::profile::monitors::state().reset_times();
     agent.out.flush();

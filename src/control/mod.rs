@@ -3,6 +3,7 @@
 //! format's plain data.
 pub mod commands;
 pub mod cpu_report;
+pub mod cpu_times_report;
 pub mod dump;
 pub mod heap_dump;
 pub mod monitor_report;

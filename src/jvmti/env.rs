@@ -371,6 +371,59 @@ impl Jvmti {
         call!(self, AddToBootstrapClassLoaderSearch, c.as_ptr())
     }
 
+    // ---- byte-code injection (cpu=times) -------------------------------------
+
+    /// Method and location of the frame `depth` below the top of `thread`'s
+    /// stack (null = current thread).
+    pub fn frame_location(&self, thread: jthread, depth: i32) -> JResult<(jmethodID, i64)> {
+        let mut method: jmethodID = ptr::null_mut();
+        let mut location: jlocation = 0;
+        call!(self, GetFrameLocation, thread, depth, &mut method, &mut location)?;
+        Ok((method, location))
+    }
+
+    /// Number of frames on `thread`'s stack (null = current thread).
+    pub fn frame_count(&self, thread: jthread) -> JResult<usize> {
+        let mut n: jint = 0;
+        call!(self, GetFrameCount, thread, &mut n)?;
+        Ok(n.max(0) as usize)
+    }
+
+    pub fn is_modifiable_class(&self, klass: jclass) -> JResult<bool> {
+        let mut b: jboolean = 0;
+        call!(self, IsModifiableClass, klass, &mut b)?;
+        Ok(b != 0)
+    }
+
+    /// Re-run the class-file load hook on `classes` (their original bytes).
+    pub fn retransform_classes(&self, classes: &[jclass]) -> JResult<()> {
+        call!(self, RetransformClasses, classes.len() as jint, classes.as_ptr())
+    }
+
+    /// The methods a class declares (local method IDs, no refs to free).
+    pub fn class_methods(&self, klass: jclass) -> JResult<JvmtiArray<jmethodID>> {
+        let mut count: jint = 0;
+        let mut methods: *mut jmethodID = ptr::null_mut();
+        call!(self, GetClassMethods, klass, &mut count, &mut methods)?;
+        // SAFETY: on success `count` method IDs in a JVMTI buffer.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, methods, count) })
+    }
+
+    /// Every module of the VM (named ones and each loader's unnamed module),
+    /// as local references.
+    pub fn all_modules(&self) -> JResult<JvmtiArray<jobject>> {
+        let mut count: jint = 0;
+        let mut modules: *mut jobject = ptr::null_mut();
+        call!(self, GetAllModules, &mut count, &mut modules)?;
+        // SAFETY: `count` local refs in a JVMTI buffer.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, modules, count) })
+    }
+
+    /// Make `module` read `to_module` (live phase only).
+    pub fn add_module_reads(&self, module: jobject, to_module: jobject) -> JResult<()> {
+        call!(self, AddModuleReads, module, to_module)
+    }
+
     pub fn system_property(&self, name: &str) -> JResult<Option<String>> {
         let c = CString::new(name).unwrap_or_default();
         let mut v: *mut c_char = ptr::null_mut();

@@ -149,3 +149,70 @@ pub fn superclass(raw: *mut JNIEnv, klass: super::sys::jclass) -> super::sys::jc
     std::mem::forget(k);
     r
 }
+
+/// Define a class from `bytes` in the bootstrap class loader (JNI
+/// DefineClass with a null loader); a global reference to it, kept for the
+/// life of the process. Any pending exception (e.g. the class exists
+/// already) is cleared and reported as `Err` with its text.
+pub fn define_boot_class(raw: *mut JNIEnv, name: &str, bytes: &[u8]) -> Result<jni::objects::GlobalRef, String> {
+    let mut env = env(raw).ok_or("no JNIEnv")?;
+    let r = env.define_class(name, &JObject::null(), bytes).and_then(|c| env.new_global_ref(c));
+    if env.exception_check().unwrap_or(false) {
+        let _ = env.exception_describe();
+    }
+    clear(&mut env);
+    r.map_err(|e| e.to_string())
+}
+
+/// Set a static `int` field (any access) of `class`.
+pub fn set_static_int(raw: *mut JNIEnv, class: jobject, field: &str, value: i32) -> Result<(), String> {
+    let mut env = env(raw).ok_or("no JNIEnv")?;
+    // SAFETY: as in register_natives, a borrowed live class reference.
+    let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
+    let r = env
+        .get_static_field_id(&class_obj, field, "I")
+        .and_then(|id| env.set_static_field(&class_obj, id, JValue::Int(value)));
+    std::mem::forget(class_obj);
+    clear(&mut env);
+    r.map_err(|e| e.to_string())
+}
+
+/// `obj.getClass().getModule()`-style call: `klass.getModule()` as a local
+/// reference (None on failure).
+pub fn class_module(raw: *mut JNIEnv, klass: jobject) -> Option<jobject> {
+    let mut env = env(raw)?;
+    // SAFETY: a borrowed live class reference.
+    let class_obj = unsafe { JObject::from_raw(klass) };
+    let r = env.call_method(&class_obj, "getModule", "()Ljava/lang/Module;", &[]).ok().and_then(|v| v.l().ok());
+    std::mem::forget(class_obj);
+    clear(&mut env);
+    r.filter(|m| !m.is_null()).map(|m| m.into_raw())
+}
+
+/// JNI IsSameObject.
+pub fn is_same_object(raw: *mut JNIEnv, a: jobject, b: jobject) -> bool {
+    let Some(env) = env(raw) else { return false };
+    // SAFETY: borrowed live references; forgotten below, never deleted here.
+    let (x, y) = unsafe { (JObject::from_raw(a), JObject::from_raw(b)) };
+    let r = env.is_same_object(&x, &y).unwrap_or(false);
+    std::mem::forget(x);
+    std::mem::forget(y);
+    r
+}
+
+/// Call a static void method of `class` (any access) with int/object
+/// arguments; any exception it throws is cleared and reported as `Err`.
+pub fn call_static_void(raw: *mut JNIEnv, class: jobject, name: &str, sig: &str, args: &[JValue<'_, '_>]) -> Result<(), String> {
+    let mut env = env(raw).ok_or("no JNIEnv")?;
+    // SAFETY: a borrowed live class reference.
+    let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
+    let r = env.call_static_method(&class_obj, name, sig, args).map(|_| ());
+    std::mem::forget(class_obj);
+    let threw = env.exception_check().unwrap_or(false);
+    clear(&mut env);
+    match r {
+        Ok(()) if !threw => Ok(()),
+        Ok(()) => Err("exception".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}

@@ -9,6 +9,7 @@ pub mod heap;
 pub mod jni;
 pub mod memory;
 pub mod sys;
+pub mod tracker_natives;
 
 pub use callbacks::EventHandler;
 pub use env::{JResult, Jvmti, JvmtiError, MonitorUsage, RawMonitor, StackInfos};

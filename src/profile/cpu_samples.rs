@@ -126,9 +126,12 @@ fn sample_pass(agent: &Agent, threads: &mut Vec<jthread>, serials: &mut Vec<u32>
     if threads.is_empty() {
         return;
     }
-    let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, depth) else { return };
+    // With cpu=times, up to two Tracker frames may sit on top (profiles.md §11).
+    let extra = if agent.opts.cpu_timing() { 2 } else { 0 };
+    let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, depth + extra) else { return };
     for (i, &serial) in serials.iter().enumerate().take(stacks.len()) {
         let (state, frames) = stacks.get(i);
+        let frames = crate::profile::cpu_times::strip_tracker_frames(frames);
         let eligible = state & thread_state::RUNNABLE != 0
             && state & (thread_state::SUSPENDED | thread_state::INTERRUPTED) == 0
             && !frames.is_empty();

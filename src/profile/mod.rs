@@ -3,3 +3,4 @@
 pub mod cpu_samples;
 pub mod heap_dump;
 pub mod monitors;
+pub mod cpu_times;
