@@ -356,6 +356,12 @@ fn javac_compiles_hundreds_of_files_under_cpu_times_with_full_verification() {
         println!("{}: javac ran {} distinct instrumented javac methods", java_version(&jdk), c.len());
         ran += 1;
     }
+    if ran == 0 && std::env::var("HPROF_TEST_JDK").is_ok() {
+        // Cross-JDK smoke runs use runtime images without jdk.compiler; the
+        // main run (a full JDK) covers this test.
+        eprintln!("skipped: the JDK under test has no jdk.compiler module");
+        return;
+    }
     assert!(ran >= 1, "no JDK with jdk.compiler found");
 }
 
