@@ -17,6 +17,8 @@ const ROUNDS: u32 = 6;
 
 #[derive(Debug)]
 struct TimeRow {
+    /// Share of the section's total time, in percent.
+    self_pct: f64,
     count: u32,
     trace: u32,
     class: String,
@@ -100,7 +102,7 @@ fn monitor_times(text: &str) -> Vec<TimeSection> {
             let c: Vec<&str> = l.split_whitespace().collect();
             assert_eq!(c.len(), 7, "row {l:?}");
             assert_eq!(c[6], "(Java)");
-            rows.push(TimeRow { count: c[3].parse().unwrap(), trace: c[4].parse().unwrap(), class: c[5].to_string() });
+            rows.push(TimeRow { self_pct: c[1].trim_end_matches('%').parse().unwrap(), count: c[3].parse().unwrap(), trace: c[4].parse().unwrap(), class: c[5].to_string() });
         }
         out.push(TimeSection { total_ms, rows });
     }
@@ -163,21 +165,32 @@ fn monitor_time_names_only_the_contended_lock_with_the_true_blocked_time() {
     let times = monitor_times(&r.text);
     assert_eq!(times.len(), 1, "one MONITOR TIME at exit");
     let t = &times[0];
-    // Only the contended lock: not the never-contended QuietLock, not the
-    // WaitBox the waiter waited on.
-    assert!(!t.rows.is_empty());
-    assert!(t.rows.iter().all(|row| row.class == "Contention$HotLock"), "{t:?}");
+    // Of the fixture's objects only the contended lock appears: not the
+    // never-contended QuietLock, not the WaitBox the waiter waited on. The
+    // JDK itself may contend on its own internal locks during the run
+    // (class loading, thread set-up; seen on JDK 11 and 21); such rows are
+    // real contention and are allowed, but only with JDK frames.
+    let hot: Vec<&TimeRow> = t.rows.iter().filter(|row| row.class == "Contention$HotLock").collect();
+    for row in t.rows.iter().filter(|row| row.class != "Contention$HotLock") {
+        assert!(!row.class.starts_with("Contention"), "fixture lock {} must not be contended: {t:?}", row.class);
+        let tr = r.rep.traces.get(&row.trace).expect("row trace printed");
+        assert!(
+            tr.frames.iter().all(|f| ["java.", "jdk.", "sun."].iter().any(|p| f.class.starts_with(p))),
+            "non-fixture contention must come from JDK code: {tr:?}"
+        );
+    }
     // Every worker entry in every round blocked, and all share one trace.
-    assert_eq!(t.rows.len(), 1, "{t:?}");
-    assert_eq!(t.rows[0].count, WORKERS * ROUNDS);
+    assert_eq!(hot.len(), 1, "{t:?}");
+    assert_eq!(hot[0].count, WORKERS * ROUNDS);
     assert_eq!(r.values["contended_entries"], (WORKERS * ROUNDS) as i64);
     let truth_ms = r.values["blocked_ns_total"] as f64 / 1e6;
-    let err = (t.total_ms as f64 - truth_ms).abs() / truth_ms;
-    eprintln!("MONITOR TIME total {} ms, fixture measured {truth_ms:.1} ms, error {:.2}%", t.total_ms, err * 100.0);
-    assert!(err < 0.05, "total {} ms vs measured {truth_ms:.1} ms", t.total_ms);
+    let hot_ms = t.total_ms as f64 * hot[0].self_pct / 100.0;
+    let err = (hot_ms - truth_ms).abs() / truth_ms;
+    eprintln!("MONITOR TIME for HotLock {hot_ms:.1} ms (total {} ms), fixture measured {truth_ms:.1} ms, error {:.2}%", t.total_ms, err * 100.0);
+    assert!(err < 0.05, "HotLock {hot_ms:.1} ms vs measured {truth_ms:.1} ms");
     // The trace at contended entry is printed before the section and ends
     // in the synchronized block of blockOnHot.
-    let tr = r.rep.traces.get(&t.rows[0].trace).expect("row trace printed");
+    let tr = r.rep.traces.get(&hot[0].trace).expect("row trace printed");
     assert_eq!(tr.frames[0].class, "Contention");
     assert_eq!(tr.frames[0].method, "blockOnHot");
     assert_eq!(tr.frames.len(), 4, "default depth 4: {tr:?}");
