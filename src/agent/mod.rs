@@ -41,6 +41,8 @@ pub struct Agent {
     /// sampler pauses.
     pub dumping: AtomicBool,
     pub sampler: Sampler,
+    /// heap=sites state (allocation events, frees).
+    pub alloc: crate::profile::alloc_sites::AllocSites,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();

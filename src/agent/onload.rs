@@ -87,7 +87,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples"
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=sites"
         ));
     }
 
@@ -119,6 +119,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         vm_initialised: AtomicBool::new(false),
         dumping: AtomicBool::new(false),
         sampler: Default::default(),
+        alloc: Default::default(),
     });
     if let Err(e) = crate::jvmti::callbacks::install(jvmti, &events::Handler) {
         startup_error(&format!("cannot set JVMTI event callbacks: {e}"));
@@ -128,7 +129,9 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
             startup_error(&format!("cannot enable JVMTI events: {e}"));
         }
     }
-    let _ = agent;
+    if agent.opts.heap_sites {
+        crate::profile::alloc_sites::on_load(agent);
+    }
     JNI_OK
 }
 
@@ -139,8 +142,6 @@ fn unavailable_profile(o: &Options) -> Option<&'static str> {
         Some("heap=all (heap dump and allocation sites)")
     } else if o.heap_dump {
         Some("heap=dump")
-    } else if o.heap_sites {
-        Some("heap=sites")
     } else if o.cpu_times {
         Some("cpu=times")
     } else if o.cpu_old {
@@ -166,7 +167,7 @@ fn check_version(jvmti: Jvmti) {
     }
 }
 
-fn add_capabilities(jvmti: Jvmti, _opts: &Options) {
+fn add_capabilities(jvmti: Jvmti, opts: &Options) {
     let Ok(potential) = jvmti.potential_capabilities() else {
         startup_error("Unable to get potential JVMTI capabilities.");
     };
@@ -177,6 +178,20 @@ fn add_capabilities(jvmti: Jvmti, _opts: &Options) {
     // Nice to have: frames print <Unknown Source>/Unknown line without them.
     for c in [cap::CAN_GET_SOURCE_FILE_NAME, cap::CAN_GET_LINE_NUMBERS] {
         if potential.has(c) {
+            need.set(c);
+        }
+    }
+    if opts.heap_sites {
+        // Allocation events and frees; only asked for when heap=sites is on
+        // (sampling support costs the VM a little even when idle).
+        for c in [
+            cap::CAN_GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS,
+            cap::CAN_GENERATE_VM_OBJECT_ALLOC_EVENTS,
+            cap::CAN_GENERATE_OBJECT_FREE_EVENTS,
+        ] {
+            if !potential.has(c) {
+                startup_error("heap=sites needs JVMTI allocation sampling (JDK 11 or later) and object free events, which this VM does not offer.");
+            }
             need.set(c);
         }
     }

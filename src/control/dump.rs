@@ -14,6 +14,10 @@ pub fn full_dump(agent: &Agent, _jni: *mut JNIEnv) {
     }
     let verbose = agent.opts.verbose;
     diag::verbose(verbose, "Dumping");
+    if agent.opts.heap_sites {
+        diag::verbose(verbose, " allocation sites ...");
+        super::sites_report::write(agent, agent.opts.cutoff);
+    }
     if agent.opts.cpu_samples {
         diag::verbose(verbose, " CPU usage by sampling running threads ...");
         super::cpu_report::write(agent, agent.opts.cutoff);

@@ -3,4 +3,5 @@
 //! format's plain data.
 pub mod cpu_report;
 pub mod dump;
+pub mod sites_report;
 pub mod trace_info;
