@@ -365,7 +365,7 @@ mod tests {
         // Small objects stand for about interval/size objects each.
         let (b, u) = weight(16, n);
         assert!((b as f64 - n as f64).abs() < 16.0, "{b}");
-        assert_eq!(report_instances(u, n), n / 16);
+        assert!(report_instances(u, n).abs_diff(n / 16) <= 1, "{u}");
     }
 
     #[test]
