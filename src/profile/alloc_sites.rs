@@ -153,7 +153,7 @@ pub fn on_alloc(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, 
     let j = agent.jvmti;
     // SampledObjectAlloc reports a fresh object before anyone could tag
     // it; VMObjectAlloc comes later for objects the sampler may have seen.
-    if vm_event && j.get_tag(obj).map_or(true, |t| t != 0) {
+    if vm_event && (j.get_tag(obj).map_or(true, |t| t != 0) || allocated_by_clone(agent)) {
         st.duplicates.fetch_add(1, Ordering::Relaxed);
         return;
     }
@@ -206,6 +206,21 @@ pub fn on_alloc(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, 
             }
         }
     }
+}
+
+/// True when the current thread's top frame is `java.lang.Object.clone`.
+/// The sampler always reports clones, but on recent JDKs (seen on 25) the
+/// tag set during that SampledObjectAlloc is not found by GetTag in the
+/// VMObjectAlloc that follows (JVM_Clone copies the object after the
+/// sampled event), so the tag check alone would count every clone twice.
+/// VMObjectAlloc events are rare: resolving the top frame here is cheap.
+fn allocated_by_clone(agent: &Agent) -> bool {
+    let mut top = Vec::with_capacity(1);
+    if agent.jvmti.stack_trace(std::ptr::null_mut(), 1, &mut top).is_err() || top.is_empty() {
+        return false;
+    }
+    stacks::method_entry(agent, top[0].method)
+        .is_some_and(|e| e.name == "clone" && e.class_signature == "Ljava/lang/Object;")
 }
 
 /// Class serial of `klass`, registering the class on first sight (array
