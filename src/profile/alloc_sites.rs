@@ -303,12 +303,16 @@ pub fn retag(agent: &Agent, obj: jobject, new_tag: i64) -> crate::jvmti::JResult
     Ok(())
 }
 
-/// Before a report: with `gcbeforedump=y`, collect garbage and apply every
-/// pending ObjectFree so live counts are exact. Since JDK 16 frees are
-/// posted after the GC (by the service thread); re-enabling ObjectFree
-/// makes the VM post all pending ones synchronously before it returns
-/// (JDK 11 posts them during the GC itself). Finally wait for callbacks
-/// still running on other threads.
+/// Before a report: with `gcbeforedump=y`, collect garbage and apply the
+/// ObjectFree events it causes, so live counts are exact.
+///
+/// JDK 11 posts frees during the GC itself. Since JDK 16 the service
+/// thread posts them after the GC, so we wait until no free is running
+/// and none has arrived for [`QUIET`]. (Re-enabling ObjectFree would make
+/// the VM flush them synchronously, but that path waits for the service
+/// thread without being safepoint-safe and deadlocks the VM when a
+/// safepoint is requested meanwhile — seen on JDK 17.0.15 — so we do not
+/// use it.)
 pub fn prepare_report(agent: &Agent) {
     let st = &agent.alloc;
     if !agent.opts.gc_before_dump || !st.enabled.load(Ordering::Acquire) {
@@ -316,15 +320,22 @@ pub fn prepare_report(agent: &Agent) {
     }
     let t0 = Instant::now();
     let frees0 = st.frees.load(Ordering::Relaxed);
-    let j = agent.jvmti;
-    if let Err(e) = j.force_garbage_collection() {
+    if let Err(e) = agent.jvmti.force_garbage_collection() {
         diag::error(&format!("cannot force a garbage collection before the report: {e}"));
         return;
     }
-    let _ = j.set_event_mode(true, event::OBJECT_FREE);
-    let limit = Instant::now() + Duration::from_secs(5);
-    while st.frees_in_flight.load(Ordering::Acquire) > 0 && Instant::now() < limit {
-        std::thread::yield_now();
+    let limit = Instant::now() + Duration::from_secs(10);
+    let mut last = st.frees.load(Ordering::Acquire);
+    let mut quiet_since = Instant::now();
+    while Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(2));
+        let now = st.frees.load(Ordering::Acquire);
+        if now != last || st.frees_in_flight.load(Ordering::Acquire) > 0 {
+            last = now;
+            quiet_since = Instant::now();
+        } else if quiet_since.elapsed() >= QUIET {
+            break;
+        }
     }
     diag::verbose(
         agent.opts.verbose,
@@ -335,6 +346,9 @@ pub fn prepare_report(agent: &Agent) {
         ),
     );
 }
+
+/// How long no ObjectFree must arrive before a report counts frees as done.
+const QUIET: Duration = Duration::from_millis(60);
 
 /// One line of memory use for `verbose`.
 pub fn memory_summary(agent: &Agent) -> String {

@@ -20,6 +20,7 @@
 
 use dashmap::DashMap;
 use parking_lot::Mutex;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -63,11 +64,42 @@ pub struct SiteTotals {
     pub live_instances: u64,
 }
 
+/// A multiply-rotate hasher (the "Fx" hash): keys here are agent-made
+/// integers (serials, method pointers, byte-code indices), so a fast
+/// non-cryptographic hash is enough and much cheaper than SipHash on the
+/// allocation path.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type FxBuild = BuildHasherDefault<FxHasher>;
+
 pub struct SiteTable {
     chunks: Box<[OnceLock<Box<[Site]>>]>,
     len: AtomicU32,
-    by_identity: DashMap<(u32, u32), u32>,
-    by_fingerprint: DashMap<Box<[u64]>, u32>,
+    by_identity: DashMap<(u32, u32), u32, FxBuild>,
+    by_fingerprint: DashMap<Box<[u64]>, u32, FxBuild>,
     create: Mutex<()>,
 }
 
@@ -76,8 +108,8 @@ impl Default for SiteTable {
         SiteTable {
             chunks: (0..MAX_CHUNKS).map(|_| OnceLock::new()).collect(),
             len: AtomicU32::new(0),
-            by_identity: DashMap::new(),
-            by_fingerprint: DashMap::new(),
+            by_identity: DashMap::default(),
+            by_fingerprint: DashMap::default(),
             create: Mutex::new(()),
         }
     }
