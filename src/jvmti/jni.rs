@@ -87,3 +87,23 @@ pub fn with_local_frame<R>(raw: *mut JNIEnv, capacity: i32, f: impl FnOnce() -> 
     }
     r
 }
+
+/// A weak global reference to `obj` (kept by the caller for as long as it
+/// wants to recognise the object with [`is_same_object`]).
+pub fn new_weak_ref(raw: *mut JNIEnv, obj: jobject) -> Option<jni::objects::WeakRef> {
+    let env = env(raw)?;
+    // SAFETY: obj is a live local reference on this thread; JObject is a
+    // borrowed view that does not delete the reference when dropped.
+    let o = unsafe { JObject::from_raw(obj) };
+    env.new_weak_ref(&o).ok().flatten()
+}
+
+/// JNI IsSameObject: true if `a` and `b` (local, global or weak references,
+/// valid on this thread) denote the same object. A cleared weak reference
+/// equals only null.
+pub fn is_same_object(raw: *mut JNIEnv, a: jobject, b: jobject) -> bool {
+    let Some(env) = env(raw) else { return false };
+    // SAFETY: both are valid references (caller); the views never delete them.
+    let (a, b) = unsafe { (JObject::from_raw(a), JObject::from_raw(b)) };
+    env.is_same_object(&a, &b).unwrap_or(false)
+}

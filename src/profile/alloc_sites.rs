@@ -64,6 +64,9 @@ pub struct AllocSites {
     /// Objects counted at allocation whose tag was later replaced by a class
     /// or thread tag (mirrors, Thread objects): new tag -> object slot.
     retagged: DashMap<i64, u32>,
+    /// Weak references to allocated classes, by class serial, for the
+    /// per-thread site caches.
+    class_refs: DashMap<u32, jni::objects::WeakRef>,
 }
 
 /// (bytes, instances in counter units) one event adds for an object of
@@ -140,10 +143,29 @@ pub fn stop(agent: &Agent) {
     }
 }
 
+/// Entries of the per-thread site cache (direct mapped).
+const CACHE_SLOTS: usize = 256;
+
+/// One remembered allocation site of this thread: the raw stack key, the
+/// class (as a weak reference, compared with IsSameObject, which takes no
+/// VM lock unlike GetTag) and the site it led to.
+struct CacheEntry {
+    key: Vec<u64>,
+    class: jobject,
+    site: u32,
+}
+
+/// Per-thread buffers of the allocation callback: raw frames, the stack
+/// key and the site cache.
+#[derive(Default)]
+struct Buffers {
+    frames: Vec<jvmtiFrameInfo>,
+    key: Vec<u64>,
+    cache: Vec<Option<CacheEntry>>,
+}
+
 thread_local! {
-    /// Per-thread buffers of the allocation callback: raw frames and the
-    /// fingerprint key.
-    static BUFFERS: RefCell<(Vec<jvmtiFrameInfo>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
 }
 
 /// SampledObjectAlloc / VMObjectAlloc. `vm_event`: from VMObjectAlloc,
@@ -157,23 +179,16 @@ pub fn on_alloc(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, 
         st.duplicates.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let Some(class_serial) = class_serial(agent, klass) else {
-        st.dropped.fetch_add(1, Ordering::Relaxed);
-        return;
-    };
     let thread_serial = if agent.opts.thread {
         threads::known_serial(agent, thread).unwrap_or(UNKNOWN_THREAD_SERIAL)
     } else {
         0
     };
     let site = BUFFERS.with(|b| match b.try_borrow_mut() {
-        Ok(mut b) => {
-            let (frames, key) = &mut *b;
-            site_of(agent, jni, class_serial, thread_serial, frames, key)
-        }
+        Ok(mut b) => site_of(agent, jni, klass, thread_serial, &mut b),
         // Re-entered on this thread (an allocation inside our own callback):
         // use fresh buffers.
-        Err(_) => site_of(agent, jni, class_serial, thread_serial, &mut Vec::new(), &mut Vec::new()),
+        Err(_) => site_of(agent, jni, klass, thread_serial, &mut Buffers::default()),
     });
     let Some(site) = site else {
         st.dropped.fetch_add(1, Ordering::Relaxed);
@@ -234,40 +249,82 @@ fn class_serial(agent: &Agent, klass: jclass) -> Option<u32> {
     classes::ensure(agent, klass, agent.system_trace()).map(|c| c.serial)
 }
 
-/// Site index for the current thread's stack and `class_serial`.
-fn site_of(
-    agent: &Agent,
-    _jni: *mut JNIEnv,
-    class_serial: u32,
-    thread_serial: u32,
-    frames: &mut Vec<jvmtiFrameInfo>,
-    key: &mut Vec<u64>,
-) -> Option<u32> {
+/// A weak reference to the class with this serial, made once per class and
+/// kept for the life of the agent (it does not keep the class loaded).
+fn class_ref(agent: &Agent, jni: *mut JNIEnv, serial: u32, klass: jclass) -> jobject {
+    if let Some(r) = agent.alloc.class_refs.get(&serial) {
+        return r.as_raw();
+    }
+    match crate::jvmti::jni::new_weak_ref(jni, klass) {
+        Some(w) => agent.alloc.class_refs.entry(serial).or_insert(w).as_raw(),
+        None => std::ptr::null_mut(),
+    }
+}
+
+fn slot_of(key: &[u64]) -> usize {
+    use std::hash::Hasher;
+    let mut h = crate::tables::sites::FxHasher::default();
+    for &k in key {
+        h.write_u64(k);
+    }
+    (h.finish() >> 56) as usize % CACHE_SLOTS
+}
+
+/// Site index for the current thread's stack and `klass`: first the
+/// thread's cache (same stack, same class by IsSameObject), then the
+/// shared fingerprint map, then (new site) frames and trace interning.
+fn site_of(agent: &Agent, jni: *mut JNIEnv, klass: jclass, thread_serial: u32, b: &mut Buffers) -> Option<u32> {
     let depth = agent.opts.depth as usize;
-    frames.clear();
+    b.frames.clear();
     if depth > 0 {
         // A thread with no Java frames (e.g. VM-internal) gets the empty trace.
-        let _ = agent.jvmti.stack_trace(std::ptr::null_mut(), depth, frames);
+        let _ = agent.jvmti.stack_trace(std::ptr::null_mut(), depth, &mut b.frames);
     }
-    key.clear();
-    key.push(class_serial as u64 | (thread_serial as u64) << 32);
-    for f in frames.iter() {
-        key.push(f.method as u64);
-        key.push(f.location as u64);
+    b.key.clear();
+    b.key.push(thread_serial as u64);
+    for f in b.frames.iter() {
+        b.key.push(f.method as u64);
+        b.key.push(f.location as u64);
     }
+    let slot = slot_of(&b.key);
+    if b.cache.is_empty() {
+        b.cache.resize_with(CACHE_SLOTS, || None);
+    }
+    if let Some(e) = &b.cache[slot] {
+        if e.key == b.key && !e.class.is_null() && crate::jvmti::jni::is_same_object(jni, klass, e.class) {
+            return Some(e.site);
+        }
+    }
+    let class_serial = class_serial(agent, klass)?;
+    // Shared map: the key with the class serial in its first word.
+    b.key[0] = class_serial as u64 | (thread_serial as u64) << 32;
     let sites = &agent.tables.sites;
-    if let Some(i) = sites.by_fingerprint(key) {
-        return Some(i);
+    let site = match sites.by_fingerprint(&b.key) {
+        Some(i) => i,
+        None => {
+            // New fingerprint: intern frames and trace (frames that cannot be
+            // resolved, e.g. of an unloaded method, fall back to the system trace).
+            let mut trace_key = Vec::with_capacity(b.frames.len() + 1);
+            let trace = stacks::trace_of(agent, thread_serial, &b.frames, &mut trace_key)
+                .map(|t| t.serial)
+                .unwrap_or_else(|| agent.system_trace());
+            let i = sites.intern(class_serial, trace)?;
+            sites.remember_fingerprint(&b.key, i);
+            i
+        }
+    };
+    b.key[0] = thread_serial as u64;
+    let class = class_ref(agent, jni, class_serial, klass);
+    match &mut b.cache[slot] {
+        Some(e) => {
+            e.key.clear();
+            e.key.extend_from_slice(&b.key);
+            e.class = class;
+            e.site = site;
+        }
+        empty => *empty = Some(CacheEntry { key: b.key.clone(), class, site }),
     }
-    // New fingerprint: intern frames and trace (frames that cannot be
-    // resolved, e.g. of an unloaded method, fall back to the system trace).
-    let mut trace_key = Vec::with_capacity(frames.len() + 1);
-    let trace = stacks::trace_of(agent, thread_serial, frames, &mut trace_key)
-        .map(|t| t.serial)
-        .unwrap_or_else(|| agent.system_trace());
-    let i = sites.intern(class_serial, trace)?;
-    sites.remember_fingerprint(key, i);
-    Some(i)
+    Some(site)
 }
 
 /// ObjectFree: release the object's slot and take it off its site's live
