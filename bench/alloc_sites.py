@@ -10,6 +10,12 @@ Modes: exact heap=sites (depth=4; the default, every allocation counted)
 and sampled (heapsample=524288: on average one sample per 512 KiB).
 For javac the sampled mode also runs cpu=samples, as a production profile.
 
+The sampled AllocBench run does ten times more work than the exact one:
+its fixed costs (one GC at VM init, one GC and the wait for frees before
+the exit report, together about 0.1 s) would otherwise hide the
+steady-state overhead of a short run. Every command runs under `timeout`
+so a hung JVM fails the benchmark instead of stalling it.
+
 Usage: bench/alloc_sites.py [runs] [alloc-rounds-in-thousands] [javac-files]
 """
 import os
@@ -22,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 SAMPLE = 524288
+LIMIT = ["timeout", "900"]
 
 
 def gen_sources(n):
@@ -65,19 +72,20 @@ def main():
     out = os.path.join(work, "sites.out")
     results = {}
 
-    base = [java, "-cp", classes, "AllocBench", "4", rounds]
-    for mode, opts in [("exact", "heap=sites,depth=4"), ("sampled", f"heap=sites,depth=4,heapsample={SAMPLE}")]:
-        cmd = [java, f"-agentpath:{agent}={opts},file={out}", "-cp", classes, "AllocBench", "4", rounds]
-        results[f"alloc_{mode}"] = harness.compare(f"AllocBench 4 threads x {rounds}k rounds, {opts}", base, cmd, runs, work)
+    for mode, opts, n in [("exact", "heap=sites,depth=4", rounds),
+                          ("sampled", f"heap=sites,depth=4,heapsample={SAMPLE}", str(10 * int(rounds)))]:
+        base = LIMIT + [java, "-cp", classes, "AllocBench", "4", n]
+        cmd = LIMIT + [java, f"-agentpath:{agent}={opts},file={out}", "-cp", classes, "AllocBench", "4", n]
+        results[f"alloc_{mode}"] = harness.compare(f"AllocBench 4 threads x {n}k rounds, {opts}", base, cmd, runs, work)
 
     javac = os.path.join(home, "bin", "javac")
     if not os.path.exists(javac):
         javac = shutil.which("javac")
     d, files = gen_sources(nfiles)
     outdir = os.path.join(d, "classes")
-    jbase = [javac, "-d", outdir] + files
+    jbase = LIMIT + [javac, "-d", outdir] + files
     for mode, opts in [("exact", "heap=sites,depth=4"), ("sampled", f"heap=sites,cpu=samples,depth=4,heapsample={SAMPLE}")]:
-        cmd = [javac, f"-J-agentpath:{agent}={opts},file={out}", "-d", outdir] + files
+        cmd = LIMIT + [javac, f"-J-agentpath:{agent}={opts},file={out}", "-d", outdir] + files
         results[f"javac_{mode}"] = harness.compare(f"javac {nfiles} files, {opts}", jbase, cmd, runs, d)
     shutil.rmtree(d, ignore_errors=True)
     print("RESULT alloc_sites " + " ".join(f"{k}={v:.3f}" for k, v in results.items()))
