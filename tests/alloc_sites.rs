@@ -359,4 +359,10 @@ fn sampled_mode_reports_estimates() {
     let item_bytes: u64 = found["AllocSites$Item"].iter().map(|r| r.counts.alloc_bytes).sum();
     let each = item_bytes as f64 / items as f64;
     assert!((each - 16.0).abs() < 1.0, "bytes and instances are scaled alike: {each}");
+
+    // Binary: the ALLOC SITES record carries the "estimated" flag 0x8.
+    let (dir, _) = run("sampled_b", "heap=sites,cutoff=0,heapsample=1024,format=b,file=out.hprof", &[]);
+    let p = reader::read_all(dir.join("out.hprof")).unwrap();
+    assert_eq!(p.alloc_sites.len(), 1);
+    assert_eq!(p.alloc_sites[0].flags, 0x8);
 }
