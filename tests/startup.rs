@@ -142,13 +142,17 @@ fn default_file_names_and_force_n() {
 
 #[test]
 fn profiles_not_built_yet_refuse_to_start_with_a_clear_message() {
-    for (opts, name) in [("heap=dump", "heap=dump"), ("heap=sites,heap=dump", "heap=all"), ("cpu=times", "cpu=times"), ("monitor=y", "monitor=y"), ("", "heap=all")] {
+    for (opts, name) in [("", "heap=all"), ("heap=dump,heap=sites", "heap=all")] {
         let arg = if opts.is_empty() { format!("-agentpath:{}", common::agent_path().display()) } else { agentpath(opts) };
         let out = java_with(&arg);
         let err = common::stderr(&out);
         assert!(err.contains(&format!("HPROF ERROR: {name}")) && err.contains("not available yet"), "{opts}: {err}");
         assert_eq!(out.status.code(), Some(1));
     }
+    // monitor=y is built: the program runs.
+    let out = java_with(&agentpath("monitor=y"));
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert!(common::stdout(&out).contains("hello"));
 }
 
 #[test]
@@ -178,4 +182,30 @@ fn attach_is_refused_cleanly() {
     assert!(status.success(), "the target JVM survives a refused attach");
     let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
     assert!(!text.is_empty());
+}
+
+#[test]
+fn loading_twice_is_fatal() {
+    let a = agentpath("cpu=samples,file=a.txt");
+    let b = agentpath("cpu=samples,file=b.txt");
+    let dir = common::scratch("twice");
+    let out = common::run_java(&dir, &[&a, &b], "Hello", &[]);
+    let err = common::stderr(&out);
+    assert!(err.contains("HPROF ERROR: Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options."), "{err}");
+    assert!(err.contains("HPROF TERMINATED PROCESS"));
+    assert_eq!(out.status.code(), Some(9));
+}
+
+#[test]
+fn logflags_log_and_dump_tables() {
+    let dir = common::scratch("logflags");
+    let out = common::run_with_agent(&dir, "cpu=samples,logflags=3,file=o.txt", "Hello", &[]);
+    assert!(out.status.success());
+    let err = common::stderr(&out);
+    assert!(err.contains("HPROF LOG: VM init done"), "{err}");
+    assert!(err.contains("HPROF TABLES (VM init):") && err.contains("HPROF TABLES (VM death):"));
+    // The class table at VM init holds the core classes with serials from 100000.
+    assert!(err.contains("class 100000 "), "{err}");
+    let classes: usize = err.split("  classes: ").nth(1).and_then(|r| r.lines().next()).unwrap().parse().unwrap();
+    assert!(classes > 100, "hundreds of classes are loaded by VM init: {classes}");
 }

@@ -2,8 +2,8 @@
 //! the profiles.
 
 use super::{agent, classes, lifecycle, threads};
-use crate::jvmti::sys::{jclass, jobject, jthread, JNIEnv};
-use crate::profile::alloc_sites;
+use crate::jvmti::sys::{jclass, jmethodID, jobject, jthread, JNIEnv};
+use crate::profile::{alloc_sites, monitors};
 use crate::jvmti::EventHandler;
 
 pub struct Handler;
@@ -58,6 +58,46 @@ impl EventHandler for Handler {
         // last callback, and skipping one would leave a live count too high.
         if let Some(a) = agent() {
             alloc_sites::on_free(a, tag);
+        }
+    }
+
+    fn monitor_contended_enter(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        monitors::contended_enter(a, jni, thread, obj);
+    }
+
+    /// Runs while the thread already owns the monitor: no gate, no lookup
+    /// (only the thread's own slot and two atomic adds).
+    fn monitor_contended_entered(&self, _jni: *mut JNIEnv, _thread: jthread, _obj: jobject) {
+        monitors::contended_entered();
+    }
+
+    fn monitor_wait(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        monitors::wait(a, jni, thread, obj, timeout_ms);
+    }
+
+    fn monitor_waited(&self, _jni: *mut JNIEnv, _thread: jthread, _obj: jobject, _timed_out: bool) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        monitors::waited(a);
+    }
+
+    fn class_file_load_hook(&self, _jni: *mut JNIEnv, _redefining: bool, _loader: jobject, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+        let a = agent()?;
+        if a.opts.cpu_timing() {
+            return crate::profile::cpu_times::class_file_load_hook(name, bytes);
+        }
+        None
+    }
+
+    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, _location: i64) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        if a.opts.cpu_timing() {
+            crate::profile::cpu_times::exception_catch(a, jni, thread, method);
         }
     }
 

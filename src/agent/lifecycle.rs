@@ -36,6 +36,9 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
     // The VM-init thread is 200001 and gets no THREAD START.
     threads::register(agent, jni, thread, false, false);
     classes::refresh(agent, jni);
+    if agent.opts.cpu_timing() {
+        crate::profile::cpu_times::vm_init(agent, jni);
+    }
 
     if agent.opts.cpu_samples {
         if let Err(e) = crate::profile::cpu_samples::start(agent, jni) {
@@ -45,27 +48,46 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
     if agent.opts.heap_sites {
         crate::profile::alloc_sites::start(agent);
     }
+    if agent.opts.net.is_some() {
+        if let Err(e) = crate::net::listener::start(agent, jni) {
+            diag::error(&format!("cannot start the listener thread: {e}"));
+        }
+    }
     let j = agent.jvmti;
     for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
         if let Err(e) = j.set_event_mode(true, ev) {
             diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
         }
     }
+    if agent.opts.monitor {
+        crate::profile::monitors::enable(agent);
+    }
     agent.vm_initialised.store(true, Ordering::Release);
+    super::debug::log(agent, "VM init done");
+    super::debug::dump_tables(agent, "VM init");
 }
 
 pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
     if !agent.gate.close_and_drain(0, Duration::from_secs(10)) {
         diag::error("event callbacks still running at VM death; continuing");
     }
+    if agent.opts.cpu_timing() {
+        crate::profile::cpu_times::vm_death(agent, jni);
+    }
     crate::profile::cpu_samples::stop(agent);
     if agent.opts.doe && !agent.dumping.load(Ordering::Acquire) {
         crate::control::dump::full_dump(agent, jni);
     }
     crate::profile::alloc_sites::stop(agent);
+    crate::net::listener::stop(agent);
     let j = agent.jvmti;
     for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
         let _ = j.set_event_mode(false, ev);
     }
+    if agent.opts.monitor {
+        crate::profile::monitors::disable(agent);
+    }
     agent.out.stop();
+    crate::net::listener::close(agent);
+    super::debug::dump_tables(agent, "VM death");
 }

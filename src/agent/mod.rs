@@ -5,6 +5,7 @@
 
 pub mod classes;
 pub mod clock;
+pub mod debug;
 pub mod events;
 pub mod gate;
 pub mod lifecycle;
@@ -43,6 +44,11 @@ pub struct Agent {
     pub sampler: Sampler,
     /// heap=sites state (allocation events, frees).
     pub alloc: crate::profile::alloc_sites::AllocSites,
+    /// Trace depth for traces created from now on (`depth`, changed by the
+    /// socket command CONTROL 0x0007).
+    pub depth: AtomicU32,
+    /// `net=`: the command listener.
+    pub net: crate::net::NetState,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -71,6 +77,11 @@ impl Agent {
             unix_millis: now.as_millis() as i64,
             utc_offset_secs: clock::local_utc_offset(now.as_secs() as i64),
         }
+    }
+
+    /// Current maximum trace depth.
+    pub fn depth(&self) -> u32 {
+        self.depth.load(Ordering::Relaxed)
     }
 
     pub fn system_trace(&self) -> u32 {

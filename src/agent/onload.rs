@@ -87,7 +87,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=sites"
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=sites, heap=dump, monitor=y, cpu=times, cpu=old"
         ));
     }
 
@@ -99,15 +99,18 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
             crate::jvmti::sys::JVMTI_VERSION_1_2
         )),
     };
+    crate::jvmti::jni::set_vm(vm);
     check_version(jvmti);
     add_capabilities(jvmti, &opts);
 
     let sink = open_output(&opts);
+    let command_socket = sink.try_clone_socket();
     let format = super::output::new_format(&opts, true);
     let out = match Writer::spawn(sink, format) {
         Ok(w) => w,
         Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),
     };
+    let depth = std::sync::atomic::AtomicU32::new(opts.depth);
     let agent = super::install(Agent {
         jvmti,
         opts,
@@ -120,6 +123,8 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         dumping: AtomicBool::new(false),
         sampler: Default::default(),
         alloc: Default::default(),
+        depth,
+        net: crate::net::NetState::new(command_socket),
     });
     if let Err(e) = crate::jvmti::callbacks::install(jvmti, &events::Handler) {
         startup_error(&format!("cannot set JVMTI event callbacks: {e}"));
@@ -132,6 +137,10 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     if agent.opts.heap_sites {
         crate::profile::alloc_sites::on_load(agent);
     }
+    if agent.opts.pause {
+        super::debug::pause_for_debugger();
+    }
+    super::debug::log(agent, "Agent_OnLoad done");
     JNI_OK
 }
 
@@ -140,14 +149,6 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
 fn unavailable_profile(o: &Options) -> Option<&'static str> {
     if o.heap_dump && o.heap_sites {
         Some("heap=all (heap dump and allocation sites)")
-    } else if o.heap_dump {
-        Some("heap=dump")
-    } else if o.cpu_times {
-        Some("cpu=times")
-    } else if o.cpu_old {
-        Some("cpu=old")
-    } else if o.monitor {
-        Some("monitor=y")
     } else {
         None
     }
@@ -175,6 +176,11 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options) {
     for c in [cap::CAN_TAG_OBJECTS, cap::CAN_GENERATE_GARBAGE_COLLECTION_EVENTS] {
         need.set(c);
     }
+    if opts.monitor {
+        for c in crate::profile::monitors::CAPABILITIES {
+            need.set(c);
+        }
+    }
     // Nice to have: frames print <Unknown Source>/Unknown line without them.
     for c in [cap::CAN_GET_SOURCE_FILE_NAME, cap::CAN_GET_LINE_NUMBERS] {
         if potential.has(c) {
@@ -194,6 +200,9 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options) {
             }
             need.set(c);
         }
+    }
+    if opts.cpu_timing() && crate::profile::cpu_times::add_capabilities(&potential, &mut need).is_err() {
+        startup_error("Unable to get necessary JVMTI capabilities.");
     }
     if jvmti.add_capabilities(&need).is_err() {
         startup_error("Unable to get necessary JVMTI capabilities.");

@@ -4,6 +4,10 @@ use super::BoxedFormat;
 use crate::format::{AsciiFormat, AsciiOptions, BinaryFormat, BinaryOptions, HprofVersion, IdSize};
 use crate::options::{Format, Options};
 
+/// 1.0.2 heap dumps are cut into HEAP DUMP SEGMENTs of about this size
+/// (the original used ~2 GB segments; the writer buffers one segment).
+pub const HEAP_SEGMENT_LIMIT: u64 = 16 << 20;
+
 /// The format for this run. `segmented` (binary 1.0.2) is only known at VM
 /// init, so the writer starts with a provisional format that VM init
 /// replaces before anything is written.
@@ -14,6 +18,8 @@ pub fn new_format(opts: &Options, segmented: bool) -> BoxedFormat {
             version: if segmented { HprofVersion::V1_0_2 } else { HprofVersion::V1_0_1 },
             id_size: if opts.id_size == 8 { IdSize::Eight } else { IdSize::Four },
             object_array_full_length: opts.true_array_len,
+            // Small segments keep the heap dump's buffering bounded.
+            segment_limit: HEAP_SEGMENT_LIMIT,
             ..Default::default()
         })),
     }

@@ -36,7 +36,7 @@ pub fn method_entry(agent: &Agent, method: jmethodID) -> Option<Arc<MethodEntry>
 pub fn trace_of(agent: &Agent, thread_serial: u32, frames: &[jvmtiFrameInfo], key: &mut Vec<u32>) -> Option<Arc<Trace>> {
     key.clear();
     key.push(if agent.opts.thread { thread_serial } else { 0 });
-    for f in frames.iter().take(agent.opts.depth as usize) {
+    for f in frames.iter().take(agent.depth() as usize) {
         let id = agent.tables.frames.frame_id(f.method as usize, f.location, agent.opts.lineno, || {
             resolve_method(agent, f.method)
         })?;
@@ -48,7 +48,13 @@ pub fn trace_of(agent: &Agent, thread_serial: u32, frames: &[jvmtiFrameInfo], ke
 /// Trace serial of a thread's current stack (null = current thread).
 pub fn thread_trace(agent: &Agent, thread: jthread, thread_serial: u32) -> Option<u32> {
     let mut frames = Vec::new();
-    agent.jvmti.stack_trace(thread, agent.opts.depth as usize, &mut frames).ok()?;
+    agent.jvmti.stack_trace(thread, agent.depth() as usize, &mut frames).ok()?;
     let mut key = Vec::with_capacity(frames.len() + 1);
     trace_of(agent, thread_serial, &frames, &mut key).map(|t| t.serial)
+}
+
+/// Frame id of (method, location), resolving the method on first sight
+/// (cpu=times uses location -1: method-level frames, `Unknown line`).
+pub fn method_frame(agent: &Agent, method: jmethodID, location: i64) -> Option<u32> {
+    agent.tables.frames.frame_id(method as usize, location, agent.opts.lineno, || resolve_method(agent, method))
 }

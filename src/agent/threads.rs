@@ -46,7 +46,8 @@ pub fn register(agent: &Agent, jni: *mut JNIEnv, thread: jthread, agent_thread: 
     let object_id = agent.tables.objects.allocate_id();
     let rec = agent.tables.threads.insert(object_id, name, group, parent, agent_thread);
     let _ = crate::profile::alloc_sites::retag(agent, thread, make_tag(TagKind::Thread, rec.serial as u64));
-    if announce && !agent_thread {
+    // cpu=old output has no THREAD lines (ascii-format.md §10).
+    if announce && !agent_thread && !agent.opts.cpu_old {
         let trace = super::stacks::thread_trace(agent, thread, rec.serial).unwrap_or(agent.system_trace());
         let r = rec.clone();
         let at = agent.stamp();
@@ -70,7 +71,7 @@ pub fn end(agent: &Agent, thread: jthread) {
     let Some(serial) = known_serial(agent, thread) else { return };
     let Some(rec) = agent.tables.threads.get(serial) else { return };
     agent.tables.threads.mark_dead(serial);
-    if rec.agent {
+    if rec.agent || agent.opts.cpu_old {
         return;
     }
     let at = agent.stamp();

@@ -1,1 +1,96 @@
-fn main() { eprintln!("hprof-rs: the front-end tool is not built yet"); std::process::exit(2); }
+//! `hprof-rs`: front-end tool for the hprof-rs agent and HPROF files.
+//! See docs/hprof-rs-tool.md.
+
+use clap::{Parser, Subcommand};
+use hprof_rs::cli;
+use std::io::Write;
+
+#[derive(Parser)]
+#[command(name = "hprof-rs", version, about = "Front-end for the hprof-rs agent and HPROF files")]
+struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Wait for an agent started with net=HOST:PORT, record its stream,
+    /// summarise each record and send it commands.
+    Listen {
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Port to listen on (0: any free port; the chosen one is printed).
+        #[arg(long)]
+        port: u16,
+        /// File that receives the stream exactly as sent.
+        #[arg(long)]
+        out: String,
+        /// Command to send, in order (repeatable); `sleep MS` pauses.
+        /// Run `hprof-rs listen --help-commands` for the list.
+        #[arg(long = "send", value_name = "CMD")]
+        send: Vec<String>,
+        /// After the script, read commands from standard input.
+        #[arg(long)]
+        interactive: bool,
+    },
+    /// Print the commands `listen` can send.
+    Commands,
+    /// Print a binary HPROF file (ours or HotSpot's, plain or .gz) as text.
+    Print { file: String },
+    /// CPU samples of a text or binary report as collapsed stacks or an SVG flame graph.
+    Flame {
+        file: String,
+        /// Write an SVG flame graph to OUT.
+        #[arg(long, value_name = "OUT", conflicts_with = "collapsed")]
+        svg: Option<String>,
+        /// Print collapsed stacks (the default).
+        #[arg(long)]
+        collapsed: bool,
+        /// Sum every CPU section instead of using the last one.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Class histogram of the last heap dump in a file (ours or HotSpot's, plain or .gz).
+    Histo {
+        file: String,
+        /// Size objects for a VM without compressed oops.
+        #[arg(long)]
+        uncompressed_oops: bool,
+    },
+}
+
+fn main() {
+    let args = Args::parse();
+    let r = match args.cmd {
+        Cmd::Listen { host, port, out, send, interactive } => {
+            cli::listen::run(cli::listen::ListenArgs { host, port, out, send, interactive })
+        }
+        Cmd::Commands => {
+            println!("{}\n  sleep MS                   (listen scripts) pause before the next command", hprof_rs::net::commands::COMMAND_SYNTAX);
+            Ok(())
+        }
+        Cmd::Print { file } => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            cli::print::run(&file, &mut out)
+        }
+        Cmd::Flame { file, svg, collapsed: _, all } => cli::flame::collapse_file(&file, all).and_then(|c| match svg {
+            Some(path) => std::fs::write(&path, cli::flame::svg(&c, &format!("CPU samples of {file}")))
+                .map_err(|e| format!("cannot write {path}: {e}")),
+            None => write_stdout(&cli::flame::collapsed_text(&c)),
+        }),
+        Cmd::Histo { file, uncompressed_oops } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
+    };
+    if let Err(e) = r {
+        eprintln!("hprof-rs: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn write_stdout(s: &str) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the output: {e}")),
+        _ => Ok(()),
+    }
+}

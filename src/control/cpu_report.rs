@@ -1,4 +1,5 @@
-//! CPU SAMPLES report from the trace table.
+//! CPU SAMPLES report from the trace table (and the shared writer of the
+//! CPU SAMPLES / CPU TIME section, also used by cpu=times).
 
 use super::trace_info::{self, OwnedTrace};
 use crate::agent::Agent;
@@ -7,15 +8,20 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// One trace's counters, captured at dump time.
-struct Captured {
-    trace: Arc<crate::tables::Trace>,
-    hits: u32,
-    cost: u64,
+pub struct Captured {
+    pub trace: Arc<crate::tables::Trace>,
+    pub hits: u32,
+    pub cost: u64,
 }
 
 /// Write the traces the report's rows need, then the CPU section.
 pub fn write(agent: &Agent, cutoff: f64) {
-    let mut captured: Vec<Captured> = agent
+    write_titled(agent, cutoff, CpuTitle::Samples)
+}
+
+/// `write` with the section title chosen by the caller (socket command).
+pub fn write_titled(agent: &Agent, cutoff: f64, title: CpuTitle) {
+    let captured: Vec<Captured> = agent
         .tables
         .traces
         .all()
@@ -27,18 +33,22 @@ pub fn write(agent: &Agent, cutoff: f64) {
         })
         .collect();
     let total: u64 = captured.iter().map(|c| c.cost).sum();
+    write_report(agent, title, captured, total, cutoff);
+}
+
+/// Write the traces the rows need, then the section titled `title`.
+/// `total` is the cost of all traces, printed ones or not.
+pub fn write_report(agent: &Agent, title: CpuTitle, mut captured: Vec<Captured>, total: u64, cutoff: f64) {
     captured.retain(|c| c.hits > 0);
 
-    // Rows carry the top frame; resolve them to owned traces up front.
+    // Rows carry the top frame; resolve them to owned traces up front so
+    // the report can be rebuilt (borrowing them) on the writer thread.
     let owned: Vec<OwnedTrace> = captured.iter().map(|c| trace_info::owned(agent, &c.trace)).collect();
-    let report_for = |owned: &'_ [OwnedTrace]| -> Vec<(u32, u32, u64)> {
-        owned.iter().zip(&captured).map(|(o, c)| (o.serial, c.hits, c.cost)).collect()
-    };
-    let rows_data = report_for(&owned);
+    let rows_data: Vec<(u32, u32, u64)> = captured.iter().map(|c| (c.trace.serial, c.hits, c.cost)).collect();
 
     // Which rows survive sorting and cutoff decides which traces print.
     let selected_serials: Vec<u32> = {
-        let report = build(&owned, &rows_data, total, cutoff);
+        let report = build(title, &owned, &rows_data, total, cutoff);
         select_cpu(&report).into_iter().map(|r| r.row.trace_serial).collect()
     };
     let needed = selected_serials.iter().filter_map(|s| agent.tables.traces.get(*s));
@@ -46,14 +56,14 @@ pub fn write(agent: &Agent, cutoff: f64) {
 
     let at = agent.stamp();
     agent.out.submit(move |f, out| {
-        let report = build(&owned, &rows_data, total, cutoff);
+        let report = build(title, &owned, &rows_data, total, cutoff);
         f.cpu(out, at, &report);
     });
 }
 
-fn build<'a>(owned: &'a [OwnedTrace], rows: &[(u32, u32, u64)], total: u64, cutoff: f64) -> CpuReport<'a> {
+fn build<'a>(title: CpuTitle, owned: &'a [OwnedTrace], rows: &[(u32, u32, u64)], total: u64, cutoff: f64) -> CpuReport<'a> {
     CpuReport {
-        title: CpuTitle::Samples,
+        title,
         cutoff,
         total,
         rows: owned

@@ -2,7 +2,7 @@
 
 use super::trace_info;
 use crate::agent::Agent;
-use crate::format::{HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED};
+use crate::format::{HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED, SITES_FORCE_GC, SITES_INCREMENTAL};
 use crate::profile::alloc_sites::{self, report_instances};
 use crate::tables::sites::{totals_of, SiteSnapshot};
 use crate::tables::ClassEntry;
@@ -64,12 +64,27 @@ fn report_totals(sites: &[SiteSnapshot], interval: u64) -> HeapTotals {
 /// Full-dump section: GC and frees first (`gcbeforedump`), then every
 /// trace not yet written, then SITES / ALLOC SITES.
 pub fn write(agent: &Agent, cutoff: f64) {
-    alloc_sites::prepare_report(agent);
+    write_with(agent, 0, cutoff);
+}
+
+/// SITES / ALLOC SITES with a socket request's flags: 0x1 only sites
+/// changed since the last report, 0x2 sorted by allocated bytes, 0x4 force
+/// a GC first (also done for every report with `gcbeforedump=y`).
+pub fn write_with(agent: &Agent, request_flags: u16, cutoff: f64) {
+    alloc_sites::prepare_report(agent, request_flags & SITES_FORCE_GC != 0);
     trace_info::submit_traces(agent, trace_info::unprinted(agent, agent.tables.traces.all()));
 
     let interval = agent.alloc.interval.load(Ordering::Relaxed);
-    let (rows, totals) = rows_and_totals(agent, &agent.tables.sites.snapshot(), interval);
-    let flags = if interval > 0 { SITES_ESTIMATED } else { 0 };
+    let snapshot = agent.tables.sites.snapshot();
+    agent.tables.sites.clear_changed();
+    let totals = report_totals(&snapshot, interval);
+    let listed: Vec<SiteSnapshot> = if request_flags & SITES_INCREMENTAL != 0 {
+        snapshot.into_iter().filter(|s| s.changed).collect()
+    } else {
+        snapshot
+    };
+    let (rows, _) = rows_and_totals(agent, &listed, interval);
+    let flags = request_flags | if interval > 0 { SITES_ESTIMATED } else { 0 };
     let at = agent.stamp();
     agent.out.submit(move |f, out| {
         let report = SitesReport {
@@ -94,7 +109,8 @@ pub fn write(agent: &Agent, cutoff: f64) {
     crate::diag::verbose(agent.opts.verbose, &alloc_sites::memory_summary(agent));
 }
 
-/// Binary HEAP SUMMARY record with the current totals (socket command).
+/// Binary HEAP SUMMARY record with the current totals (socket command;
+/// text: nothing).
 pub fn write_heap_summary(agent: &Agent) {
     let totals = heap_totals(agent);
     let at = agent.stamp();

@@ -414,107 +414,9 @@ pub struct MonitorWaited<'a> {
 
 // ---------------------------------------------------------------- heap dump
 
-/// Basic type codes of the binary format (fields, array elements).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum BasicType {
-    Object = 2,
-    Boolean = 4,
-    Char = 5,
-    Float = 6,
-    Double = 7,
-    Byte = 8,
-    Short = 9,
-    Int = 10,
-    Long = 11,
-}
+pub use crate::vocab::BasicType;
 
-impl BasicType {
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// Value size in bytes; `Object` is the ID size (4 or 8).
-    pub fn size(self, id_size: u8) -> usize {
-        match self {
-            BasicType::Object => id_size as usize,
-            BasicType::Boolean | BasicType::Byte => 1,
-            BasicType::Char | BasicType::Short => 2,
-            BasicType::Float | BasicType::Int => 4,
-            BasicType::Double | BasicType::Long => 8,
-        }
-    }
-
-    /// From a JVM signature's first character (`L` and `[` are objects).
-    pub fn from_sig_char(c: u8) -> Option<Self> {
-        Some(match c {
-            b'L' | b'[' => BasicType::Object,
-            b'Z' => BasicType::Boolean,
-            b'C' => BasicType::Char,
-            b'F' => BasicType::Float,
-            b'D' => BasicType::Double,
-            b'B' => BasicType::Byte,
-            b'S' => BasicType::Short,
-            b'I' => BasicType::Int,
-            b'J' => BasicType::Long,
-            _ => return None,
-        })
-    }
-
-    /// Java keyword of a primitive type (`"int"`); `None` for `Object`.
-    pub fn java_name(self) -> Option<&'static str> {
-        Some(match self {
-            BasicType::Object => return None,
-            BasicType::Boolean => "boolean",
-            BasicType::Char => "char",
-            BasicType::Float => "float",
-            BasicType::Double => "double",
-            BasicType::Byte => "byte",
-            BasicType::Short => "short",
-            BasicType::Int => "int",
-            BasicType::Long => "long",
-        })
-    }
-}
-
-/// A typed field value. Floats keep their raw bits.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Value {
-    /// Object ID, 0 = null or untagged.
-    Object(u64),
-    Boolean(bool),
-    Char(u16),
-    Float(f32),
-    Double(f64),
-    Byte(i8),
-    Short(i16),
-    Int(i32),
-    Long(i64),
-}
-
-impl Value {
-    pub fn basic_type(&self) -> BasicType {
-        match self {
-            Value::Object(_) => BasicType::Object,
-            Value::Boolean(_) => BasicType::Boolean,
-            Value::Char(_) => BasicType::Char,
-            Value::Float(_) => BasicType::Float,
-            Value::Double(_) => BasicType::Double,
-            Value::Byte(_) => BasicType::Byte,
-            Value::Short(_) => BasicType::Short,
-            Value::Int(_) => BasicType::Int,
-            Value::Long(_) => BasicType::Long,
-        }
-    }
-
-    /// The referenced object if this is a non-null reference.
-    pub fn non_null_ref(&self) -> Option<u64> {
-        match *self {
-            Value::Object(id) if id != 0 => Some(id),
-            _ => None,
-        }
-    }
-}
+pub use crate::vocab::Value;
 
 /// A field name with its value (statics, instance values).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -705,7 +607,7 @@ impl PrimElements<'_> {
             PrimElements::Short(v) => v.len(),
             PrimElements::Int(v) => v.len(),
             PrimElements::Long(v) => v.len(),
-            PrimElements::BigEndian(t, b) => b.len() / t.size(4).max(1),
+            PrimElements::BigEndian(t, b) => b.len() / (t.size(4) as usize).max(1),
         }
     }
 

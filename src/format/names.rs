@@ -47,7 +47,7 @@ fn render_base(sig: &str) -> Cow<'_, str> {
         b'(' => Cow::Borrowed("()"),
         b'E' => Cow::Borrowed("enum"),
         b'V' => Cow::Borrowed("void"),
-        c => match BasicType::from_sig_char(c).and_then(BasicType::java_name) {
+        c => match BasicType::from_sig_char(c).and_then(BasicType::keyword) {
             Some(name) => Cow::Borrowed(name),
             None => Cow::Borrowed(UNKNOWN_CLASS),
         },
@@ -70,7 +70,7 @@ pub fn site_array_kind(class_sig: &str) -> u8 {
 
 /// Type name of a primitive array with the given element type (`char[]`).
 pub fn prim_array_name(elem: BasicType) -> String {
-    match elem.java_name() {
+    match elem.keyword() {
         Some(n) => format!("{n}[]"),
         None => "java.lang.Object[]".to_string(),
     }

@@ -371,6 +371,59 @@ impl Jvmti {
         call!(self, AddToBootstrapClassLoaderSearch, c.as_ptr())
     }
 
+    // ---- byte-code injection (cpu=times) -------------------------------------
+
+    /// Method and location of the frame `depth` below the top of `thread`'s
+    /// stack (null = current thread).
+    pub fn frame_location(&self, thread: jthread, depth: i32) -> JResult<(jmethodID, i64)> {
+        let mut method: jmethodID = ptr::null_mut();
+        let mut location: jlocation = 0;
+        call!(self, GetFrameLocation, thread, depth, &mut method, &mut location)?;
+        Ok((method, location))
+    }
+
+    /// Number of frames on `thread`'s stack (null = current thread).
+    pub fn frame_count(&self, thread: jthread) -> JResult<usize> {
+        let mut n: jint = 0;
+        call!(self, GetFrameCount, thread, &mut n)?;
+        Ok(n.max(0) as usize)
+    }
+
+    pub fn is_modifiable_class(&self, klass: jclass) -> JResult<bool> {
+        let mut b: jboolean = 0;
+        call!(self, IsModifiableClass, klass, &mut b)?;
+        Ok(b != 0)
+    }
+
+    /// Re-run the class-file load hook on `classes` (their original bytes).
+    pub fn retransform_classes(&self, classes: &[jclass]) -> JResult<()> {
+        call!(self, RetransformClasses, classes.len() as jint, classes.as_ptr())
+    }
+
+    /// The methods a class declares (local method IDs, no refs to free).
+    pub fn class_methods(&self, klass: jclass) -> JResult<JvmtiArray<jmethodID>> {
+        let mut count: jint = 0;
+        let mut methods: *mut jmethodID = ptr::null_mut();
+        call!(self, GetClassMethods, klass, &mut count, &mut methods)?;
+        // SAFETY: on success `count` method IDs in a JVMTI buffer.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, methods, count) })
+    }
+
+    /// Every module of the VM (named ones and each loader's unnamed module),
+    /// as local references.
+    pub fn all_modules(&self) -> JResult<JvmtiArray<jobject>> {
+        let mut count: jint = 0;
+        let mut modules: *mut jobject = ptr::null_mut();
+        call!(self, GetAllModules, &mut count, &mut modules)?;
+        // SAFETY: `count` local refs in a JVMTI buffer.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, modules, count) })
+    }
+
+    /// Make `module` read `to_module` (live phase only).
+    pub fn add_module_reads(&self, module: jobject, to_module: jobject) -> JResult<()> {
+        call!(self, AddModuleReads, module, to_module)
+    }
+
     pub fn system_property(&self, name: &str) -> JResult<Option<String>> {
         let c = CString::new(name).unwrap_or_default();
         let mut v: *mut c_char = ptr::null_mut();
@@ -380,6 +433,52 @@ impl Jvmti {
             Err(e) if e.code == error::NOT_AVAILABLE => Ok(None),
             Err(e) => Err(e),
         }
+    }
+}
+
+// ---- monitors (monitor=y) ----------------------------------------------------
+
+/// Result of GetObjectMonitorUsage. `owner` is a local reference (or null);
+/// the thread lists are JVMTI allocations of local references, released on
+/// drop.
+pub struct MonitorUsage {
+    pub owner: jthread,
+    pub entry_count: i32,
+    /// Threads waiting to own the monitor (before JDK 23 HotSpot also lists
+    /// the threads waiting in `Object.wait()` here).
+    pub waiters: JvmtiArray<jthread>,
+    /// Threads waiting to be notified (before JDK 23 possibly also threads
+    /// re-entering after a notify).
+    pub notify_waiters: JvmtiArray<jthread>,
+}
+
+impl Jvmti {
+    /// Monitors owned by `thread` (local references). Needs
+    /// can_get_owned_monitor_info.
+    pub fn owned_monitors(&self, thread: jthread) -> JResult<JvmtiArray<jobject>> {
+        let mut count: jint = 0;
+        let mut objs: *mut jobject = ptr::null_mut();
+        call!(self, GetOwnedMonitorInfo, thread, &mut count, &mut objs)?;
+        // SAFETY: on success `objs` is a JVMTI allocation holding `count`
+        // local references, handed over to us.
+        Ok(unsafe { JvmtiArray::from_raw(self.env, objs, count) })
+    }
+
+    /// Owner, entry count and waiting threads of `obj`'s monitor. Needs
+    /// can_get_monitor_info.
+    pub fn monitor_usage(&self, obj: jobject) -> JResult<MonitorUsage> {
+        // SAFETY: all-zero is a valid jvmtiMonitorUsage (null pointers, zero counts).
+        let mut u: jvmtiMonitorUsage = unsafe { std::mem::zeroed() };
+        call!(self, GetObjectMonitorUsage, obj, &mut u)?;
+        // SAFETY: on success both lists are JVMTI allocations (or null) of
+        // the stated number of local references, owned by the caller.
+        let (waiters, notify_waiters) = unsafe {
+            (
+                JvmtiArray::from_raw(self.env, u.waiters, u.waiter_count),
+                JvmtiArray::from_raw(self.env, u.notify_waiters, u.notify_waiter_count),
+            )
+        };
+        Ok(MonitorUsage { owner: u.owner, entry_count: u.entry_count, waiters, notify_waiters })
     }
 }
 

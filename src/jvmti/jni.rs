@@ -54,6 +54,14 @@ pub fn runtime_max_memory(raw: *mut JNIEnv) -> Option<i64> {
     result
 }
 
+/// `System.exit(status)` (socket EXIT command). Returns only if the call
+/// could not be made; otherwise VM death runs on this thread and the VM halts.
+pub fn system_exit(raw: *mut JNIEnv, status: i32) {
+    let Some(mut env) = env(raw) else { return };
+    let _ = env.call_static_method("java/lang/System", "exit", "(I)V", &[JValue::Int(status)]);
+    clear(&mut env);
+}
+
 /// Global reference that outlives the callback (e.g. agent thread objects).
 pub fn new_global_ref(raw: *mut JNIEnv, obj: jobject) -> Option<jni::objects::GlobalRef> {
     let env = env(raw)?;
@@ -98,12 +106,123 @@ pub fn new_weak_ref(raw: *mut JNIEnv, obj: jobject) -> Option<jni::objects::Weak
     env.new_weak_ref(&o).ok().flatten()
 }
 
-/// JNI IsSameObject: true if `a` and `b` (local, global or weak references,
-/// valid on this thread) denote the same object. A cleared weak reference
-/// equals only null.
+/// The class of `obj` as a local reference (JNI GetObjectClass).
+pub fn object_class(raw: *mut JNIEnv, obj: jobject) -> Option<jni::sys::jclass> {
+    if obj.is_null() {
+        return None;
+    }
+    let env = env(raw)?;
+    // SAFETY: obj is a live local or global reference on this thread,
+    // borrowed for the call (JObject has no Drop: nothing deletes it).
+    let o = unsafe { JObject::from_raw(obj) };
+    env.get_object_class(&o).ok().map(|k| k.into_raw())
+}
+
+/// The process's JavaVM, stored at Agent_OnLoad so threads that receive no
+/// JNIEnv with their event (DataDumpRequest) can get theirs.
+static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+pub fn set_vm(vm: *mut super::sys::JavaVM) {
+    VM.store(vm, std::sync::atomic::Ordering::Release);
+}
+
+/// The JNIEnv of the current thread if the VM knows it (null otherwise).
+pub fn current_env() -> *mut JNIEnv {
+    let vm = VM.load(std::sync::atomic::Ordering::Acquire);
+    if vm.is_null() {
+        return std::ptr::null_mut();
+    }
+    let mut env: *mut std::ffi::c_void = std::ptr::null_mut();
+    // SAFETY: vm is the live JavaVM handed to Agent_OnLoad (valid for the
+    // process); GetEnv only writes the env pointer for the calling thread.
+    let rc = unsafe {
+        match (**vm).GetEnv {
+            Some(get_env) => get_env(vm, &mut env, jni::sys::JNI_VERSION_1_6),
+            None => -1,
+        }
+    };
+    if rc == 0 { env as *mut JNIEnv } else { std::ptr::null_mut() }
+}
+
+/// Superclass of a class as a local reference (null for java.lang.Object,
+/// interfaces and primitive types).
+pub fn superclass(raw: *mut JNIEnv, klass: super::sys::jclass) -> super::sys::jclass {
+    let Some(mut env) = env(raw) else { return std::ptr::null_mut() };
+    // SAFETY: klass is a live class reference on this thread; the wrapper
+    // borrows it and must not delete it.
+    let k = unsafe { jni::objects::JClass::from_raw(klass) };
+    let r = match env.get_superclass(&k) {
+        Ok(Some(s)) => s.into_raw(),
+        _ => std::ptr::null_mut(),
+    };
+    clear(&mut env);
+    std::mem::forget(k);
+    r
+}
+
+/// Define a class from `bytes` in the bootstrap class loader (JNI
+/// DefineClass with a null loader); a global reference to it, kept for the
+/// life of the process. Any pending exception (e.g. the class exists
+/// already) is cleared and reported as `Err` with its text.
+pub fn define_boot_class(raw: *mut JNIEnv, name: &str, bytes: &[u8]) -> Result<jni::objects::GlobalRef, String> {
+    let mut env = env(raw).ok_or("no JNIEnv")?;
+    let r = env.define_class(name, &JObject::null(), bytes).and_then(|c| env.new_global_ref(c));
+    if env.exception_check().unwrap_or(false) {
+        let _ = env.exception_describe();
+    }
+    clear(&mut env);
+    r.map_err(|e| e.to_string())
+}
+
+/// Set a static `int` field (any access) of `class`.
+pub fn set_static_int(raw: *mut JNIEnv, class: jobject, field: &str, value: i32) -> Result<(), String> {
+    let mut env = env(raw).ok_or("no JNIEnv")?;
+    // SAFETY: as in register_natives, a borrowed live class reference.
+    let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
+    let r = env
+        .get_static_field_id(&class_obj, field, "I")
+        .and_then(|id| env.set_static_field(&class_obj, id, JValue::Int(value)));
+    std::mem::forget(class_obj);
+    clear(&mut env);
+    r.map_err(|e| e.to_string())
+}
+
+/// `obj.getClass().getModule()`-style call: `klass.getModule()` as a local
+/// reference (None on failure).
+pub fn class_module(raw: *mut JNIEnv, klass: jobject) -> Option<jobject> {
+    let mut env = env(raw)?;
+    // SAFETY: a borrowed live class reference.
+    let class_obj = unsafe { JObject::from_raw(klass) };
+    let r = env.call_method(&class_obj, "getModule", "()Ljava/lang/Module;", &[]).ok().and_then(|v| v.l().ok());
+    std::mem::forget(class_obj);
+    clear(&mut env);
+    r.filter(|m| !m.is_null()).map(|m| m.into_raw())
+}
+
+/// JNI IsSameObject.
 pub fn is_same_object(raw: *mut JNIEnv, a: jobject, b: jobject) -> bool {
     let Some(env) = env(raw) else { return false };
-    // SAFETY: both are valid references (caller); the views never delete them.
-    let (a, b) = unsafe { (JObject::from_raw(a), JObject::from_raw(b)) };
-    env.is_same_object(&a, &b).unwrap_or(false)
+    // SAFETY: borrowed live references; forgotten below, never deleted here.
+    let (x, y) = unsafe { (JObject::from_raw(a), JObject::from_raw(b)) };
+    let r = env.is_same_object(&x, &y).unwrap_or(false);
+    std::mem::forget(x);
+    std::mem::forget(y);
+    r
+}
+
+/// Call a static void method of `class` (any access) with int/object
+/// arguments; any exception it throws is cleared and reported as `Err`.
+pub fn call_static_void(raw: *mut JNIEnv, class: jobject, name: &str, sig: &str, args: &[JValue<'_, '_>]) -> Result<(), String> {
+    let mut env = env(raw).ok_or("no JNIEnv")?;
+    // SAFETY: a borrowed live class reference.
+    let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
+    let r = env.call_static_method(&class_obj, name, sig, args).map(|_| ());
+    std::mem::forget(class_obj);
+    let threw = env.exception_check().unwrap_or(false);
+    clear(&mut env);
+    match r {
+        Ok(()) if !threw => Ok(()),
+        Ok(()) => Err("exception".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -5,9 +5,11 @@
 
 pub mod callbacks;
 pub mod env;
+pub mod heap;
 pub mod jni;
 pub mod memory;
 pub mod sys;
+pub mod tracker_natives;
 
 pub use callbacks::EventHandler;
-pub use env::{JResult, Jvmti, JvmtiError, RawMonitor, StackInfos};
+pub use env::{JResult, Jvmti, JvmtiError, MonitorUsage, RawMonitor, StackInfos};

@@ -133,6 +133,21 @@ pub fn start(agent: &Agent) {
     st.enabled.store(true, Ordering::Release);
 }
 
+/// Socket CONTROL allocation tracking on/off: start or stop counting new
+/// allocations (frees of tracked objects are still applied).
+pub fn set_tracking(agent: &Agent, on: bool) {
+    if !agent.alloc.enabled.load(Ordering::Acquire) {
+        return;
+    }
+    let mut events = vec![event::SAMPLED_OBJECT_ALLOC];
+    if agent.alloc.interval.load(Ordering::Relaxed) == 0 {
+        events.push(event::VM_OBJECT_ALLOC);
+    }
+    for ev in events {
+        let _ = agent.jvmti.set_event_mode(on, ev);
+    }
+}
+
 /// Disable the allocation events (VM death).
 pub fn stop(agent: &Agent) {
     if !agent.alloc.enabled.swap(false, Ordering::AcqRel) {
@@ -274,7 +289,7 @@ fn slot_of(key: &[u64]) -> usize {
 /// thread's cache (same stack, same class by IsSameObject), then the
 /// shared fingerprint map, then (new site) frames and trace interning.
 fn site_of(agent: &Agent, jni: *mut JNIEnv, klass: jclass, thread_serial: u32, b: &mut Buffers) -> Option<u32> {
-    let depth = agent.opts.depth as usize;
+    let depth = agent.depth() as usize;
     b.frames.clear();
     if depth > 0 {
         // A thread with no Java frames (e.g. VM-internal) gets the empty trace.
@@ -370,9 +385,9 @@ pub fn retag(agent: &Agent, obj: jobject, new_tag: i64) -> crate::jvmti::JResult
 /// thread without being safepoint-safe and deadlocks the VM when a
 /// safepoint is requested meanwhile — seen on JDK 17.0.15 — so we do not
 /// use it.)
-pub fn prepare_report(agent: &Agent) {
+pub fn prepare_report(agent: &Agent, force_gc: bool) {
     let st = &agent.alloc;
-    if !agent.opts.gc_before_dump || !st.enabled.load(Ordering::Acquire) {
+    if !(agent.opts.gc_before_dump || force_gc) || !st.enabled.load(Ordering::Acquire) {
         return;
     }
     let t0 = Instant::now();

@@ -19,12 +19,28 @@ pub struct Sampler {
     monitor: Mutex<Option<RawMonitor>>,
     stop: AtomicBool,
     running: AtomicBool,
+    /// No thread is to be sampled (socket CONTROL 0x0004).
+    paused: AtomicBool,
     /// Passes taken and time spent in them, for `verbose` and the benchmark.
     pub passes: AtomicU64,
     pub pass_nanos: AtomicU64,
 }
 
-/// Start the sampling agent thread (at VM init).
+impl Sampler {
+    /// Pause or resume sampling (socket command); wakes the thread.
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Release);
+        if let Some(m) = self.monitor.lock().as_ref() {
+            m.enter().notify_all();
+        }
+    }
+}
+
+pub fn is_running(agent: &Agent) -> bool {
+    agent.sampler.running.load(Ordering::Acquire)
+}
+
+/// Start the sampling agent thread (at VM init, or on a socket command).
 pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
     let mon = agent.jvmti.create_raw_monitor("HPROF cpu sampler").map_err(|e| e.to_string())?;
     *agent.sampler.monitor.lock() = Some(mon);
@@ -63,7 +79,7 @@ unsafe extern "C" fn sampler_main(_env: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *
 
 fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     let interval = agent.opts.interval_ms as i64;
-    let mut key = Vec::with_capacity(agent.opts.depth as usize + 1);
+    let mut key = Vec::with_capacity(agent.depth() as usize + 1);
     let mut threads: Vec<jthread> = Vec::new();
     let mut serials: Vec<u32> = Vec::new();
     loop {
@@ -78,7 +94,7 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         if agent.sampler.stop.load(Ordering::Acquire) || agent.gate.is_closed() {
             return;
         }
-        if agent.dumping.load(Ordering::Acquire) {
+        if agent.dumping.load(Ordering::Acquire) || agent.sampler.paused.load(Ordering::Acquire) {
             continue;
         }
         let t0 = Instant::now();
@@ -90,7 +106,8 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
 
 /// One pass: stacks of all known, non-agent threads; one hit per eligible thread.
 fn sample_pass(agent: &Agent, threads: &mut Vec<jthread>, serials: &mut Vec<u32>, key: &mut Vec<u32>) {
-    if agent.opts.depth == 0 {
+    let depth = agent.depth() as usize;
+    if depth == 0 {
         return;
     }
     let Ok(all) = agent.jvmti.all_threads() else { return };
@@ -99,7 +116,7 @@ fn sample_pass(agent: &Agent, threads: &mut Vec<jthread>, serials: &mut Vec<u32>
     for &t in all.iter() {
         let Some(serial) = threads::known_serial(agent, t) else { continue };
         match agent.tables.threads.get(serial) {
-            Some(rec) if !rec.agent => {
+            Some(rec) if !rec.agent && rec.sampled.load(Ordering::Relaxed) => {
                 threads.push(t);
                 serials.push(serial);
             }
@@ -109,9 +126,12 @@ fn sample_pass(agent: &Agent, threads: &mut Vec<jthread>, serials: &mut Vec<u32>
     if threads.is_empty() {
         return;
     }
-    let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, agent.opts.depth as usize) else { return };
+    // With cpu=times, up to two Tracker frames may sit on top (profiles.md §11).
+    let extra = if agent.opts.cpu_timing() { 2 } else { 0 };
+    let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, depth + extra) else { return };
     for (i, &serial) in serials.iter().enumerate().take(stacks.len()) {
         let (state, frames) = stacks.get(i);
+        let frames = crate::profile::cpu_times::strip_tracker_frames(frames);
         let eligible = state & thread_state::RUNNABLE != 0
             && state & (thread_state::SUSPENDED | thread_state::INTERRUPTED) == 0
             && !frames.is_empty();

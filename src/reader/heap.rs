@@ -13,22 +13,7 @@ use super::error::ReadError;
 use super::records::record_label;
 use super::source::{id_from_be, Source};
 
-/// Heap dump sub-record tags.
-pub mod sub_tag {
-    pub const ROOT_UNKNOWN: u8 = 0xFF;
-    pub const ROOT_JNI_GLOBAL: u8 = 0x01;
-    pub const ROOT_JNI_LOCAL: u8 = 0x02;
-    pub const ROOT_JAVA_FRAME: u8 = 0x03;
-    pub const ROOT_NATIVE_STACK: u8 = 0x04;
-    pub const ROOT_STICKY_CLASS: u8 = 0x05;
-    pub const ROOT_THREAD_BLOCK: u8 = 0x06;
-    pub const ROOT_MONITOR_USED: u8 = 0x07;
-    pub const ROOT_THREAD_OBJECT: u8 = 0x08;
-    pub const CLASS_DUMP: u8 = 0x20;
-    pub const INSTANCE_DUMP: u8 = 0x21;
-    pub const OBJECT_ARRAY_DUMP: u8 = 0x22;
-    pub const PRIMITIVE_ARRAY_DUMP: u8 = 0x23;
-}
+pub use crate::vocab::sub_tag;
 
 /// The documented name of a sub-record tag, or `None` if unknown.
 pub fn sub_record_name(t: u8) -> Option<&'static str> {
@@ -51,139 +36,9 @@ pub fn sub_record_name(t: u8) -> Option<&'static str> {
     })
 }
 
-/// Field, array-element and constant types (HPROF "basic types").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum BasicType {
-    Object = 2,
-    Boolean = 4,
-    Char = 5,
-    Float = 6,
-    Double = 7,
-    Byte = 8,
-    Short = 9,
-    Int = 10,
-    Long = 11,
-}
+pub use crate::vocab::BasicType;
 
-impl BasicType {
-    pub fn from_code(code: u8) -> Option<Self> {
-        use BasicType::*;
-        Some(match code {
-            2 => Object,
-            4 => Boolean,
-            5 => Char,
-            6 => Float,
-            7 => Double,
-            8 => Byte,
-            9 => Short,
-            10 => Int,
-            11 => Long,
-            _ => return None,
-        })
-    }
-
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// Size of one value in the dump: `id_size` for references.
-    pub fn size(self, id_size: u32) -> u32 {
-        use BasicType::*;
-        match self {
-            Object => id_size,
-            Boolean | Byte => 1,
-            Char | Short => 2,
-            Float | Int => 4,
-            Double | Long => 8,
-        }
-    }
-
-    /// Java keyword for primitives (`int`), `java.lang.Object` for Object.
-    pub fn java_name(self) -> &'static str {
-        use BasicType::*;
-        match self {
-            Object => "java.lang.Object",
-            Boolean => "boolean",
-            Char => "char",
-            Float => "float",
-            Double => "double",
-            Byte => "byte",
-            Short => "short",
-            Int => "int",
-            Long => "long",
-        }
-    }
-}
-
-/// A decoded field, static, constant-pool or array-element value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value {
-    /// Object ID, 0 for null.
-    Object(u64),
-    Boolean(bool),
-    Char(u16),
-    Float(f32),
-    Double(f64),
-    Byte(i8),
-    Short(i16),
-    Int(i32),
-    Long(i64),
-}
-
-impl Value {
-    /// Decodes one big-endian value; `bytes` must be exactly
-    /// `ty.size(id_size)` long.
-    pub fn decode(ty: BasicType, bytes: &[u8]) -> Value {
-        let be = id_from_be(bytes);
-        match ty {
-            BasicType::Object => Value::Object(be),
-            BasicType::Boolean => Value::Boolean(be != 0),
-            BasicType::Char => Value::Char(be as u16),
-            BasicType::Float => Value::Float(f32::from_bits(be as u32)),
-            BasicType::Double => Value::Double(f64::from_bits(be)),
-            BasicType::Byte => Value::Byte(be as u8 as i8),
-            BasicType::Short => Value::Short(be as u16 as i16),
-            BasicType::Int => Value::Int(be as u32 as i32),
-            BasicType::Long => Value::Long(be as i64),
-        }
-    }
-
-    pub fn basic_type(&self) -> BasicType {
-        match self {
-            Value::Object(_) => BasicType::Object,
-            Value::Boolean(_) => BasicType::Boolean,
-            Value::Char(_) => BasicType::Char,
-            Value::Float(_) => BasicType::Float,
-            Value::Double(_) => BasicType::Double,
-            Value::Byte(_) => BasicType::Byte,
-            Value::Short(_) => BasicType::Short,
-            Value::Int(_) => BasicType::Int,
-            Value::Long(_) => BasicType::Long,
-        }
-    }
-
-    /// The object ID of a reference value.
-    pub fn as_object_id(&self) -> Option<u64> {
-        match *self {
-            Value::Object(id) => Some(id),
-            _ => None,
-        }
-    }
-
-    /// Integral values (boolean, char, byte, short, int, long) widened.
-    pub fn as_i64(&self) -> Option<i64> {
-        match *self {
-            Value::Boolean(b) => Some(i64::from(b)),
-            Value::Char(c) => Some(i64::from(c)),
-            Value::Byte(v) => Some(i64::from(v)),
-            Value::Short(v) => Some(i64::from(v)),
-            Value::Int(v) => Some(i64::from(v)),
-            Value::Long(v) => Some(v),
-            _ => None,
-        }
-    }
-}
+pub use crate::vocab::Value;
 
 /// A heap dump sub-record.
 #[derive(Debug, Clone, PartialEq)]

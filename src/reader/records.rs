@@ -6,23 +6,7 @@
 
 use super::source::{Body, Overrun};
 
-/// Top-level record tags.
-pub mod tag {
-    pub const UTF8: u8 = 0x01;
-    pub const LOAD_CLASS: u8 = 0x02;
-    pub const UNLOAD_CLASS: u8 = 0x03;
-    pub const FRAME: u8 = 0x04;
-    pub const TRACE: u8 = 0x05;
-    pub const ALLOC_SITES: u8 = 0x06;
-    pub const HEAP_SUMMARY: u8 = 0x07;
-    pub const START_THREAD: u8 = 0x0A;
-    pub const END_THREAD: u8 = 0x0B;
-    pub const HEAP_DUMP: u8 = 0x0C;
-    pub const CPU_SAMPLES: u8 = 0x0D;
-    pub const CONTROL_SETTINGS: u8 = 0x0E;
-    pub const HEAP_DUMP_SEGMENT: u8 = 0x1C;
-    pub const HEAP_DUMP_END: u8 = 0x2C;
-}
+pub use crate::vocab::tag;
 
 /// The name of a top-level record tag as the format documents it, or
 /// `None` for tags this reader does not know.

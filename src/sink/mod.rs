@@ -13,6 +13,9 @@ pub use writer::{Writer, WriterJob};
 
 pub enum Sink {
     File(File),
+    /// A file whose name ends in `.gz`: the whole stream gzip-compressed
+    /// (as `jcmd GC.heap_dump -gz` writes), finished when output stops.
+    Gzip(flate2::write::GzEncoder<File>),
     Socket(TcpStream),
     /// In-memory, for tests of the writer.
     Memory(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>),
@@ -21,9 +24,26 @@ pub enum Sink {
 impl Sink {
     /// Create (truncate) the output file, as `force=y` does; the caller has
     /// already chosen the name (options decide `force=n` naming).
+    /// A name ending in `.gz` gives a gzip stream.
     pub fn create_file(path: &Path) -> io::Result<Sink> {
         let _ = std::fs::remove_file(path);
-        Ok(Sink::File(File::create(path)?))
+        let f = File::create(path)?;
+        if path.extension().is_some_and(|e| e == "gz") {
+            // Fast compression: the writer thread must keep up with heap dumps.
+            return Ok(Sink::Gzip(flate2::write::GzEncoder::new(f, flate2::Compression::fast())));
+        }
+        Ok(Sink::File(f))
+    }
+
+    /// Complete the stream (gzip trailer); called once when output stops.
+    pub fn finish(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Gzip(g) => {
+                g.try_finish()?;
+                g.get_mut().flush()
+            }
+            _ => self.flush(),
+        }
     }
 
     /// Connect to a front-end (`net=host:port`).
@@ -44,7 +64,7 @@ impl Sink {
 
     pub fn describe(&self) -> String {
         match self {
-            Sink::File(_) => "output file".into(),
+            Sink::File(_) | Sink::Gzip(_) => "output file".into(),
             Sink::Socket(s) => s.peer_addr().map(|a| format!("socket {a}")).unwrap_or_else(|_| "socket".into()),
             Sink::Memory(_) => "memory".into(),
         }
@@ -63,6 +83,7 @@ impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Sink::File(f) => f.write(buf),
+            Sink::Gzip(g) => g.write(buf),
             Sink::Socket(s) => s.write(buf),
             Sink::Memory(m) => {
                 m.lock().extend_from_slice(buf);
@@ -73,6 +94,7 @@ impl Write for Sink {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Sink::File(f) => f.flush(),
+            Sink::Gzip(g) => g.flush(),
             Sink::Socket(s) => s.flush(),
             Sink::Memory(_) => Ok(()),
         }

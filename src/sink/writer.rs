@@ -112,6 +112,11 @@ fn run<F>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<Atomi
         }
     }
     push(&mut sink, &mut buf, true);
+    if !failed.load(Ordering::Relaxed) {
+        if let Err(e) = sink.finish() {
+            crate::diag::error(&format!("write to {target} failed: {e}; profile output incomplete"));
+        }
+    }
 }
 
 #[cfg(test)]

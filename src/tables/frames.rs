@@ -34,7 +34,8 @@ impl MethodEntry {
                 best = Some((start, line));
             }
         }
-        best.map_or(-1, |(_, l)| l)
+        // 0 and negative lines are not real lines; readers treat 0 as invalid.
+        best.map_or(-1, |(_, l)| if l > 0 { l } else { -1 })
     }
 }
 

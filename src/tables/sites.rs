@@ -21,7 +21,7 @@
 use dashmap::DashMap;
 use parking_lot::Mutex;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 const CHUNK_BITS: u32 = 12;
@@ -40,6 +40,9 @@ pub struct Site {
     pub alloc_instances: AtomicU64,
     pub live_bytes: AtomicU64,
     pub live_instances: AtomicU64,
+    /// Counters changed since the last report (socket "incremental" ALLOC
+    /// SITES requests list only these).
+    pub changed: AtomicBool,
 }
 
 /// A consistent-enough copy of one site's counters (each counter is read
@@ -53,6 +56,7 @@ pub struct SiteSnapshot {
     pub alloc_instances: u64,
     pub live_bytes: u64,
     pub live_instances: u64,
+    pub changed: bool,
 }
 
 /// Sums over all sites.
@@ -178,6 +182,9 @@ impl SiteTable {
                 s.live_bytes.fetch_add(bytes, Ordering::Relaxed);
                 s.live_instances.fetch_add(instances, Ordering::Relaxed);
             }
+            if !s.changed.load(Ordering::Relaxed) {
+                s.changed.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -188,6 +195,9 @@ impl SiteTable {
         if let Some(s) = self.get(index) {
             sub_saturating(&s.live_bytes, bytes);
             sub_saturating(&s.live_instances, instances);
+            if !s.changed.load(Ordering::Relaxed) {
+                s.changed.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -224,8 +234,16 @@ impl SiteTable {
                 alloc_instances: s.alloc_instances.load(Ordering::Relaxed),
                 live_bytes: s.live_bytes.load(Ordering::Relaxed),
                 live_instances: s.live_instances.load(Ordering::Relaxed),
+                changed: s.changed.load(Ordering::Relaxed),
             })
             .collect()
+    }
+
+    /// Clear every site's "changed" flag (after each report).
+    pub fn clear_changed(&self) {
+        for s in self.iter() {
+            s.changed.store(false, Ordering::Relaxed);
+        }
     }
 
     /// Totals over all sites (HEAP DUMP BEGIN, SITES and HEAP SUMMARY).
@@ -284,7 +302,10 @@ mod tests {
             alloc_instances: 2,
             live_bytes: 24,
             live_instances: 1,
+            changed: true,
         });
+        t.clear_changed();
+        assert!(!t.snapshot()[0].changed);
         assert_eq!(t.totals(), SiteTotals { alloc_bytes: 1048, alloc_instances: 3, live_bytes: 1024, live_instances: 2 });
     }
 

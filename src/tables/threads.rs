@@ -18,6 +18,8 @@ pub struct ThreadRecord {
     pub alive: AtomicBool,
     /// Last trace captured for this thread (MONITOR DUMP), 0 = none.
     pub last_trace: AtomicU32,
+    /// CPU sampling on for this thread (socket CONTROL 3/4; on by default).
+    pub sampled: AtomicBool,
 }
 
 #[derive(Default)]
@@ -44,6 +46,7 @@ impl ThreadTable {
             agent,
             alive: AtomicBool::new(true),
             last_trace: AtomicU32::new(0),
+            sampled: AtomicBool::new(true),
         });
         v.push(r.clone());
         r

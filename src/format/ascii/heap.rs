@@ -174,7 +174,7 @@ pub fn prim_array(p: &mut Printer, out: &mut Vec<u8>, a: &PrimArrayDump<'_>) {
         (a.size as u64, 0)
     } else {
         let n = a.elements.len();
-        ((n * elem.size(4)) as u64, n)
+        ((n * elem.size(4) as usize) as u64, n)
     };
     pf!(
         p,

@@ -22,40 +22,9 @@ impl IdSize {
     }
 }
 
-/// Record tags.
-pub mod tag {
-    pub const UTF8: u8 = 0x01;
-    pub const LOAD_CLASS: u8 = 0x02;
-    pub const UNLOAD_CLASS: u8 = 0x03;
-    pub const FRAME: u8 = 0x04;
-    pub const TRACE: u8 = 0x05;
-    pub const ALLOC_SITES: u8 = 0x06;
-    pub const HEAP_SUMMARY: u8 = 0x07;
-    pub const START_THREAD: u8 = 0x0A;
-    pub const END_THREAD: u8 = 0x0B;
-    pub const HEAP_DUMP: u8 = 0x0C;
-    pub const CPU_SAMPLES: u8 = 0x0D;
-    pub const CONTROL_SETTINGS: u8 = 0x0E;
-    pub const HEAP_DUMP_SEGMENT: u8 = 0x1C;
-    pub const HEAP_DUMP_END: u8 = 0x2C;
-}
+pub use crate::vocab::tag;
 
-/// Heap dump sub-record tags.
-pub mod sub {
-    pub const ROOT_UNKNOWN: u8 = 0xFF;
-    pub const ROOT_JNI_GLOBAL: u8 = 0x01;
-    pub const ROOT_JNI_LOCAL: u8 = 0x02;
-    pub const ROOT_JAVA_FRAME: u8 = 0x03;
-    pub const ROOT_NATIVE_STACK: u8 = 0x04;
-    pub const ROOT_STICKY_CLASS: u8 = 0x05;
-    pub const ROOT_THREAD_BLOCK: u8 = 0x06;
-    pub const ROOT_MONITOR_USED: u8 = 0x07;
-    pub const ROOT_THREAD_OBJECT: u8 = 0x08;
-    pub const CLASS_DUMP: u8 = 0x20;
-    pub const INSTANCE_DUMP: u8 = 0x21;
-    pub const OBJ_ARRAY_DUMP: u8 = 0x22;
-    pub const PRIM_ARRAY_DUMP: u8 = 0x23;
-}
+pub use crate::vocab::sub_tag as sub;
 
 #[inline]
 pub fn u1(b: &mut Vec<u8>, v: u8) {

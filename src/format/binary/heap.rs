@@ -215,7 +215,7 @@ pub fn obj_array_dump(b: &mut Vec<u8>, ids: IdSize, a: &ObjArrayDump<'_>, full_l
             .rposition(|&e| e != 0)
             .map_or(0, |i| i + 1)
     };
-    enc::u1(b, sub::OBJ_ARRAY_DUMP);
+    enc::u1(b, sub::OBJECT_ARRAY_DUMP);
     enc::id(b, ids, a.obj_id);
     enc::u4(b, a.trace_serial);
     enc::u4(b, n as u32);
@@ -226,7 +226,7 @@ pub fn obj_array_dump(b: &mut Vec<u8>, ids: IdSize, a: &ObjArrayDump<'_>, full_l
 }
 
 pub fn prim_array_dump(b: &mut Vec<u8>, ids: IdSize, a: &PrimArrayDump<'_>) {
-    enc::u1(b, sub::PRIM_ARRAY_DUMP);
+    enc::u1(b, sub::PRIMITIVE_ARRAY_DUMP);
     enc::id(b, ids, a.obj_id);
     enc::u4(b, a.trace_serial);
     enc::u4(b, a.elements.len() as u32);
@@ -242,7 +242,7 @@ pub fn prim_array_dump(b: &mut Vec<u8>, ids: IdSize, a: &PrimArrayDump<'_>) {
         PrimElements::Long(v) => v.iter().for_each(|&x| enc::u8_(b, x as u64)),
         PrimElements::Double(v) => v.iter().for_each(|&x| enc::u8_(b, x.to_bits())),
         PrimElements::BigEndian(t, bytes) => {
-            let whole = bytes.len() / t.size(4).max(1) * t.size(4);
+            let whole = bytes.len() / (t.size(4) as usize).max(1) * t.size(4) as usize;
             b.extend_from_slice(&bytes[..whole]);
         }
     }

@@ -148,6 +148,7 @@ pub mod error {
     pub const NATIVE_METHOD: jvmtiError = 104;
     pub const WRONG_PHASE: jvmtiError = 112;
     pub const UNATTACHED_THREAD: jvmtiError = 115;
+    pub const INTERNAL: jvmtiError = 113;
 }
 
 /// `jvmtiCapabilities`: 128 bits of C bit-fields. GCC on x86-64/aarch64

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Benchmark of heap=dump: time and memory of our binary heap dump vs
+HotSpot's own dumper (`jcmd <pid> GC.heap_dump`) on the same heap, in the
+same JVM run.
+
+Each run starts the HeapBench fixture (about `mb` MB of live data, -Xmx3g,
+so binary 1.0.2 with segments) under the agent with `heap=dump,format=b,
+doe=n`, waits until the heap is built, then takes both dumps, alternating
+which goes first: HotSpot's with `jcmd GC.heap_dump` (a full GC first, as
+ours does with gcbeforedump=y) and ours with `jcmd JVMTI.data_dump` (done
+when the agent prints " done."). During our dump the process RSS is sampled
+every 20 ms; the growth over the RSS before the dump is the agent's memory
+for the dump (JVMTI tag map included). Reported: medians of N runs, the
+ratio ours/HotSpot (target <= 1.0), MiB/s of each, and RSS growth as a
+fraction of the live heap (target < 15%).
+
+Usage: bench/heap_dump.py [runs=5] [mb=1024]"""
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def one_run(agent, classes, jdk, mb, ours_first, tmp):
+    out = os.path.join(tmp, "ours.hprof")
+    hs = os.path.join(tmp, "hotspot.hprof")
+    for f in (out, hs, os.path.join(tmp, "marker")):
+        if os.path.exists(f):
+            os.remove(f)
+    p = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-Xms3g", "-Xmx3g",
+                          f"-agentpath:{agent}=heap=dump,format=b,doe=n,file={out}",
+                          "-cp", classes, "HeapBench", str(mb), os.path.join(tmp, "marker")],
+                         cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    jcmd = os.path.join(jdk, "bin", "jcmd")
+    stderr_lines = []
+    done = threading.Event()
+
+    def read_err():
+        buf = ""
+        while True:
+            ch = p.stderr.read(1)
+            if not ch:
+                break
+            buf += ch
+            if buf.endswith(" done."):
+                done.set()
+                buf = ""
+        stderr_lines.append(buf)
+    threading.Thread(target=read_err, daemon=True).start()
+
+    def ours():
+        done.clear()
+        before = rss_kb(p.pid)
+        peak = before
+        t0 = time.perf_counter()
+        subprocess.run([jcmd, str(p.pid), "JVMTI.data_dump"], check=True, capture_output=True)
+        while not done.is_set():
+            peak = max(peak, rss_kb(p.pid))
+            time.sleep(0.02)
+        dt = time.perf_counter() - t0
+        return dt, (peak - before) * 1024
+
+    def hotspot():
+        t0 = time.perf_counter()
+        subprocess.run([jcmd, str(p.pid), "GC.heap_dump", hs], check=True, capture_output=True)
+        return time.perf_counter() - t0
+
+    if ours_first:
+        (t_ours, growth), t_hs = ours(), hotspot()
+    else:
+        t_hs = hotspot()
+        t_ours, growth = ours()
+    size_ours, size_hs = os.path.getsize(out), os.path.getsize(hs)
+    open(os.path.join(tmp, "marker"), "w").close()
+    p.wait(timeout=120)
+    return t_ours, t_hs, growth, size_ours, size_hs
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    mb = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
+    agent = harness.build_agent()
+    classes = harness.compile_fixtures()
+    jdk = harness.java_home()
+    tmp = os.path.join(harness.ROOT, "target", "bench-heap-dump")
+    os.makedirs(tmp, exist_ok=True)
+    rows = [one_run(agent, classes, jdk, mb, i % 2 == 0, tmp) for i in range(runs)]
+    ours = [r[0] for r in rows]
+    hs = [r[1] for r in rows]
+    growth = [r[2] for r in rows]
+    mo, mh = statistics.median(ours), statistics.median(hs)
+    so, sh = rows[-1][3], rows[-1][4]
+    print(f"heap dump of ~{mb} MB live data, {runs} interleaved runs")
+    print(f"  ours (JVMTI heap walk, 1.0.2): median {mo:.2f} s, {so / 2**20:.0f} MiB file, {so / 2**20 / mo:.0f} MiB/s  {harness.fmt(ours)}")
+    print(f"  HotSpot jcmd GC.heap_dump:     median {mh:.2f} s, {sh / 2**20:.0f} MiB file, {sh / 2**20 / mh:.0f} MiB/s  {harness.fmt(hs)}")
+    print(f"  time ratio ours/HotSpot: {mo / mh:.2f} (target <= 1.0)")
+    g = statistics.median(growth)
+    print(f"  RSS growth during our dump: median {g / 2**20:.0f} MiB = {100 * g / (mb << 20):.1f}% of the live heap (target < 15%)"
+          f"  {[round(x / 2**20) for x in growth]} MiB")
+
+
+if __name__ == "__main__":
+    main()

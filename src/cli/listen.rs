@@ -1,0 +1,235 @@
+//! `hprof-rs listen`: the front-end of `net=host:port`. Waits for one
+//! agent, records everything it sends to a file, prints a one-line summary
+//! of each record as it arrives, and sends commands: a script (`--send`,
+//! with the extra step `sleep MS`) and then, with `--interactive`, commands
+//! typed at a prompt (syntax: `net::commands::COMMAND_SYNTAX`).
+
+use super::CliResult;
+use crate::net::commands::{Command, COMMAND_SYNTAX};
+use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};
+use std::fs::File;
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+pub struct ListenArgs {
+    pub host: String,
+    pub port: u16,
+    pub out: String,
+    pub send: Vec<String>,
+    pub interactive: bool,
+}
+
+/// One step of a command script.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Send(Command),
+    Sleep(Duration),
+}
+
+pub fn parse_step(s: &str) -> Result<Step, String> {
+    let t = s.trim();
+    if let Some(ms) = t.strip_prefix("sleep") {
+        let ms: u64 = ms.trim().parse().map_err(|_| format!("'{t}': sleep needs milliseconds"))?;
+        return Ok(Step::Sleep(Duration::from_millis(ms)));
+    }
+    t.parse().map(Step::Send)
+}
+
+/// Everything read from the agent is also appended to the recording.
+struct Tee {
+    inner: TcpStream,
+    file: BufWriter<File>,
+    bytes: u64,
+}
+
+impl Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = match self.inner.read(buf) {
+            Ok(n) => n,
+            // A peer that vanished ends the stream like a close.
+            Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted) => 0,
+            Err(e) => return Err(e),
+        };
+        self.file.write_all(&buf[..n])?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+pub fn run(args: ListenArgs) -> CliResult<()> {
+    let script: Vec<Step> = args.send.iter().map(|s| parse_step(s)).collect::<Result<_, _>>()?;
+    let listener = TcpListener::bind((args.host.as_str(), args.port))
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("listening on {local}");
+    let (stream, peer) = listener.accept().map_err(|e| format!("accept failed: {e}"))?;
+    eprintln!("agent connected from {peer}");
+    let file = File::create(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out))?;
+    let sender = stream.try_clone().map_err(|e| e.to_string())?;
+    let interactive = args.interactive;
+    std::thread::spawn(move || send_commands(sender, script, interactive));
+
+    let mut tee = Tee { inner: stream, file: BufWriter::new(file), bytes: 0 };
+    let mut head = [0u8; 13];
+    let mut got = 0;
+    while got < head.len() {
+        match tee.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => return Err(format!("reading from the agent: {e}")),
+        }
+    }
+    let start = io::Cursor::new(head[..got].to_vec());
+    let outcome = if head[..got].starts_with(b"JAVA PROFILE 1.0.1, created") {
+        summarize_text(start.chain(&mut tee))
+    } else if got == 0 {
+        Ok(0)
+    } else {
+        summarize_binary(start.chain(&mut tee))
+    };
+    let records = match outcome {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("hprof-rs listen: {e}; recording the rest of the stream unparsed");
+            let _ = io::copy(&mut tee, &mut io::sink());
+            0
+        }
+    };
+    tee.file.flush().map_err(|e| format!("cannot write {}: {e}", args.out))?;
+    println!("stream ended: {} bytes, {records} records, recorded in {}", tee.bytes, args.out);
+    Ok(())
+}
+
+fn send_commands(mut s: TcpStream, script: Vec<Step>, interactive: bool) {
+    let mut serial = 1u32;
+    let mut send = |cmd: Command| -> bool {
+        match s.write_all(&cmd.encode(serial)) {
+            Ok(()) => {
+                eprintln!("sent: {cmd}");
+                serial += 1;
+                true
+            }
+            Err(e) => {
+                eprintln!("cannot send {cmd}: {e}");
+                false
+            }
+        }
+    };
+    for step in script {
+        match step {
+            Step::Sleep(d) => std::thread::sleep(d),
+            Step::Send(c) => {
+                if !send(c) {
+                    return;
+                }
+            }
+        }
+    }
+    if !interactive {
+        return;
+    }
+    eprintln!("type a command (help for the list, quit to stop sending)");
+    for line in io::stdin().lock().lines() {
+        let Ok(line) = line else { return };
+        match line.trim() {
+            "" => continue,
+            "help" => eprintln!("{COMMAND_SYNTAX}\n  sleep MS                   pause the script"),
+            "quit" => return,
+            t => match parse_step(t) {
+                Ok(Step::Send(c)) => {
+                    if !send(c) {
+                        return;
+                    }
+                }
+                Ok(Step::Sleep(d)) => std::thread::sleep(d),
+                Err(e) => eprintln!("{e}"),
+            },
+        }
+    }
+}
+
+fn summarize_text(r: impl Read) -> Result<u64, String> {
+    let mut n = 0;
+    let mut out = io::stdout().lock();
+    let mut body = false;
+    for line in io::BufReader::new(r).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        if !body {
+            if line.starts_with("JAVA PROFILE") {
+                let _ = writeln!(out, "text: {line}");
+                n += 1;
+            }
+            body = line == "--------";
+            continue;
+        }
+        let first = line.chars().next();
+        if first.is_some_and(|c| c.is_ascii_uppercase()) && !line.starts_with("rank") {
+            let _ = writeln!(out, "text: {line}");
+            let _ = out.flush();
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+fn summarize_binary(r: impl Read) -> Result<u64, String> {
+    let mut reader = HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
+    let mut out = io::stdout().lock();
+    let h = reader.header().clone();
+    let _ = writeln!(out, "binary: {} (identifier size {})", h.label, h.id_size);
+    let mut syms = super::symbols::Symbols::default();
+    let mut n = 0u64;
+    while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
+        n += 1;
+        let name = rec.name();
+        let detail = match &rec.body {
+            RecordBody::HeapDumpStart { .. } => {
+                let (mut roots, mut classes, mut objects) = (0u64, 0u64, 0u64);
+                while let Some(sub) = reader.next_heap_sub_record().map_err(|e| e.to_string())? {
+                    match sub {
+                        HeapSubRecord::Root(_) => roots += 1,
+                        HeapSubRecord::ClassDump(_) => classes += 1,
+                        _ => objects += 1,
+                    }
+                }
+                format!("{} bytes: {roots} roots, {classes} classes, {objects} objects and arrays", rec.length)
+            }
+            body => {
+                let d = describe(body, &syms);
+                syms.learn(body);
+                d
+            }
+        };
+        let _ = writeln!(out, "{:>10.3} ms  {name}{}{detail}", f64::from(rec.time) / 1000.0, if detail.is_empty() { "" } else { "  " });
+        let _ = out.flush();
+    }
+    Ok(n)
+}
+
+fn describe(body: &RecordBody, syms: &super::symbols::Symbols) -> String {
+    match body {
+        RecordBody::Utf8 { id, text } => format!("id=0x{id:x} {text:?}"),
+        RecordBody::LoadClass(c) => format!(
+            "serial={} id=0x{:x} name={}",
+            c.class_serial,
+            c.class_id,
+            syms.string(c.name_id).unwrap_or("?")
+        ),
+        RecordBody::UnloadClass { class_serial } => format!("serial={class_serial}"),
+        RecordBody::Frame(f) => format!("id=0x{:x} {}", f.id, syms.string(f.method_name_id).unwrap_or("?")),
+        RecordBody::Trace(t) => format!("serial={} frames={}", t.serial, t.frame_ids.len()),
+        RecordBody::AllocSites(s) => format!("flags=0x{:x} sites={} live_bytes={}", s.flags, s.sites.len(), s.total_live_bytes),
+        RecordBody::HeapSummary(s) => format!("live_bytes={} live_instances={}", s.total_live_bytes, s.total_live_instances),
+        RecordBody::StartThread(t) => format!(
+            "serial={} obj=0x{:x} name={:?}",
+            t.thread_serial,
+            t.thread_id,
+            syms.string(t.name_id).unwrap_or("?")
+        ),
+        RecordBody::EndThread { thread_serial } => format!("serial={thread_serial}"),
+        RecordBody::CpuSamples(c) => format!("total={} traces={}", c.total, c.entries.len()),
+        RecordBody::ControlSettings(c) => format!("flags=0x{:x} depth={}", c.flags, c.depth),
+        _ => String::new(),
+    }
+}

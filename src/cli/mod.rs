@@ -1,0 +1,15 @@
+//! The `hprof-rs` front-end tool: `listen` (socket front-end for
+//! `net=host:port`), `print` (binary HPROF as text), `flame` (CPU samples as
+//! collapsed stacks or an SVG flame graph), `histo` (class histogram of a
+//! heap dump). Built on `crate::reader`; see docs/hprof-rs-tool.md.
+
+pub mod flame;
+pub mod histo;
+pub mod histo_fast;
+pub mod listen;
+pub mod print;
+pub mod progress;
+pub mod symbols;
+
+/// A tool error: message for stderr, exit status 1.
+pub type CliResult<T> = Result<T, String>;

@@ -1,0 +1,243 @@
+//! `heap=dump`: a complete heap dump, streamed to the output while the VM
+//! walks the heap.
+//!
+//! Sequence (one dump): optional forced GC (`gcbeforedump=y`, the default,
+//! so the dump holds live objects only, like `jmap -dump:live`); refresh
+//! the class list so every loaded class, array classes included, has a
+//! serial, a LOAD CLASS and a tagged mirror; describe each class once
+//! (fields, superclass, interfaces: cached across dumps) and compute its
+//! field layout; write pending traces; HEAP DUMP BEGIN; the pseudo thread
+//! root; FollowReferences with the `walk::Walker` visitor, which writes the
+//! roots and one record per visited object in batches; CLASS DUMPs; END.
+//!
+//! Memory: besides the object table (8 bytes per object, shared with the
+//! allocation profile) the walk keeps one open record, a bit per object
+//! slot, per-class static values, and at most `MAX_BATCHES_IN_FLIGHT`
+//! batches of about 1 MiB queued for the writer.
+
+pub mod layout;
+pub mod walk;
+
+use crate::agent::Agent;
+use crate::control::trace_info;
+use crate::diag;
+use crate::format::HeapTotals;
+use crate::jvmti::sys::{error, jclass, JNIEnv};
+use crate::tables::ids::{split_tag, TagKind};
+use crossbeam_channel::{bounded, Receiver, Sender};
+use layout::{ClassDesc, ClassKind, FieldDesc};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use walk::{Batch, BatchSink, ClassInfo, DumpContext, RootRec, Walker, WalkStats};
+
+/// Batches queued for the writer at most; the walk waits beyond that.
+const MAX_BATCHES_IN_FLIGHT: usize = 16;
+
+/// Class descriptions, fetched once per class (unprepared ones again).
+fn desc_cache() -> &'static Mutex<HashMap<u32, Arc<ClassDesc>>> {
+    static CACHE: OnceLock<Mutex<HashMap<u32, Arc<ClassDesc>>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+fn class_serial(agent: &Agent, k: jclass) -> Option<u32> {
+    match split_tag(agent.jvmti.get_tag(k).ok()?) {
+        Some((TagKind::Class, s)) => Some(s as u32),
+        _ => None,
+    }
+}
+
+fn describe(agent: &Agent, jni: *mut JNIEnv, k: jclass, serial: u32, sig: &str) -> ClassDesc {
+    let j = agent.jvmti;
+    let is_interface = j.is_interface(k).unwrap_or(false);
+    let kind = ClassKind::from_signature(sig, is_interface);
+    let sup = crate::jvmti::jni::superclass(jni, k);
+    let super_serial = if sup.is_null() { None } else { class_serial(agent, sup) };
+    crate::jvmti::jni::delete_local_ref(jni, sup);
+    let mut interfaces = Vec::new();
+    if let Ok(list) = j.implemented_interfaces(k) {
+        for &i in list.iter() {
+            interfaces.extend(class_serial(agent, i));
+            crate::jvmti::jni::delete_local_ref(jni, i);
+        }
+    }
+    let fields = match kind {
+        ClassKind::ObjArray | ClassKind::PrimArray(_) => Some(Vec::new()),
+        _ => match j.class_fields(k) {
+            Ok(v) => Some(
+                v.into_iter()
+                    .filter_map(|f| {
+                        let ty = crate::format::BasicType::from_sig_char(*f.signature.as_bytes().first()?)?;
+                        Some(FieldDesc { name: f.name.into(), ty, is_static: f.is_static })
+                    })
+                    .collect(),
+            ),
+            Err(e) if e.code == error::CLASS_NOT_PREPARED => None,
+            Err(_) => None,
+        },
+    };
+    ClassDesc { serial, kind, super_serial, interfaces, fields }
+}
+
+/// Layouts and IDs of every class loaded now.
+fn build_context(agent: &Agent, jni: *mut JNIEnv) -> DumpContext {
+    let j = agent.jvmti;
+    let id_size = if agent.opts.id_size == 8 && agent.opts.format == crate::options::Format::Binary { 8 } else { 4 };
+    let mut descs: HashMap<u32, ClassDesc> = HashMap::new();
+    if let Ok(loaded) = j.loaded_classes() {
+        let mut cache = desc_cache().lock();
+        for &k in loaded.iter() {
+            if let Some(serial) = class_serial(agent, k) {
+                let cached = cache.get(&serial).filter(|d| d.fields.is_some()).cloned();
+                let d = match cached {
+                    Some(d) => d,
+                    None => {
+                        let sig = agent.tables.classes.get(serial).map(|e| e.signature.clone()).unwrap_or_default();
+                        let d = Arc::new(describe(agent, jni, k, serial, &sig));
+                        cache.insert(serial, d.clone());
+                        d
+                    }
+                };
+                descs.insert(serial, (*d).clone());
+            }
+            crate::jvmti::jni::delete_local_ref(jni, k);
+        }
+    }
+    let mut classes: Vec<Option<ClassInfo>> = Vec::new();
+    for e in agent.tables.classes.all() {
+        let info = descs.get(&e.serial).map(|d| ClassInfo {
+            serial: e.serial,
+            object_id: e.object_id as u64,
+            signature: e.signature.as_str().into(),
+            kind: d.kind,
+            super_serial: d.super_serial,
+            load_trace: e.load_trace,
+            layout: layout::compute(e.serial, &descs, id_size),
+        });
+        let idx = (e.serial - crate::tables::classes::CLASS_SERIAL_BASE) as usize;
+        if classes.len() <= idx {
+            classes.resize_with(idx + 1, || None);
+        }
+        classes[idx] = info;
+    }
+    let thread_ids = agent.tables.threads.all().iter().map(|t| (t.serial, t.object_id as u64)).collect();
+    DumpContext {
+        id_size,
+        system_trace: agent.system_trace(),
+        classes,
+        site_traces: Vec::new(),
+        true_array_len: agent.opts.true_array_len,
+        thread_ids,
+    }
+}
+
+/// Hands batches to the writer thread, at most `MAX_BATCHES_IN_FLIGHT` at
+/// a time, and prints progress for long dumps with `verbose`.
+struct WriterSink<'a> {
+    agent: &'a Agent,
+    ctx: Arc<DumpContext>,
+    slots: Sender<()>,
+    freed: Receiver<()>,
+    started: Instant,
+    last_report: Instant,
+    records: u64,
+    bytes: u64,
+    reported: bool,
+}
+
+impl BatchSink for WriterSink<'_> {
+    fn submit(&mut self, batch: Batch) {
+        self.records += batch.recs.len() as u64;
+        self.bytes += batch.weight() as u64;
+        if self.agent.out.has_failed() {
+            return;
+        }
+        // Wait for room; bounded so a writer that went away cannot hang the VM.
+        if self.slots.send_timeout((), Duration::from_secs(60)).is_err() {
+            return;
+        }
+        let (ctx, freed) = (self.ctx.clone(), self.freed.clone());
+        self.agent.out.submit(move |f, out| {
+            batch.write(&ctx, &mut **f, out);
+            let _ = freed.try_recv();
+        });
+        if self.agent.opts.verbose && self.last_report.elapsed() >= Duration::from_secs(2) {
+            self.last_report = Instant::now();
+            self.reported = true;
+            diag::verbose(
+                true,
+                &format!(
+                    "\nHPROF heap dump: {} records, {} MB, {:.1} s",
+                    self.records,
+                    self.bytes >> 20,
+                    self.started.elapsed().as_secs_f64()
+                ),
+            );
+        }
+    }
+}
+
+/// Totals for the text `HEAP DUMP BEGIN` line: the objects the agent
+/// tracks. Without allocation-site tracking no byte total is kept (0).
+fn heap_totals(agent: &Agent) -> HeapTotals {
+    HeapTotals { live_instances: agent.tables.objects.live() as u32, ..Default::default() }
+}
+
+/// Write one complete heap dump to the output. `jni` may be null (the
+/// current thread's environment is looked up then).
+pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
+    let jni = if jni.is_null() { crate::jvmti::jni::current_env() } else { jni };
+    let j = agent.jvmti;
+    let started = Instant::now();
+    if agent.opts.gc_before_dump {
+        if let Err(e) = j.force_garbage_collection() {
+            diag::error(&format!("heap dump: {e}"));
+        }
+    }
+    crate::agent::classes::refresh(agent, jni);
+    let ctx = Arc::new(build_context(agent, jni));
+
+    // Every trace a dump record may name is written before it.
+    trace_info::submit_traces(agent, trace_info::unprinted(agent, agent.tables.traces.all()));
+    let (at, totals) = (agent.stamp(), heap_totals(agent));
+    agent.out.submit(move |f, out| f.heap_dump_begin(out, at, &totals));
+
+    let (slots, freed) = bounded(MAX_BATCHES_IN_FLIGHT);
+    let sink = WriterSink {
+        agent,
+        ctx: ctx.clone(),
+        slots,
+        freed,
+        started,
+        last_report: Instant::now(),
+        records: 0,
+        bytes: 0,
+        reported: false,
+    };
+    let mut walker = Walker::new(ctx.clone(), &agent.tables.objects, &agent.tables.threads, sink, agent.opts.primarrays);
+    if agent.opts.pseudo_root {
+        walker.root(RootRec::ThreadObject {
+            obj: 0,
+            thread: crate::tables::threads::UNKNOWN_THREAD_SERIAL,
+            trace: ctx.system_trace,
+        });
+    }
+    let walked = j.follow_references(&mut walker, agent.opts.primfields, agent.opts.primarrays);
+    let (sink, stats) = walker.finish();
+    let at = agent.stamp();
+    agent.out.submit(move |f, out| f.heap_dump_end(out, at));
+    if sink.reported {
+        diag::verbose(true, &format!("\nHPROF heap dump: {} records, {} MB, {:.1} s\n", sink.records, sink.bytes >> 20, started.elapsed().as_secs_f64()));
+    }
+    if let Err(e) = walked {
+        diag::error(&format!("heap dump incomplete: {e}"));
+    }
+    if stats.late_refs > 0 || stats.mismatched_fields > 0 || stats.table_full > 0 {
+        diag::error(&format!(
+            "heap dump: {} references after their object was written, {} field values of unexpected type, {} objects without ID (table full)",
+            stats.late_refs, stats.mismatched_fields, stats.table_full
+        ));
+    }
+    Some(stats)
+}

@@ -1,0 +1,782 @@
+//! The heap walk visitor: turns FollowReferences callbacks into heap dump
+//! sub-records, streamed out in batches while the walk runs.
+//!
+//! Streaming relies on how HotSpot walks: all roots are reported first,
+//! then each reachable object is visited once, and everything a visit
+//! reports (the reference to the object's class, then its fields or
+//! elements, or its primitive array contents) comes in one run of
+//! callbacks with that object as referrer. So one open record — the object
+//! being visited — is enough: when the referrer changes, the record is
+//! complete and goes into the current batch. Nothing else of the heap is
+//! kept. A referrer that shows up again after its record was closed would
+//! lose those references; they are counted (`late_refs`) and reported.
+//!
+//! Class mirrors are not records of their own during the walk: what their
+//! visit reports (loader, signers, protection domain, constant pool
+//! entries, static values) is kept per class and written as CLASS DUMPs at
+//! the end, superclasses first.
+
+use super::layout::{ClassKind, Layout, Slot};
+use crate::format::{
+    BasicType, ClassDump, ConstantPoolEntry, FieldDecl, InstanceDump, InstanceValues, NamedValue,
+    ObjArrayDump, PrimArrayDump, PrimElements, ProfileFormat, Root, Value,
+};
+use crate::jvmti::heap::{prim_size, HeapVisitor, Prim, RefDetail, Reference};
+use crate::jvmti::sys::heap_ref;
+use crate::tables::classes::CLASS_SERIAL_BASE;
+use crate::tables::ids::{make_tag, split_tag, TagKind, OBJECT_ID_BASE};
+use crate::tables::objects::NO_OWNER;
+use crate::tables::threads::UNKNOWN_THREAD_SERIAL;
+use crate::tables::{ObjectInfo, ObjectTable, ThreadTable};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// A class as the dump sees it.
+#[derive(Debug)]
+pub struct ClassInfo {
+    pub serial: u32,
+    pub object_id: u64,
+    pub signature: Arc<str>,
+    pub kind: ClassKind,
+    pub super_serial: Option<u32>,
+    pub load_trace: u32,
+    pub layout: Layout,
+}
+
+/// Everything fixed for one dump, shared by the walk and the writer.
+#[derive(Debug, Default)]
+pub struct DumpContext {
+    pub id_size: u8,
+    pub system_trace: u32,
+    /// By class serial - 100000; `None` for classes not loaded now.
+    pub classes: Vec<Option<ClassInfo>>,
+    /// Trace serial of each allocation site, by site index (the object
+    /// table's `owner`); empty when allocation sites are not tracked.
+    pub site_traces: Vec<u32>,
+    /// Object arrays keep their real length (`arraylen=y`).
+    pub true_array_len: bool,
+    /// Object IDs of known Thread objects, by thread serial.
+    pub thread_ids: HashMap<u32, u64>,
+}
+
+impl DumpContext {
+    #[inline]
+    pub fn class(&self, serial: u32) -> Option<&ClassInfo> {
+        self.classes.get(serial.checked_sub(CLASS_SERIAL_BASE)? as usize)?.as_ref()
+    }
+
+    fn class_of_tag(&self, tag: i64) -> Option<&ClassInfo> {
+        match split_tag(tag) {
+            Some((TagKind::Class, s)) => self.class(s as u32),
+            _ => None,
+        }
+    }
+
+    fn trace_of_owner(&self, owner: u32) -> u32 {
+        if owner == NO_OWNER {
+            return self.system_trace;
+        }
+        self.site_traces.get(owner as usize).copied().unwrap_or(self.system_trace)
+    }
+}
+
+/// A root, owned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootRec {
+    Unknown(u64),
+    JniGlobal { obj: u64, id: u64, trace: u32 },
+    JniLocal { obj: u64, thread: u32, depth: i32 },
+    JavaFrame { obj: u64, thread: u32, depth: i32 },
+    StickyClass { obj: u64, class: u32 },
+    ThreadBlock { obj: u64, thread: u32 },
+    Monitor(u64),
+    ThreadObject { obj: u64, thread: u32, trace: u32 },
+}
+
+/// One sub-record; variable data lives in the batch's arenas.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rec {
+    Root(RootRec),
+    Instance { obj: u64, size: u32, trace: u32, class: u32, at: usize },
+    ObjArray { obj: u64, size: u32, trace: u32, class: u32, at: usize, len: usize },
+    PrimArray { obj: u64, size: u32, trace: u32, ty: BasicType, at: usize, len: usize, omitted: bool },
+    Class { serial: u32, statics_at: usize, cp_at: usize, cp_len: usize, loader: u64, signers: u64, domain: u64 },
+}
+
+/// A run of sub-records handed to the writer in one job.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub recs: Vec<Rec>,
+    /// Instance values, primitive array data (big-endian), static values.
+    pub bytes: Vec<u8>,
+    /// Object array elements.
+    pub ids: Vec<u64>,
+    pub cps: Vec<ConstantPoolEntry>,
+}
+
+impl Batch {
+    pub fn weight(&self) -> usize {
+        self.bytes.len() + self.ids.len() * 8 + self.recs.len() * 48
+    }
+
+    /// Serialize every record through the format.
+    pub fn write(&self, ctx: &DumpContext, f: &mut dyn ProfileFormat, out: &mut Vec<u8>) {
+        let text = f.kind() == crate::format::FormatKind::Ascii;
+        let ids = ctx.id_size as usize;
+        let mut refs: Vec<(&str, u64)> = Vec::new();
+        for rec in &self.recs {
+            match *rec {
+                Rec::Root(r) => f.heap_root(out, &root_model(ctx, r)),
+                Rec::Instance { obj, size, trace, class, at } => {
+                    let Some(c) = ctx.class(class) else { continue };
+                    let bytes = &self.bytes[at..at + c.layout.instance_size as usize];
+                    refs.clear();
+                    if text {
+                        for (name, off) in &c.layout.ref_fields {
+                            refs.push((name, read_id(&bytes[*off as usize..], ids)));
+                        }
+                    }
+                    f.heap_instance(
+                        out,
+                        &InstanceDump {
+                            obj_id: obj,
+                            size,
+                            trace_serial: trace,
+                            class_id: c.object_id,
+                            class_sig: &c.signature,
+                            values: InstanceValues::Encoded { bytes, ref_fields: &refs },
+                        },
+                    );
+                }
+                Rec::ObjArray { obj, size, trace, class, at, len } => {
+                    let (class_id, sig) = ctx.class(class).map_or((0, ""), |c| (c.object_id, &*c.signature));
+                    f.heap_obj_array(
+                        out,
+                        &ObjArrayDump {
+                            obj_id: obj,
+                            size,
+                            trace_serial: trace,
+                            array_class_id: class_id,
+                            array_class_sig: sig,
+                            elements: &self.ids[at..at + len],
+                        },
+                    );
+                }
+                Rec::PrimArray { obj, size, trace, ty, at, len, omitted } => {
+                    let elements = if omitted {
+                        PrimElements::Omitted(ty)
+                    } else {
+                        PrimElements::BigEndian(ty, &self.bytes[at..at + len])
+                    };
+                    f.heap_prim_array(out, &PrimArrayDump { obj_id: obj, size, trace_serial: trace, elements });
+                }
+                Rec::Class { serial, statics_at, cp_at, cp_len, loader, signers, domain } => {
+                    let Some(c) = ctx.class(serial) else { continue };
+                    let statics: Vec<NamedValue<'_>> = c
+                        .layout
+                        .statics
+                        .iter()
+                        .map(|(name, ty, off)| NamedValue {
+                            name,
+                            value: read_value(*ty, &self.bytes[statics_at + *off as usize..], ids),
+                        })
+                        .collect();
+                    let fields: Vec<FieldDecl<'_>> =
+                        c.layout.own_fields.iter().map(|(name, ty)| FieldDecl { name, ty: *ty }).collect();
+                    let super_id = c.super_serial.and_then(|s| ctx.class(s)).map_or(0, |s| s.object_id);
+                    f.heap_class(
+                        out,
+                        &ClassDump {
+                            class_id: c.object_id,
+                            class_sig: &c.signature,
+                            trace_serial: c.load_trace,
+                            super_id,
+                            loader_id: loader,
+                            signers_id: signers,
+                            protection_domain_id: domain,
+                            instance_size: c.layout.instance_size,
+                            // 8-byte IDs: HotSpot-style empty constant pool
+                            // section (some HotSpot-oriented parsers insist).
+                            constant_pool: if ids == 8 { &[] } else { &self.cps[cp_at..cp_at + cp_len] },
+                            statics: &statics,
+                            instance_fields: &fields,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn root_model(ctx: &DumpContext, r: RootRec) -> Root<'_> {
+    match r {
+        RootRec::Unknown(obj_id) => Root::Unknown { obj_id },
+        RootRec::JniGlobal { obj, id, trace } => Root::JniGlobal { obj_id: obj, global_ref_id: id, trace_serial: trace },
+        RootRec::JniLocal { obj, thread, depth } => Root::JniLocal { obj_id: obj, thread_serial: thread, frame_depth: depth },
+        RootRec::JavaFrame { obj, thread, depth } => Root::JavaFrame { obj_id: obj, thread_serial: thread, frame_depth: depth },
+        RootRec::StickyClass { obj, class } => {
+            Root::StickyClass { obj_id: obj, class_sig: ctx.class(class).map_or("", |c| &c.signature) }
+        }
+        RootRec::ThreadBlock { obj, thread } => Root::ThreadBlock { obj_id: obj, thread_serial: thread },
+        RootRec::Monitor(obj_id) => Root::MonitorUsed { obj_id },
+        RootRec::ThreadObject { obj, thread, trace } => {
+            Root::ThreadObject { obj_id: obj, thread_serial: thread, trace_serial: trace }
+        }
+    }
+}
+
+fn read_id(b: &[u8], id_size: usize) -> u64 {
+    if id_size == 8 {
+        u64::from_be_bytes(b[..8].try_into().unwrap_or_default())
+    } else {
+        u32::from_be_bytes(b[..4].try_into().unwrap_or_default()) as u64
+    }
+}
+
+fn read_value(ty: BasicType, b: &[u8], id_size: usize) -> Value {
+    let u = |n: usize| b[..n].iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
+    match ty {
+        BasicType::Object => Value::Object(read_id(b, id_size)),
+        BasicType::Boolean => Value::Boolean(b[0] != 0),
+        BasicType::Byte => Value::Byte(b[0] as i8),
+        BasicType::Char => Value::Char(u(2) as u16),
+        BasicType::Short => Value::Short(u(2) as i16),
+        BasicType::Int => Value::Int(u(4) as i32),
+        BasicType::Float => Value::Float(f32::from_bits(u(4) as u32)),
+        BasicType::Long => Value::Long(u(8) as i64),
+        BasicType::Double => Value::Double(f64::from_bits(u(8))),
+    }
+}
+
+fn put_id(b: &mut [u8], id: u64, id_size: usize) {
+    if id_size == 8 {
+        b[..8].copy_from_slice(&id.to_be_bytes());
+    } else {
+        b[..4].copy_from_slice(&(id as u32).to_be_bytes());
+    }
+}
+
+/// Write a primitive value big-endian if its type is `ty`; false on a
+/// type mismatch (the field index did not mean what the layout says).
+fn put_prim(b: &mut [u8], ty: BasicType, v: Prim) -> bool {
+    match (ty, v) {
+        (BasicType::Boolean, Prim::Boolean(z)) => b[0] = z as u8,
+        (BasicType::Byte, Prim::Byte(x)) => b[0] = x as u8,
+        (BasicType::Char, Prim::Char(x)) => b[..2].copy_from_slice(&x.to_be_bytes()),
+        (BasicType::Short, Prim::Short(x)) => b[..2].copy_from_slice(&x.to_be_bytes()),
+        (BasicType::Int, Prim::Int(x)) => b[..4].copy_from_slice(&x.to_be_bytes()),
+        (BasicType::Float, Prim::Float(x)) => b[..4].copy_from_slice(&x.to_bits().to_be_bytes()),
+        (BasicType::Long, Prim::Long(x)) => b[..8].copy_from_slice(&x.to_be_bytes()),
+        (BasicType::Double, Prim::Double(x)) => b[..8].copy_from_slice(&x.to_bits().to_be_bytes()),
+        _ => return false,
+    }
+    true
+}
+
+/// Append native-order elements of `size` bytes each as big-endian.
+fn extend_big_endian(out: &mut Vec<u8>, data: &[u8], size: usize) {
+    if size <= 1 || cfg!(target_endian = "big") {
+        out.extend_from_slice(data);
+        return;
+    }
+    out.reserve(data.len());
+    for e in data.chunks_exact(size) {
+        out.extend(e.iter().rev());
+    }
+}
+
+/// Where finished batches go (the writer thread in the agent, a vector in
+/// tests).
+pub trait BatchSink {
+    fn submit(&mut self, batch: Batch);
+}
+
+/// Counts reported at the end of a dump.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    pub roots: u64,
+    pub instances: u64,
+    pub obj_arrays: u64,
+    pub prim_arrays: u64,
+    pub classes: u64,
+    /// Objects first met by this dump (tagged during the walk).
+    pub new_objects: u64,
+    /// References whose referee's class is untagged (skipped).
+    pub untagged_class: u64,
+    /// References or values arriving after their referrer's record was
+    /// written (lost).
+    pub late_refs: u64,
+    /// Field values whose type disagrees with the computed layout (dropped).
+    pub mismatched_fields: u64,
+    /// Values of objects whose class the VM had not prepared (dropped: no
+    /// field list; their records have no field values).
+    pub unprepared_values: u64,
+    /// The object table was full: objects that could not get an ID.
+    pub table_full: u64,
+}
+
+#[derive(Debug)]
+enum Open {
+    None,
+    /// References from an object we do not write (already written, or
+    /// unknown).
+    Skip(i64),
+    Mirror { tag: i64, serial: u32 },
+    Object { tag: i64, obj: u64, size: u32, trace: u32, class: u32, kind: ClassKind, at: usize },
+}
+
+/// Per-class facts gathered from its mirror's visit.
+#[derive(Debug, Default)]
+struct MirrorFacts {
+    loader: u64,
+    signers: u64,
+    domain: u64,
+    cp: Vec<ConstantPoolEntry>,
+    statics: Vec<u8>,
+}
+
+/// Bytes (roughly) after which a batch is handed over.
+pub const BATCH_BYTES: usize = 1 << 20;
+
+pub struct Walker<'a, S: BatchSink> {
+    ctx: Arc<DumpContext>,
+    objects: &'a ObjectTable,
+    threads: &'a ThreadTable,
+    sink: S,
+    batch: Batch,
+    open: Open,
+    elems: Vec<u64>,
+    /// Object slots whose record was written in this dump.
+    written: Vec<u64>,
+    written_threads: HashSet<u32>,
+    mirrors: HashMap<u32, MirrorFacts>,
+    array_len: HashMap<u32, u32>,
+    thread_sizes: HashMap<u32, u32>,
+    new_thread_ids: HashMap<u32, u64>,
+    globals: u64,
+    prim_arrays: bool,
+    pub stats: WalkStats,
+}
+
+impl<'a, S: BatchSink> Walker<'a, S> {
+    pub fn new(ctx: Arc<DumpContext>, objects: &'a ObjectTable, threads: &'a ThreadTable, sink: S, prim_arrays: bool) -> Self {
+        Walker {
+            ctx,
+            objects,
+            threads,
+            sink,
+            batch: Batch::default(),
+            open: Open::None,
+            elems: Vec::new(),
+            written: Vec::new(),
+            written_threads: HashSet::new(),
+            mirrors: HashMap::new(),
+            array_len: HashMap::new(),
+            thread_sizes: HashMap::new(),
+            new_thread_ids: HashMap::new(),
+            globals: 0,
+            prim_arrays,
+            stats: WalkStats::default(),
+        }
+    }
+
+    /// A root written before the walk (the pseudo thread root).
+    pub fn root(&mut self, r: RootRec) {
+        self.batch.recs.push(Rec::Root(r));
+        self.stats.roots += 1;
+    }
+
+    #[inline]
+    fn id_of(&self, tag: i64) -> u64 {
+        match split_tag(tag) {
+            Some((TagKind::Object, slot)) => OBJECT_ID_BASE.wrapping_add(slot as u32) as u64,
+            Some((TagKind::Class, s)) => self.ctx.class(s as u32).map_or(0, |c| c.object_id),
+            Some((TagKind::Thread, s)) => {
+                let s = s as u32;
+                self.ctx.thread_ids.get(&s).or_else(|| self.new_thread_ids.get(&s)).copied().unwrap_or(0)
+            }
+            None => 0,
+        }
+    }
+
+    fn trace_of(&self, tag: i64) -> u32 {
+        match split_tag(tag) {
+            Some((TagKind::Object, slot)) => {
+                self.objects.get(slot as u32).map_or(self.ctx.system_trace, |i| self.ctx.trace_of_owner(i.owner))
+            }
+            _ => self.ctx.system_trace,
+        }
+    }
+
+    fn thread_serial(tag: i64) -> u32 {
+        match split_tag(tag) {
+            Some((TagKind::Thread, s)) => s as u32,
+            _ => UNKNOWN_THREAD_SERIAL,
+        }
+    }
+
+    /// Tag a referee met for the first time; false if it cannot be named.
+    fn tag_new(&mut self, r: &mut Reference<'_>) -> bool {
+        if self.ctx.class_of_tag(r.class_tag).is_none() {
+            self.stats.untagged_class += 1;
+            return false;
+        }
+        let size = r.size.clamp(0, u32::MAX as i64) as u32;
+        if r.kind == heap_ref::THREAD {
+            // A thread we never saw start: give it a serial now.
+            let rec = self.threads.insert(self.objects.allocate_id(), None, None, None, false);
+            *r.tag = make_tag(TagKind::Thread, rec.serial as u64);
+            self.new_thread_ids.insert(rec.serial, rec.object_id as u64);
+            self.thread_sizes.insert(rec.serial, size);
+            return true;
+        }
+        match self.objects.insert(ObjectInfo { owner: NO_OWNER, size }) {
+            Some(slot) => {
+                *r.tag = make_tag(TagKind::Object, slot as u64);
+                self.stats.new_objects += 1;
+                true
+            }
+            None => {
+                self.stats.table_full += 1;
+                false
+            }
+        }
+    }
+
+    fn is_written(&self, tag: i64) -> bool {
+        match split_tag(tag) {
+            Some((TagKind::Object, slot)) => {
+                let s = slot as usize;
+                self.written.get(s / 64).is_some_and(|w| w & (1 << (s % 64)) != 0)
+            }
+            Some((TagKind::Thread, s)) => self.written_threads.contains(&(s as u32)),
+            _ => false,
+        }
+    }
+
+    fn mark_written(&mut self, tag: i64) {
+        match split_tag(tag) {
+            Some((TagKind::Object, slot)) => {
+                let s = slot as usize;
+                if self.written.len() <= s / 64 {
+                    self.written.resize(s / 64 + 1 + s / 512, 0);
+                }
+                self.written[s / 64] |= 1 << (s % 64);
+            }
+            Some((TagKind::Thread, s)) => {
+                self.written_threads.insert(s as u32);
+            }
+            _ => {}
+        }
+    }
+
+    /// Make `tag` the open record (closing the previous one).
+    #[inline]
+    fn enter(&mut self, tag: i64, class_tag: i64) {
+        let same = match self.open {
+            Open::None => false,
+            Open::Skip(t) | Open::Mirror { tag: t, .. } | Open::Object { tag: t, .. } => t == tag,
+        };
+        if same {
+            return;
+        }
+        self.close();
+        self.open = match split_tag(tag) {
+            Some((TagKind::Class, s)) => Open::Mirror { tag, serial: s as u32 },
+            Some((TagKind::Object | TagKind::Thread, _)) if self.is_written(tag) => {
+                self.stats.late_refs += 1;
+                Open::Skip(tag)
+            }
+            Some((TagKind::Object | TagKind::Thread, payload)) => match self.ctx.class_of_tag(class_tag) {
+                None => Open::Skip(tag),
+                Some(c) => {
+                    let (class, kind, isize) = (c.serial, c.kind, c.layout.instance_size as usize);
+                    let size = match split_tag(tag) {
+                        Some((TagKind::Thread, _)) => self.thread_sizes.get(&(payload as u32)).copied().unwrap_or(0),
+                        _ => self.objects.get(payload as u32).map_or(0, |i| i.size),
+                    };
+                    let at = match kind {
+                        ClassKind::Instance | ClassKind::Interface => {
+                            let at = self.batch.bytes.len();
+                            self.batch.bytes.resize(at + isize, 0);
+                            at
+                        }
+                        ClassKind::ObjArray => {
+                            self.elems.clear();
+                            0
+                        }
+                        ClassKind::PrimArray(_) => self.batch.bytes.len(),
+                    };
+                    let obj = self.id_of(tag);
+                    let trace = self.trace_of(tag);
+                    Open::Object { tag, obj, size, trace, class, kind, at }
+                }
+            },
+            None => Open::Skip(tag),
+        };
+    }
+
+    /// Write the open record into the batch.
+    fn close(&mut self) {
+        let open = std::mem::replace(&mut self.open, Open::None);
+        let Open::Object { tag, obj, size, trace, class, kind, at } = open else { return };
+        self.mark_written(tag);
+        let rec = match kind {
+            ClassKind::Instance | ClassKind::Interface => {
+                self.stats.instances += 1;
+                Rec::Instance { obj, size, trace, class, at }
+            }
+            ClassKind::ObjArray => {
+                self.stats.obj_arrays += 1;
+                if self.ctx.true_array_len {
+                    if let Some((TagKind::Object, slot)) = split_tag(tag) {
+                        if let Some(n) = self.array_len.remove(&(slot as u32)) {
+                            if self.elems.len() < n as usize {
+                                self.elems.resize(n as usize, 0);
+                            }
+                        }
+                    }
+                }
+                let at = self.batch.ids.len();
+                self.batch.ids.extend_from_slice(&self.elems);
+                Rec::ObjArray { obj, size, trace, class, at, len: self.elems.len() }
+            }
+            ClassKind::PrimArray(ty) => {
+                self.stats.prim_arrays += 1;
+                let len = self.batch.bytes.len() - at;
+                Rec::PrimArray { obj, size, trace, ty, at, len, omitted: !self.prim_arrays }
+            }
+        };
+        self.batch.recs.push(rec);
+        if self.batch.weight() >= BATCH_BYTES {
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        if !self.batch.recs.is_empty() {
+            let b = std::mem::take(&mut self.batch);
+            self.sink.submit(b);
+        }
+    }
+
+    /// Close the last record, write the CLASS DUMPs (superclasses first)
+    /// and hand over everything left. Returns the sink and the counts.
+    pub fn finish(mut self) -> (S, WalkStats) {
+        self.close();
+        let ctx = self.ctx.clone();
+        let mut done = HashSet::new();
+        for c in ctx.classes.iter().flatten() {
+            let mut chain = vec![c.serial];
+            let mut cur = c;
+            while let Some(s) = cur.super_serial {
+                match ctx.class(s) {
+                    Some(sup) if !done.contains(&s) && !chain.contains(&s) => {
+                        chain.push(s);
+                        cur = sup;
+                    }
+                    _ => break,
+                }
+            }
+            for &s in chain.iter().rev() {
+                if done.insert(s) {
+                    self.class_record(s);
+                }
+            }
+        }
+        self.hand_over();
+        (self.sink, self.stats)
+    }
+
+    fn class_record(&mut self, serial: u32) {
+        let Some(c) = self.ctx.class(serial) else { return };
+        let facts = self.mirrors.remove(&serial).unwrap_or_default();
+        let statics_at = self.batch.bytes.len();
+        let n = c.layout.static_size as usize;
+        if facts.statics.len() == n {
+            self.batch.bytes.extend_from_slice(&facts.statics);
+        } else {
+            self.batch.bytes.resize(statics_at + n, 0);
+        }
+        let cp_at = self.batch.cps.len();
+        self.batch.cps.extend_from_slice(&facts.cp);
+        self.batch.recs.push(Rec::Class {
+            serial,
+            statics_at,
+            cp_at,
+            cp_len: facts.cp.len(),
+            loader: facts.loader,
+            signers: facts.signers,
+            domain: facts.domain,
+        });
+        self.stats.classes += 1;
+        if self.batch.weight() >= BATCH_BYTES {
+            self.hand_over();
+        }
+    }
+
+    /// A value the layout has no slot for: expected for classes the VM had
+    /// not prepared (no field list), a numbering problem otherwise.
+    fn mismatch(&mut self, class: u32) {
+        if self.ctx.class(class).is_some_and(|c| c.layout.incomplete) {
+            self.stats.unprepared_values += 1;
+        } else {
+            self.stats.mismatched_fields += 1;
+        }
+    }
+
+    fn mirror(&mut self, serial: u32) -> &mut MirrorFacts {
+        let size = self.ctx.class(serial).map_or(0, |c| c.layout.static_size as usize);
+        self.mirrors.entry(serial).or_insert_with(|| MirrorFacts { statics: vec![0; size], ..Default::default() })
+    }
+
+    fn root_ref(&mut self, kind: u32, detail: RefDetail, tag: i64) {
+        let obj = self.id_of(tag);
+        let local = |d: RefDetail| match d {
+            RefDetail::Local { thread_tag, depth } => (Self::thread_serial(thread_tag), depth),
+            RefDetail::Index(_) => (UNKNOWN_THREAD_SERIAL, -1),
+        };
+        let recs: [Option<RootRec>; 2] = match kind {
+            heap_ref::JNI_GLOBAL => {
+                self.globals += 1;
+                [Some(RootRec::JniGlobal { obj, id: self.globals, trace: self.trace_of(tag) }), None]
+            }
+            heap_ref::SYSTEM_CLASS => match split_tag(tag) {
+                Some((TagKind::Class, s)) => [Some(RootRec::StickyClass { obj, class: s as u32 }), None],
+                _ => [Some(RootRec::Unknown(obj)), None],
+            },
+            heap_ref::MONITOR => [Some(RootRec::Monitor(obj)), None],
+            heap_ref::STACK_LOCAL => {
+                let (thread, depth) = local(detail);
+                [Some(RootRec::JavaFrame { obj, thread, depth }), None]
+            }
+            heap_ref::JNI_LOCAL => {
+                let (thread, depth) = local(detail);
+                [Some(RootRec::JniLocal { obj, thread, depth }), None]
+            }
+            heap_ref::THREAD => {
+                let thread = Self::thread_serial(tag);
+                let trace = self.ctx.system_trace;
+                [Some(RootRec::ThreadObject { obj, thread, trace }), Some(RootRec::ThreadBlock { obj, thread })]
+            }
+            _ => [Some(RootRec::Unknown(obj)), None],
+        };
+        for r in recs.into_iter().flatten() {
+            self.root(r);
+        }
+    }
+}
+
+impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
+    fn reference(&mut self, mut r: Reference<'_>) {
+        if *r.tag == 0 && !self.tag_new(&mut r) {
+            return;
+        }
+        let tag = *r.tag;
+        match split_tag(tag) {
+            Some((TagKind::Thread, s)) => {
+                let size = r.size.clamp(0, u32::MAX as i64) as u32;
+                self.thread_sizes.entry(s as u32).or_insert(size);
+            }
+            Some((TagKind::Object, slot)) if self.ctx.true_array_len && r.length >= 0 => {
+                if self.ctx.class_of_tag(r.class_tag).is_some_and(|c| c.kind == ClassKind::ObjArray) && !self.is_written(tag) {
+                    self.array_len.entry(slot as u32).or_insert(r.length as u32);
+                }
+            }
+            _ => {}
+        }
+        let Some(referrer) = r.referrer_tag else {
+            self.root_ref(r.kind, r.detail, tag);
+            return;
+        };
+        self.enter(referrer, r.referrer_class_tag);
+        let id = self.id_of(tag);
+        let ids = self.ctx.id_size as usize;
+        let index = match r.detail {
+            RefDetail::Index(i) => i,
+            RefDetail::Local { .. } => -1,
+        };
+        match (&self.open, r.kind) {
+            (Open::Object { class, kind: ClassKind::Instance, at, .. }, heap_ref::FIELD) => {
+                let (class, at) = (*class, *at);
+                match self.ctx.class(class).map(|c| c.layout.slot(index)) {
+                    Some(Slot::Instance { offset, ty: BasicType::Object }) => {
+                        put_id(&mut self.batch.bytes[at + offset as usize..], id, ids)
+                    }
+                    _ => self.mismatch(class),
+                }
+            }
+            (Open::Object { kind: ClassKind::ObjArray, .. }, heap_ref::ARRAY_ELEMENT) if index >= 0 => {
+                let i = index as usize;
+                if self.elems.len() <= i {
+                    self.elems.resize(i + 1, 0);
+                }
+                self.elems[i] = id;
+            }
+            (Open::Mirror { serial, .. }, kind) => {
+                let serial = *serial;
+                match kind {
+                    heap_ref::STATIC_FIELD => match self.ctx.class(serial).map(|c| c.layout.slot(index)) {
+                        Some(Slot::Static { offset, ty: BasicType::Object }) => {
+                            put_id(&mut self.mirror(serial).statics[offset as usize..], id, ids)
+                        }
+                        _ => self.mismatch(serial),
+                    },
+                    heap_ref::CONSTANT_POOL => {
+                        self.mirror(serial).cp.push(ConstantPoolEntry { index: index as u16, obj_id: id })
+                    }
+                    heap_ref::CLASS_LOADER => self.mirror(serial).loader = id,
+                    heap_ref::SIGNERS => self.mirror(serial).signers = id,
+                    heap_ref::PROTECTION_DOMAIN => self.mirror(serial).domain = id,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn primitive_field(&mut self, kind: u32, index: i32, owner_class_tag: i64, owner_tag: i64, value: Prim) {
+        if owner_tag == 0 {
+            return;
+        }
+        self.enter(owner_tag, owner_class_tag);
+        match (&self.open, kind) {
+            (Open::Object { class, kind: ClassKind::Instance, at, .. }, heap_ref::FIELD) => {
+                let (class, at) = (*class, *at);
+                let ok = match self.ctx.class(class).map(|c| c.layout.slot(index)) {
+                    Some(Slot::Instance { offset, ty }) => put_prim(&mut self.batch.bytes[at + offset as usize..], ty, value),
+                    _ => false,
+                };
+                if !ok {
+                    self.mismatch(class);
+                }
+            }
+            (Open::Mirror { serial, .. }, heap_ref::STATIC_FIELD) => {
+                let serial = *serial;
+                let ok = match self.ctx.class(serial).map(|c| c.layout.slot(index)) {
+                    Some(Slot::Static { offset, ty }) => put_prim(&mut self.mirror(serial).statics[offset as usize..], ty, value),
+                    _ => false,
+                };
+                if !ok {
+                    self.mismatch(serial);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn primitive_array(&mut self, class_tag: i64, tag: i64, _size: i64, elem_type: u32, _count: i32, data: &[u8]) {
+        if tag == 0 {
+            return;
+        }
+        self.enter(tag, class_tag);
+        if let Open::Object { kind: ClassKind::PrimArray(_), at, .. } = self.open {
+            if self.batch.bytes.len() == at {
+                extend_big_endian(&mut self.batch.bytes, data, prim_size(elem_type));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,370 @@
+//! heap=dump end to end: the HeapGraph fixture builds a known object graph;
+//! its dumps (SIGQUIT and exit, binary and text, gzip) are parsed and
+//! checked against the graph, against `jmap -histo:live` on the same
+//! program state, and with an independent parser (the jvm-hprof crate).
+
+mod common;
+
+use hprof_rs::reader::{read_all, HeapDump, Parsed, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FIXTURE_CLASSES: [(&str, u64); 4] =
+    [("HeapGraph$Node", 1000), ("HeapGraph$Leaf", 777), ("HeapGraph$Pair", 3), ("HeapGraph$Node[]", 1)];
+
+struct Running {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Running {
+    fn start(name: &str, jvm_args: &[&str], opts: &str) -> Running {
+        let dir = common::scratch(name);
+        let agent = format!("-agentpath:{}={opts}", common::agent_path().display());
+        let mut child = Command::new(common::java())
+            .current_dir(&dir)
+            .args(jvm_args)
+            .arg(agent)
+            .arg("-cp")
+            .arg(common::fixture_classes())
+            .args(["HeapGraph", "marker", "120"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start java");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "ready", "fixture did not start");
+        Running { child, dir }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Let the fixture exit (dump at VM death) and return its stderr.
+    fn finish(self) -> (PathBuf, String) {
+        std::fs::write(self.dir.join("marker"), b"").unwrap();
+        let out = self.child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "java failed: {err}");
+        (self.dir, err)
+    }
+}
+
+/// `jmap -histo:live` instance counts by class name (Java style).
+fn jmap_histo_live(pid: u32) -> HashMap<String, u64> {
+    let jmap = common::jdk_home().join("bin/jmap");
+    let jmap = if jmap.exists() { jmap } else { PathBuf::from("jmap") };
+    let out = Command::new(jmap).args(["-histo:live", &pid.to_string()]).output().expect("run jmap");
+    assert!(out.status.success(), "jmap: {}", String::from_utf8_lossy(&out.stderr));
+    let mut m = HashMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.len() >= 4 && cols[0].ends_with(':') {
+            let name = hprof_rs::reader::java_class_name(cols[3]);
+            m.insert(name, cols[1].parse().unwrap());
+        }
+    }
+    m
+}
+
+fn send_sigquit(pid: u32) {
+    let st = Command::new("kill").args(["-QUIT", &pid.to_string()]).status().unwrap();
+    assert!(st.success());
+}
+
+/// Wait until the binary file holds `n` complete heap dumps.
+fn wait_for_dumps(path: &Path, n: usize) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        if let Ok(p) = read_all(path) {
+            if p.heap_dumps.iter().filter(|d| d.ended).count() >= n {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("no complete heap dump in {}", path.display());
+}
+
+/// Instances and arrays per class name in one dump.
+fn counts(p: &Parsed, d: &HeapDump) -> HashMap<String, u64> {
+    let mut m: HashMap<String, u64> = HashMap::new();
+    let name = |id: u64| p.class_name(id).map(hprof_rs::reader::java_class_name).unwrap_or_else(|| format!("?{id:x}"));
+    for i in &d.instances {
+        *m.entry(name(i.class_id)).or_default() += 1;
+    }
+    for a in &d.object_arrays {
+        *m.entry(name(a.array_class_id)).or_default() += 1;
+    }
+    for a in &d.primitive_arrays {
+        *m.entry(format!("{}[]", a.element_type.java_name())).or_default() += 1;
+    }
+    m
+}
+
+fn fields(p: &Parsed, d: &HeapDump, obj: u64) -> HashMap<String, Value> {
+    let inst = d.instances.iter().find(|i| i.object_id == obj).unwrap_or_else(|| panic!("no INSTANCE DUMP for {obj:x}"));
+    p.field_values(d, inst).expect("decodable instance").into_iter().collect()
+}
+
+fn statics(p: &Parsed, d: &HeapDump, class: &str) -> HashMap<String, Value> {
+    let c = p.class_by_name(class).unwrap_or_else(|| panic!("LOAD CLASS {class}"));
+    let cd = d.class_dump(c.class_id).unwrap_or_else(|| panic!("CLASS DUMP {class}"));
+    cd.static_fields.iter().map(|s| (p.string(s.name_id).unwrap().to_string(), s.value)).collect()
+}
+
+fn prim_elements(d: &HeapDump, id: Value) -> Vec<Value> {
+    let Value::Object(id) = id else { panic!("not a reference: {id:?}") };
+    d.primitive_arrays.iter().find(|a| a.array_id == id).expect("primitive array dump").elements().unwrap()
+}
+
+/// Everything the fixture makes knowable, checked on one binary dump.
+fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
+    let c = counts(p, d);
+    for (class, n) in FIXTURE_CLASSES {
+        assert_eq!(c.get(class).copied(), Some(n), "instances of {class}");
+    }
+    // Every class an instance or array names has a CLASS DUMP and a LOAD CLASS.
+    let class_ids: Vec<u64> = d.instances.iter().map(|i| i.class_id).chain(d.object_arrays.iter().map(|a| a.array_class_id)).collect();
+    for id in class_ids {
+        assert!(d.class_dump(id).is_some(), "CLASS DUMP for {id:x}");
+        assert!(p.class(id).is_some(), "LOAD CLASS for {id:x}");
+    }
+    // Node fields by value, following `next` from the list head.
+    let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
+    let by_value: HashMap<i64, u64> = d
+        .instances_of(node)
+        .map(|i| {
+            let f = fields(p, d, i.object_id);
+            (if primitives { f["value"].as_i64().unwrap() } else { 0 }, i.object_id)
+        })
+        .collect();
+    if !primitives {
+        for i in d.instances_of(node) {
+            let f = fields(p, d, i.object_id);
+            assert!(["value", "baseId", "s", "b"].iter().all(|k| f[*k].as_i64() == Some(0)), "primfields=n: {f:?}");
+        }
+        return;
+    }
+    assert_eq!(by_value.len(), 1000, "distinct values 0..999");
+    let leaf = p.class_by_name("HeapGraph$Leaf").unwrap().class_id;
+    for i in [0i64, 1, 7, 500, 998, 999] {
+        let f = fields(p, d, by_value[&i]);
+        assert_eq!(f["baseId"].as_i64(), Some(1_000_000_000_000 + i));
+        assert_eq!(f["weight"], Value::Double(i as f64 * 0.5));
+        assert_eq!(f["f"], Value::Float(i as f32 * 0.25));
+        assert_eq!(f["flag"], Value::Boolean(i % 2 == 0));
+        assert_eq!(f["ch"], Value::Char(b'A' as u16 + (i % 26) as u16));
+        assert_eq!(f["b"], Value::Byte(i as i8));
+        assert_eq!(f["s"], Value::Short((i * 3) as i16));
+        let next = f["next"].as_object_id().unwrap_or(0);
+        if i == 999 {
+            assert_eq!(next, 0);
+        } else {
+            assert_eq!(next, by_value[&(i + 1)], "node {i}.next");
+        }
+        let base_ref = f["baseRef"].as_object_id().unwrap();
+        let leaf_inst = d.instances.iter().find(|x| x.object_id == base_ref).unwrap();
+        assert_eq!(leaf_inst.class_id, leaf);
+        assert_eq!(fields(p, d, base_ref)["id"].as_i64(), Some(i % 777));
+    }
+    // node 0's name is the String "node-zero" (its value array holds the text).
+    let name = fields(p, d, by_value[&0])["name"].as_object_id().unwrap();
+    assert!(d.instances.iter().any(|x| x.object_id == name && p.class_name(x.class_id) == Some("java.lang.String")));
+
+    // Statics of every type, with values.
+    let s = statics(p, d, "HeapGraph$Holder");
+    assert_eq!(s["sz"], Value::Boolean(true));
+    assert_eq!(s["sb"], Value::Byte(-7));
+    assert_eq!(s["sc"], Value::Char('Q' as u16));
+    assert_eq!(s["ss"], Value::Short(-1234));
+    assert_eq!(s["si"], Value::Int(123_456_789));
+    assert_eq!(s["sl"], Value::Long(-9_876_543_210));
+    assert_eq!(s["sf"], Value::Float(1.5));
+    assert_eq!(s["sd"], Value::Double(-2.25));
+    // Arrays of every primitive type, element by element.
+    assert_eq!(prim_elements(d, s["za"]), [Value::Boolean(true), Value::Boolean(false), Value::Boolean(true)]);
+    assert_eq!(prim_elements(d, s["ba"]), [Value::Byte(1), Value::Byte(-2), Value::Byte(3)]);
+    assert_eq!(prim_elements(d, s["ca"]), "hey".chars().map(|c| Value::Char(c as u16)).collect::<Vec<_>>());
+    assert_eq!(prim_elements(d, s["sa"]), [-1i16, 2, -3, 4].map(Value::Short));
+    assert_eq!(prim_elements(d, s["ia"]), [1, 2, 3, -4, 5].map(Value::Int));
+    assert_eq!(prim_elements(d, s["la"]), [i64::MIN, 0, i64::MAX].map(Value::Long));
+    assert_eq!(prim_elements(d, s["fa"]), [0.5f32, -1.25].map(Value::Float));
+    assert_eq!(prim_elements(d, s["da"]), [3.5, -0.125, 1e300].map(Value::Double));
+    // Holder.so -> Pair[3] whose first pair is (node 0, leaf 0).
+    let Value::Object(pairs) = s["so"] else { panic!() };
+    let arr = d.object_arrays.iter().find(|a| a.array_id == pairs).expect("Pair[] dump");
+    let elems = arr.elements.as_ref().unwrap();
+    assert_eq!(elems.len(), 3);
+    let p0 = fields(p, d, elems[0]);
+    assert_eq!(p0["left"].as_object_id(), Some(by_value[&0]));
+    assert_eq!(fields(p, d, elems[2])["left"], s["ia"], "pair 2 holds Holder.ia");
+    // Interface constants are statics of the interface.
+    assert_eq!(statics(p, d, "HeapGraph$Named")["CODE"], Value::Int(42));
+}
+
+/// Independent parser (jvm-hprof): every record and heap sub-record parses
+/// and it sees `nodes_per_dump` HeapGraph$Node instances in each dump.
+/// jvm-hprof asserts that CLASS DUMPs have an empty constant pool (as
+/// HotSpot writes them), which our 8-byte-ID mode does.
+fn check_with_jvm_hprof(bytes: &[u8], node: u64, nodes_per_dump: &[u64]) {
+    let theirs = jvm_hprof::parse_hprof(bytes).expect("jvm-hprof header");
+    let mut per_dump = Vec::new();
+    for rec in theirs.records_iter() {
+        let rec = rec.expect("jvm-hprof record");
+        if let Some(seg) = rec.as_heap_dump_segment() {
+            let seg = seg.expect("jvm-hprof heap dump");
+            let mut nodes = 0;
+            for s in seg.sub_records() {
+                if let jvm_hprof::heap_dump::SubRecord::Instance(i) = s.expect("jvm-hprof sub-record") {
+                    if i.class_obj_id().id() == node {
+                        nodes += 1;
+                    }
+                }
+            }
+            per_dump.push(nodes);
+        }
+    }
+    // Segments of one dump add up.
+    assert_eq!(per_dump.iter().sum::<u64>(), nodes_per_dump.iter().sum::<u64>(), "{per_dump:?}");
+}
+
+fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
+    let c = p.class_by_name("HeapGraph$Node[]").unwrap().class_id;
+    d.object_arrays.iter().find(|a| a.array_class_id == c).unwrap().length
+}
+
+#[test]
+fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
+    let run = Running::start("hd_bin", &["-Xmx256m"], "heap=dump,format=b,file=out.hprof");
+    let histo = jmap_histo_live(run.pid());
+    for (class, n) in FIXTURE_CLASSES {
+        assert_eq!(histo.get(class).copied(), Some(n), "jmap count of {class}: {histo:?}");
+    }
+    send_sigquit(run.pid());
+    let path = run.dir.join("out.hprof");
+    wait_for_dumps(&path, 1);
+    let (dir, err) = run.finish();
+    assert!(err.contains("Dumping Java heap ... done."), "{err}");
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+
+    let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.header.version, "1.0.1", "-Xmx256m: 1.0.1, one HEAP DUMP record per dump");
+    assert_eq!(p.heap_dumps.len(), 2, "SIGQUIT and exit");
+    for d in &p.heap_dumps {
+        assert!(d.ended && !d.segmented && d.records == 1);
+        // Same counts as jmap -histo:live for the fixture's classes.
+        let c = counts(&p, d);
+        for (class, _) in FIXTURE_CLASSES {
+            assert_eq!(c.get(class), histo.get(class), "{class}");
+        }
+        check_graph(&p, d, true);
+        // Original's quirk by default: object arrays end at the last non-null element.
+        assert_eq!(node_array_len(&p, d), 1000);
+        // Pseudo root first, then the VM's roots; thread roots come in pairs.
+        let first = d.roots[0];
+        assert_eq!(first.object_id, 0);
+        assert!(matches!(first.kind, hprof_rs::reader::RootKind::ThreadObject { thread_serial: 200_000, .. }));
+        let thread_objs = d.roots.iter().filter(|r| r.object_id != 0 && matches!(r.kind, hprof_rs::reader::RootKind::ThreadObject { .. })).count();
+        let blocks = d.roots.iter().filter(|r| matches!(r.kind, hprof_rs::reader::RootKind::ThreadBlock { .. })).count();
+        assert!(thread_objs >= 1 && thread_objs == blocks);
+        assert!(d.roots.iter().any(|r| matches!(r.kind, hprof_rs::reader::RootKind::StickyClass)));
+        assert!(d.roots.iter().any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
+        // Object IDs are agent handles.
+        assert!(d.instances.iter().all(|i| i.object_id >> 28 == 5));
+    }
+    // The two dumps describe the same objects with the same IDs.
+    let ids = |d: &HeapDump| {
+        let mut v: Vec<u64> = d.instances.iter().map(|i| i.object_id).collect();
+        v.sort_unstable();
+        v
+    };
+    let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
+    let n0: Vec<u64> = p.heap_dumps[0].instances_of(node).map(|i| i.object_id).collect();
+    let n1: Vec<u64> = p.heap_dumps[1].instances_of(node).map(|i| i.object_id).collect();
+    assert_eq!(n0.len(), 1000);
+    let mut a = n0.clone();
+    a.sort_unstable();
+    let mut b = n1.clone();
+    b.sort_unstable();
+    assert_eq!(a, b);
+    assert!(ids(&p.heap_dumps[1]).len() >= 3000);
+
+}
+
+#[test]
+fn text_dump_gives_the_same_counts() {
+    let run = Running::start("hd_txt", &[], "heap=dump,file=out.txt");
+    let (dir, _) = run.finish();
+    let text = std::fs::read_to_string(dir.join("out.txt")).unwrap();
+    let begin = text.find("\nHEAP DUMP BEGIN (").expect("HEAP DUMP BEGIN") + 1;
+    let end = text.find("\nHEAP DUMP END\n").expect("HEAP DUMP END");
+    let dump = &text[begin..end];
+    let lines: Vec<&str> = dump.lines().collect();
+    assert!(lines[1].starts_with("ROOT 0 (kind=<thread>, id=200000, trace="), "{}", lines[1]);
+    let objs = |class: &str| lines.iter().filter(|l| l.starts_with("OBJ ") && l.contains(&format!("class={class}@"))).count();
+    assert_eq!(objs("HeapGraph$Node"), 1000);
+    assert_eq!(objs("HeapGraph$Leaf"), 777);
+    assert_eq!(objs("HeapGraph$Pair"), 3);
+    let node_arr: Vec<&&str> = lines.iter().filter(|l| l.starts_with("ARR ") && l.contains("elem type=HeapGraph$Node[]@")).collect();
+    assert_eq!(node_arr.len(), 1);
+    assert!(node_arr[0].contains("nelems=1000,"), "{}", node_arr[0]);
+    // Field lines: 999 nodes have `next`, each node has `baseRef`.
+    let node_blocks: Vec<&str> = dump.split("\nOBJ ").filter(|b| b.contains("class=HeapGraph$Node@")).collect();
+    assert_eq!(node_blocks.len(), 1000);
+    assert_eq!(node_blocks.iter().filter(|b| b.contains("\n\tnext\t\t")).count(), 999);
+    assert!(node_blocks.iter().all(|b| b.contains("\n\tbaseRef\t")));
+    // Superclass side first: baseRef (Base) before next (Node).
+    assert!(node_blocks.iter().filter(|b| b.contains("\tnext")).all(|b| b.find("baseRef") < b.find("\tnext")));
+    // Primitive arrays: sz = element bytes, e.g. Holder.da (3 doubles).
+    assert!(lines.iter().any(|l| l.starts_with("ARR ") && l.contains("(sz=24, trace=") && l.contains("nelems=3, elem type=double[])")));
+    // Classes: Holder with its static reference, superclass chain of Node.
+    let holder = dump.find("CLS ").map(|_| dump.split("\nCLS ").find(|c| c.contains("(name=HeapGraph$Holder,"))).flatten().expect("CLS Holder");
+    assert!(holder.contains("\tstatic so\t"), "{holder}");
+    assert!(holder.contains("\tstatic ia\t"));
+    let cls_pos = |name: &str| dump.find(&format!("(name={name},")).unwrap_or_else(|| panic!("CLS {name}"));
+    assert!(cls_pos("HeapGraph$Base") < cls_pos("HeapGraph$Node"), "superclasses first");
+    assert!(cls_pos("java.lang.Object") < cls_pos("HeapGraph$Base"));
+    assert!(lines.iter().position(|l| l.starts_with("CLS ")).unwrap() > lines.iter().rposition(|l| l.starts_with("OBJ ") || l.starts_with("ARR ")).unwrap());
+}
+
+#[test]
+fn gzip_eight_byte_ids_segments_and_true_array_length() {
+    let run = Running::start("hd_gz", &["-Xmx2g"], "heap=dump,format=b,file=out.hprof.gz,idsize=8,arraylen=y");
+    let (dir, _) = run.finish();
+    let raw = std::fs::read(dir.join("out.hprof.gz")).unwrap();
+    assert_eq!(&raw[..2], &[0x1f, 0x8b], "gzip stream");
+    let p = read_all(dir.join("out.hprof.gz")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.header.id_size, 8);
+    assert_eq!(p.header.version, "1.0.2");
+    assert_eq!(p.heap_dumps.len(), 1);
+    let d = &p.heap_dumps[0];
+    assert!(d.segmented && d.ended);
+    check_graph(&p, d, true);
+    assert_eq!(node_array_len(&p, d), 1200, "arraylen=y keeps trailing nulls");
+    let s = statics(&p, d, "HeapGraph$Holder");
+    let Value::Object(empty) = s["empty"] else { panic!() };
+    assert_eq!(d.object_arrays.iter().find(|a| a.array_id == empty).unwrap().length, 5);
+    assert!(d.class_dumps.iter().all(|c| c.constant_pool.is_empty()), "idsize=8: HotSpot-style class dumps");
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut plain).unwrap();
+    check_with_jvm_hprof(&plain, p.class_by_name("HeapGraph$Node").unwrap().class_id, &[1000]);
+}
+
+#[test]
+fn primfields_and_primarrays_off() {
+    let run = Running::start("hd_noprim", &[], "heap=dump,format=b,file=out.hprof,primfields=n,primarrays=n");
+    let (dir, _) = run.finish();
+    let p = read_all(dir.join("out.hprof")).unwrap();
+    let d = &p.heap_dumps[0];
+    check_graph(&p, d, false);
+    assert!(d.primitive_arrays.iter().all(|a| a.length == 0), "primarrays=n: no elements");
+    let s = statics(&p, d, "HeapGraph$Holder");
+    assert_eq!(s["si"], Value::Int(0));
+    assert!(matches!(s["ia"], Value::Object(id) if id != 0), "references are still written");
+}
