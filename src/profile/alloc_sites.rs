@@ -5,12 +5,14 @@
 //!   and outside-TLAB, interpreter and compiled code, reflection, JNI,
 //!   clone). `VMObjectAlloc` is enabled too in exact mode, for allocations
 //!   the VM makes where it cannot sample; an object reported by both is
-//!   counted once: the first event tags it and the second finds the tag.
+//!   counted once: the VM event is skipped when the object already carries
+//!   our tag, and always for `Object.clone` (see [`allocated_by_clone`]).
 //! * **Sites.** A site is (class serial, trace serial). The hot path builds
-//!   a fingerprint key from the class serial, the thread (with `thread=y`)
-//!   and the raw `(method, location)` pairs of `GetStackTrace`, and finds
-//!   the site index with one sharded-map lookup; only a new fingerprint
-//!   interns frames and the trace.
+//!   a key from the thread (with `thread=y`) and the raw `(method,
+//!   location)` pairs of `GetStackTrace`; a per-thread cache maps key and
+//!   class (checked with IsSameObject) to the site, else one sharded-map
+//!   lookup on (class serial, key); only a new fingerprint interns frames
+//!   and the trace.
 //! * **Live counts.** Each counted object gets a JVMTI tag whose payload is
 //!   its object-table slot; the slot records (site index, size). ObjectFree
 //!   removes the slot and decrements the site's live counters.
