@@ -373,3 +373,49 @@ fn dump_heap_command_streams_a_heap_dump() {
     // doe=n: the command's dump is the only one.
     assert_eq!(s.count(|b| matches!(b, RecordBody::HeapDumpEnd)), 1);
 }
+
+/// heap=sites over the socket: HEAP SUMMARY and ALLOC SITES answer with the
+/// live counters (after a forced GC for flag 0x4), CONTROL "clear sites"
+/// zeroes them and an incremental request lists only sites changed since.
+#[test]
+fn alloc_sites_commands_report_clear_and_list_changes() {
+    let dir = common::scratch("net_sites");
+    let marker = dir.join("go");
+    let (l, port) = Server::listen();
+    let mut child = spawn_java(&dir, &format!("heap=sites,format=b,doe=n,net=127.0.0.1:{port}"), "AllocSites", &[marker.to_str().unwrap()]);
+    let mut s = Server::accept(&l);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
+    assert_eq!(line.trim(), "phase1");
+
+    let kept = |recs: &[Record], site: &hprof_rs::reader::AllocSite| {
+        recs.iter().any(|r| matches!(&r.body, RecordBody::LoadClass(c) if c.class_serial == site.class_serial))
+            && site.instances_allocated == 1000
+            && site.bytes_allocated == 24_000
+    };
+    s.send(Command::HeapSummary);
+    let recs = s.wait_for("HEAP SUMMARY", |r| r.iter().any(|r| matches!(r.body, RecordBody::HeapSummary(_))));
+    let Some(RecordBody::HeapSummary(h)) = recs.iter().map(|r| &r.body).find(|b| matches!(b, RecordBody::HeapSummary(_))) else { unreachable!() };
+    assert!(h.total_instances_allocated >= 23_593, "every fixture allocation counted: {h:?}");
+
+    s.send(Command::AllocSites { flags: 0x4, cutoff: 0.0 });
+    let recs = s.wait_for("ALLOC SITES", |r| r.iter().any(|r| matches!(r.body, RecordBody::AllocSites(_))));
+    let sites: Vec<_> = recs.iter().filter_map(|r| if let RecordBody::AllocSites(a) = &r.body { Some(a.clone()) } else { None }).collect();
+    assert_eq!(sites[0].flags, 0x4, "the request's flags are echoed");
+    let k: Vec<_> = sites[0].sites.iter().filter(|x| kept(&recs, x)).collect();
+    assert_eq!(k.len(), 1, "the Kept site (1000 x 24 bytes)");
+    assert_eq!((k[0].live_instances, k[0].live_bytes), (1000, 24_000));
+
+    s.send(Command::Control(Control::ClearAllocSites));
+    s.send(Command::AllocSites { flags: 0x1, cutoff: 0.0 });
+    let recs = s.wait_for("second ALLOC SITES", |r| r.iter().filter(|r| matches!(r.body, RecordBody::AllocSites(_))).count() == 2);
+    let second = recs.iter().filter_map(|r| if let RecordBody::AllocSites(a) = &r.body { Some(a) } else { None }).nth(1).unwrap();
+    assert_eq!(second.flags, 0x1);
+    assert!(second.total_instances_allocated < 20_000, "cleared: {second:?}");
+    assert!(!second.sites.iter().any(|x| x.class_serial == k[0].class_serial && x.trace_serial == k[0].trace_serial), "unchanged site not listed");
+
+    std::fs::write(&marker, b"").unwrap();
+    let (code, _, err) = finish(child);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("ALLOC SITES command ignored"), "{err}");
+}

@@ -26,7 +26,7 @@ pub fn ensure(agent: &Agent, klass: jclass, load_trace: u32) -> Option<Arc<Class
         let sig = j.class_signature(klass).ok()?;
         let source = j.source_file_name(klass).ok().flatten();
         let e = table.insert(sig, agent.tables.objects.allocate_id(), load_trace, source);
-        j.set_tag(klass, make_tag(TagKind::Class, e.serial as u64)).ok()?;
+        crate::profile::alloc_sites::retag(agent, klass, make_tag(TagKind::Class, e.serial as u64)).ok()?;
         Some(e)
     })?;
     announce(agent, &entry);

@@ -3,7 +3,7 @@
 
 use super::{agent, classes, lifecycle, threads};
 use crate::jvmti::sys::{jclass, jmethodID, jobject, jthread, JNIEnv};
-use crate::profile::monitors;
+use crate::profile::{alloc_sites, monitors};
 use crate::jvmti::EventHandler;
 
 pub struct Handler;
@@ -39,6 +39,26 @@ impl EventHandler for Handler {
         let serial = threads::known_serial(a, thread).unwrap_or(0);
         let trace = super::stacks::thread_trace(a, std::ptr::null_mut(), serial).unwrap_or(a.system_trace());
         classes::ensure(a, klass, trace);
+    }
+
+    fn sampled_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        alloc_sites::on_alloc(a, jni, thread, obj, klass, size, false);
+    }
+
+    fn vm_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {
+        let Some(a) = agent() else { return };
+        let Some(_pass) = a.gate.enter() else { return };
+        alloc_sites::on_alloc(a, jni, thread, obj, klass, size, true);
+    }
+
+    fn object_free(&self, tag: i64) {
+        // No gate: frees only touch agent tables, which outlive the VM's
+        // last callback, and skipping one would leave a live count too high.
+        if let Some(a) = agent() {
+            alloc_sites::on_free(a, tag);
+        }
     }
 
     fn monitor_contended_enter(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {

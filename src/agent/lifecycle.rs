@@ -45,6 +45,9 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
             diag::error(&format!("cannot start the cpu sampling thread: {e}"));
         }
     }
+    if agent.opts.heap_sites {
+        crate::profile::alloc_sites::start(agent);
+    }
     if agent.opts.net.is_some() {
         if let Err(e) = crate::net::listener::start(agent, jni) {
             diag::error(&format!("cannot start the listener thread: {e}"));
@@ -75,6 +78,7 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
     if agent.opts.doe && !agent.dumping.load(Ordering::Acquire) {
         crate::control::dump::full_dump(agent, jni);
     }
+    crate::profile::alloc_sites::stop(agent);
     crate::net::listener::stop(agent);
     let j = agent.jvmti;
     for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {

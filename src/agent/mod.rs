@@ -42,6 +42,8 @@ pub struct Agent {
     /// sampler pauses.
     pub dumping: AtomicBool,
     pub sampler: Sampler,
+    /// heap=sites state (allocation events, frees).
+    pub alloc: crate::profile::alloc_sites::AllocSites,
     /// Trace depth for traces created from now on (`depth`, changed by the
     /// socket command CONTROL 0x0007).
     pub depth: AtomicU32,

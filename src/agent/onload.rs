@@ -87,7 +87,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     diag::configure(opts.errorexit, opts.dumps_core());
     if let Some(missing) = unavailable_profile(&opts) {
         startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=dump, monitor=y, cpu=times, cpu=old"
+            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=sites, heap=dump, monitor=y, cpu=times, cpu=old"
         ));
     }
 
@@ -122,6 +122,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         vm_initialised: AtomicBool::new(false),
         dumping: AtomicBool::new(false),
         sampler: Default::default(),
+        alloc: Default::default(),
         depth,
         net: crate::net::NetState::new(command_socket),
     });
@@ -132,6 +133,9 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         if let Err(e) = jvmti.set_event_mode(true, ev) {
             startup_error(&format!("cannot enable JVMTI events: {e}"));
         }
+    }
+    if agent.opts.heap_sites {
+        crate::profile::alloc_sites::on_load(agent);
     }
     if agent.opts.pause {
         super::debug::pause_for_debugger();
@@ -145,8 +149,6 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
 fn unavailable_profile(o: &Options) -> Option<&'static str> {
     if o.heap_dump && o.heap_sites {
         Some("heap=all (heap dump and allocation sites)")
-    } else if o.heap_sites {
-        Some("heap=sites")
     } else {
         None
     }
@@ -182,6 +184,20 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options) {
     // Nice to have: frames print <Unknown Source>/Unknown line without them.
     for c in [cap::CAN_GET_SOURCE_FILE_NAME, cap::CAN_GET_LINE_NUMBERS] {
         if potential.has(c) {
+            need.set(c);
+        }
+    }
+    if opts.heap_sites {
+        // Allocation events and frees; only asked for when heap=sites is on
+        // (sampling support costs the VM a little even when idle).
+        for c in [
+            cap::CAN_GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS,
+            cap::CAN_GENERATE_VM_OBJECT_ALLOC_EVENTS,
+            cap::CAN_GENERATE_OBJECT_FREE_EVENTS,
+        ] {
+            if !potential.has(c) {
+                startup_error("heap=sites needs JVMTI allocation sampling (JDK 11 or later) and object free events, which this VM does not offer.");
+            }
             need.set(c);
         }
     }

@@ -25,6 +25,11 @@ fn resolve_method(agent: &Agent, method: jmethodID) -> Option<MethodEntry> {
     })
 }
 
+/// The (cached) description of a method.
+pub fn method_entry(agent: &Agent, method: jmethodID) -> Option<Arc<MethodEntry>> {
+    agent.tables.frames.method(method as usize, || resolve_method(agent, method))
+}
+
 /// Intern the trace of `frames` (top first), cut to `depth`. `key` is a
 /// reusable buffer so the hot path allocates nothing once frames and traces
 /// exist.

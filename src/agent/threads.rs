@@ -45,7 +45,7 @@ pub fn register(agent: &Agent, jni: *mut JNIEnv, thread: jthread, agent_thread: 
     };
     let object_id = agent.tables.objects.allocate_id();
     let rec = agent.tables.threads.insert(object_id, name, group, parent, agent_thread);
-    let _ = j.set_tag(thread, make_tag(TagKind::Thread, rec.serial as u64));
+    let _ = crate::profile::alloc_sites::retag(agent, thread, make_tag(TagKind::Thread, rec.serial as u64));
     // cpu=old output has no THREAD lines (ascii-format.md §10).
     if announce && !agent_thread && !agent.opts.cpu_old {
         let trace = super::stacks::thread_trace(agent, thread, rec.serial).unwrap_or(agent.system_trace());

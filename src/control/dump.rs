@@ -22,6 +22,10 @@ pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
         diag::verbose(verbose, " Java heap ...");
         super::heap_dump::write(agent, jni);
     }
+    if agent.opts.heap_sites {
+        diag::verbose(verbose, " allocation sites ...");
+        super::sites_report::write(agent, agent.opts.cutoff);
+    }
     if agent.opts.cpu_samples {
         diag::verbose(verbose, " CPU usage by sampling running threads ...");
         super::cpu_report::write(agent, agent.opts.cutoff);

@@ -5,6 +5,7 @@ pub mod commands;
 pub mod cpu_report;
 pub mod cpu_times_report;
 pub mod dump;
+pub mod sites_report;
 pub mod heap_dump;
 pub mod monitor_report;
 pub mod heap_commands;

@@ -147,6 +147,11 @@ pub const SITES_SORT_BY_ALLOC: u16 = 0x2;
 /// SITES flag: a GC was forced before the report (echoed only).
 pub const SITES_FORCE_GC: u16 = 0x4;
 
+/// SITES flag (hprof-rs extension): the counts are estimates scaled from
+/// allocation samples (`heapsample=`). Text: `(ordered by live bytes,
+/// estimated from samples)`; binary: bit 0x8 of the ALLOC SITES flags.
+pub const SITES_ESTIMATED: u16 = 0x8;
+
 /// One allocation site: a (class, allocation trace) pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SiteRow<'a> {
@@ -176,6 +181,10 @@ pub struct SitesReport<'a> {
 impl SitesReport<'_> {
     pub fn sorted_by_alloc(&self) -> bool {
         self.flags & SITES_SORT_BY_ALLOC != 0
+    }
+
+    pub fn estimated(&self) -> bool {
+        self.flags & SITES_ESTIMATED != 0
     }
 }
 

@@ -96,6 +96,16 @@ pub fn with_local_frame<R>(raw: *mut JNIEnv, capacity: i32, f: impl FnOnce() -> 
     r
 }
 
+/// A weak global reference to `obj` (kept by the caller for as long as it
+/// wants to recognise the object with [`is_same_object`]).
+pub fn new_weak_ref(raw: *mut JNIEnv, obj: jobject) -> Option<jni::objects::WeakRef> {
+    let env = env(raw)?;
+    // SAFETY: obj is a live local reference on this thread; JObject is a
+    // borrowed view that does not delete the reference when dropped.
+    let o = unsafe { JObject::from_raw(obj) };
+    env.new_weak_ref(&o).ok().flatten()
+}
+
 /// The class of `obj` as a local reference (JNI GetObjectClass).
 pub fn object_class(raw: *mut JNIEnv, obj: jobject) -> Option<jni::sys::jclass> {
     if obj.is_null() {

@@ -11,6 +11,7 @@ pub mod classes;
 pub mod frames;
 pub mod ids;
 pub mod objects;
+pub mod sites;
 pub mod threads;
 pub mod traces;
 
@@ -18,6 +19,7 @@ pub use classes::{ClassEntry, ClassTable};
 pub use frames::{FrameEntry, FrameTable, MethodEntry};
 pub use ids::TagKind;
 pub use objects::{ObjectInfo, ObjectTable};
+pub use sites::{SiteTable, SiteTotals};
 pub use threads::{ThreadRecord, ThreadTable};
 pub use traces::{Trace, TraceTable};
 
@@ -31,4 +33,6 @@ pub struct Tables {
     /// Object IDs of every object the agent names: class mirrors, Thread
     /// objects, tracked heap objects. One table, so IDs never collide.
     pub objects: ObjectTable,
+    /// Allocation sites (class x trace) with their counters.
+    pub sites: SiteTable,
 }

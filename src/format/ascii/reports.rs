@@ -11,10 +11,11 @@ use crate::format::names::render_class_name;
 use crate::format::selection::{select_cpu, select_monitor_time, select_old_prof, select_sites};
 
 pub fn sites(p: &mut Printer, out: &mut Vec<u8>, at: &Stamp, r: &SitesReport<'_>) {
-    let order = if r.sorted_by_alloc() {
-        "allocated bytes"
-    } else {
-        "live bytes"
+    let order = match (r.sorted_by_alloc(), r.estimated()) {
+        (true, false) => "allocated bytes",
+        (false, false) => "live bytes",
+        (true, true) => "allocated bytes, estimated from samples",
+        (false, true) => "live bytes, estimated from samples",
     };
     pf!(
         p,

@@ -499,6 +499,20 @@ fn sites_by_allocation_with_cutoff_on_live_ratio() {
 }
 
 #[test]
+fn estimated_sites_say_so_in_the_begin_line() {
+    let r = SitesReport {
+        flags: SITES_ESTIMATED,
+        cutoff: 0.0,
+        totals: HeapTotals { live_bytes: 100, ..Default::default() },
+        rows: vec![site("LA;", 300001, 100, 100)],
+    };
+    let s = run(|f, out| f.sites(out, at(T_DUMP), &r));
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines[0], "SITES BEGIN (ordered by live bytes, estimated from samples) Tue Mar  4 10:15:04 2008");
+    assert_eq!(lines[3], "    1 100.00% 100.00%       100    1       100     2 300001 A");
+}
+
+#[test]
 fn sites_with_zero_live_total_print_nan() {
     let r = SitesReport {
         cutoff: 0.5,

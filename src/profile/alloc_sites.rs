@@ -1,0 +1,487 @@
+//! heap=sites: allocation sites from the JVM's allocation events.
+//!
+//! * **Catching allocations.** `SampledObjectAlloc` with a sampling interval
+//!   of 0 reports every allocation the VM makes through its allocator (TLAB
+//!   and outside-TLAB, interpreter and compiled code, reflection, JNI,
+//!   clone). `VMObjectAlloc` is enabled too in exact mode, for allocations
+//!   the VM makes where it cannot sample; an object reported by both is
+//!   counted once: the VM event is skipped when the object already carries
+//!   our tag, and always for `Object.clone` (see [`allocated_by_clone`]).
+//! * **Sites.** A site is (class serial, trace serial). The hot path builds
+//!   a key from the thread (with `thread=y`) and the raw `(method,
+//!   location)` pairs of `GetStackTrace`; a per-thread cache maps key and
+//!   class (checked with IsSameObject) to the site, else one sharded-map
+//!   lookup on (class serial, key); only a new fingerprint interns frames
+//!   and the trace.
+//! * **Live counts.** Each counted object gets a JVMTI tag whose payload is
+//!   its object-table slot; the slot records (site index, size). ObjectFree
+//!   removes the slot and decrements the site's live counters.
+//! * **Sampled mode** (`heapsample=N`): the VM samples on average one
+//!   allocation per N bytes; each sample of an object of size s stands for
+//!   1/p objects with p = 1 - exp(-s/N), the probability that a Poisson
+//!   sampling process over allocated bytes picks it. Counters then hold
+//!   estimates (instances in 1/65536 units, see [`INSTANCE_SCALE`]).
+//!
+//! The allocation callback takes no lock of ours except on a new site
+//! (once per fingerprint), does no IO and reuses per-thread buffers.
+
+use crate::agent::{classes, stacks, threads, Agent};
+use crate::diag;
+use crate::jvmti::sys::{event, jclass, jobject, jthread, jvmtiFrameInfo, JNIEnv};
+use crate::tables::ids::{make_tag, split_tag, TagKind};
+use crate::tables::objects::{ObjectInfo, NO_OWNER};
+use crate::tables::threads::UNKNOWN_THREAD_SERIAL;
+use dashmap::DashMap;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// In sampled mode instance counters count 1/65536 objects, so weights
+/// like 1.58 add up without rounding bias; exact mode counts whole objects.
+pub const INSTANCE_SCALE: u64 = 1 << 16;
+
+/// State of the allocation-site profile.
+#[derive(Default)]
+pub struct AllocSites {
+    /// Events enabled (VM init reached with heap=sites).
+    pub enabled: AtomicBool,
+    /// Sampling interval in bytes; 0 = exact.
+    pub interval: AtomicU64,
+    /// Allocations counted (events that created an object entry or were
+    /// counted without one).
+    pub counted: AtomicU64,
+    /// Events for objects already tagged (second report of one object).
+    pub duplicates: AtomicU64,
+    /// Objects counted from VMObjectAlloc (not seen by SampledObjectAlloc).
+    pub from_vm_events: AtomicU64,
+    /// Allocations not counted: site table full or no stack/class.
+    pub dropped: AtomicU64,
+    /// Counted as allocated but not tracked live (object table full or
+    /// tagging failed); their live counts never go down.
+    pub untracked: AtomicU64,
+    /// ObjectFree events applied.
+    pub frees: AtomicU64,
+    frees_in_flight: AtomicUsize,
+    warned_full: AtomicBool,
+    /// Objects counted at allocation whose tag was later replaced by a class
+    /// or thread tag (mirrors, Thread objects): new tag -> object slot.
+    retagged: DashMap<i64, u32>,
+    /// Weak references to allocated classes, by class serial, for the
+    /// per-thread site caches.
+    class_refs: DashMap<u32, jni::objects::WeakRef>,
+}
+
+/// (bytes, instances in counter units) one event adds for an object of
+/// `size` bytes. Exact: (size, 1). Sampled: both scaled by the inverse of
+/// the probability of sampling an object of that size.
+pub fn weight(size: u64, interval: u64) -> (u64, u64) {
+    if interval == 0 {
+        return (size, 1);
+    }
+    let p = -(-(size.max(1) as f64) / interval as f64).exp_m1();
+    let w = if p > 0.0 { 1.0 / p } else { 1.0 };
+    ((size as f64 * w).round() as u64, (w * INSTANCE_SCALE as f64).round() as u64)
+}
+
+/// Instances for a report from counter units.
+pub fn report_instances(units: u64, interval: u64) -> u64 {
+    if interval == 0 {
+        units
+    } else {
+        (units + INSTANCE_SCALE / 2) / INSTANCE_SCALE
+    }
+}
+
+/// Agent_OnLoad: set the sampling interval before the VM creates its
+/// threads. Each thread draws its first sampling point when it is created,
+/// from the interval in force then (512 KiB by default), so a thread made
+/// before this call would skip about that many bytes before its first
+/// event even with interval 0.
+pub fn on_load(agent: &Agent) {
+    let interval = agent.opts.heap_sample_bytes.min(i32::MAX as u64);
+    agent.alloc.interval.store(interval, Ordering::Relaxed);
+    if let Err(e) = agent.jvmti.set_heap_sampling_interval(interval as i32) {
+        diag::error(&format!("cannot set the heap sampling interval: {e}; allocation sites are incomplete"));
+    }
+}
+
+/// Enable the events (VM init, after the tables exist). Tracking covers
+/// everything allocated from here on.
+pub fn start(agent: &Agent) {
+    let st = &agent.alloc;
+    let interval = st.interval.load(Ordering::Relaxed);
+    let j = agent.jvmti;
+    let mut events = vec![event::OBJECT_FREE, event::SAMPLED_OBJECT_ALLOC];
+    if interval == 0 {
+        // Exact mode also needs the allocations the VM cannot sample. In
+        // sampled mode they are part of the sampled population already.
+        events.push(event::VM_OBJECT_ALLOC);
+    }
+    for ev in events {
+        if let Err(e) = j.set_event_mode(true, ev) {
+            diag::error(&format!("cannot enable JVMTI event {ev}: {e}; allocation sites are incomplete"));
+        }
+    }
+    // Threads keep allocating in the TLAB they already hold without
+    // reaching the sampler until it is full: the sampling point is only
+    // installed when a TLAB is refilled. A GC retires every TLAB, so from
+    // here on each thread's next allocation takes the sampled path. (On a
+    // heap that has barely started this costs a few milliseconds.)
+    let t0 = Instant::now();
+    if let Err(e) = j.force_garbage_collection() {
+        diag::error(&format!("cannot force a garbage collection at start-up: {e}; allocations already in thread-local buffers are missed"));
+    }
+    diag::verbose(agent.opts.verbose, &format!("Allocation tracking on ({} ms to retire thread-local buffers)\n", t0.elapsed().as_millis()));
+    st.enabled.store(true, Ordering::Release);
+}
+
+/// Socket CONTROL allocation tracking on/off: start or stop counting new
+/// allocations (frees of tracked objects are still applied).
+pub fn set_tracking(agent: &Agent, on: bool) {
+    if !agent.alloc.enabled.load(Ordering::Acquire) {
+        return;
+    }
+    let mut events = vec![event::SAMPLED_OBJECT_ALLOC];
+    if agent.alloc.interval.load(Ordering::Relaxed) == 0 {
+        events.push(event::VM_OBJECT_ALLOC);
+    }
+    for ev in events {
+        let _ = agent.jvmti.set_event_mode(on, ev);
+    }
+}
+
+/// Disable the allocation events (VM death).
+pub fn stop(agent: &Agent) {
+    if !agent.alloc.enabled.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    for ev in [event::SAMPLED_OBJECT_ALLOC, event::VM_OBJECT_ALLOC, event::OBJECT_FREE] {
+        let _ = agent.jvmti.set_event_mode(false, ev);
+    }
+}
+
+/// Entries of the per-thread site cache (direct mapped).
+const CACHE_SLOTS: usize = 256;
+
+/// One remembered allocation site of this thread: the raw stack key, the
+/// class (as a weak reference, compared with IsSameObject, which takes no
+/// VM lock unlike GetTag) and the site it led to.
+struct CacheEntry {
+    key: Vec<u64>,
+    class: jobject,
+    site: u32,
+}
+
+/// Per-thread buffers of the allocation callback: raw frames, the stack
+/// key and the site cache.
+#[derive(Default)]
+struct Buffers {
+    frames: Vec<jvmtiFrameInfo>,
+    key: Vec<u64>,
+    cache: Vec<Option<CacheEntry>>,
+}
+
+thread_local! {
+    static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
+}
+
+/// SampledObjectAlloc / VMObjectAlloc. `vm_event`: from VMObjectAlloc,
+/// which may report an object SampledObjectAlloc reported already.
+pub fn on_alloc(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64, vm_event: bool) {
+    let st = &agent.alloc;
+    let j = agent.jvmti;
+    // SampledObjectAlloc reports a fresh object before anyone could tag
+    // it; VMObjectAlloc comes later for objects the sampler may have seen.
+    if vm_event && (j.get_tag(obj).map_or(true, |t| t != 0) || allocated_by_clone(agent)) {
+        st.duplicates.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let thread_serial = if agent.opts.thread {
+        threads::known_serial(agent, thread).unwrap_or(UNKNOWN_THREAD_SERIAL)
+    } else {
+        0
+    };
+    let site = BUFFERS.with(|b| match b.try_borrow_mut() {
+        Ok(mut b) => site_of(agent, jni, klass, thread_serial, &mut b),
+        // Re-entered on this thread (an allocation inside our own callback):
+        // use fresh buffers.
+        Err(_) => site_of(agent, jni, klass, thread_serial, &mut Buffers::default()),
+    });
+    let Some(site) = site else {
+        st.dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let size = size.max(0) as u64;
+    let (bytes, units) = weight(size, st.interval.load(Ordering::Relaxed));
+    let sites = &agent.tables.sites;
+    st.counted.fetch_add(1, Ordering::Relaxed);
+    if vm_event {
+        st.from_vm_events.fetch_add(1, Ordering::Relaxed);
+    }
+    let info = ObjectInfo { owner: site, size: size.min(u32::MAX as u64) as u32 };
+    match agent.tables.objects.insert(info) {
+        Some(slot) => {
+            // Count before tagging: once tagged, a free may arrive (not
+            // while we hold the local reference, but keep the order simple).
+            sites.allocated(site, bytes, units, true);
+            if j.set_tag(obj, make_tag(TagKind::Object, slot as u64)).is_err() {
+                agent.tables.objects.remove(slot);
+                sites.freed(site, bytes, units);
+                st.untracked.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        None => {
+            sites.allocated(site, bytes, units, false);
+            st.untracked.fetch_add(1, Ordering::Relaxed);
+            if !st.warned_full.swap(true, Ordering::Relaxed) {
+                diag::error("object table full: further allocations are counted but their live counts are not tracked");
+            }
+        }
+    }
+}
+
+/// True when the current thread's top frame is `java.lang.Object.clone`.
+/// The sampler always reports clones, but on recent JDKs (seen on 25) the
+/// tag set during that SampledObjectAlloc is not found by GetTag in the
+/// VMObjectAlloc that follows (JVM_Clone copies the object after the
+/// sampled event), so the tag check alone would count every clone twice.
+/// VMObjectAlloc events are rare: resolving the top frame here is cheap.
+fn allocated_by_clone(agent: &Agent) -> bool {
+    let mut top = Vec::with_capacity(1);
+    if agent.jvmti.stack_trace(std::ptr::null_mut(), 1, &mut top).is_err() || top.is_empty() {
+        return false;
+    }
+    stacks::method_entry(agent, top[0].method)
+        .is_some_and(|e| e.name == "clone" && e.class_signature == "Ljava/lang/Object;")
+}
+
+/// Class serial of `klass`, registering the class on first sight (array
+/// classes have no load event).
+fn class_serial(agent: &Agent, klass: jclass) -> Option<u32> {
+    if let Ok(tag) = agent.jvmti.get_tag(klass) {
+        if let Some((TagKind::Class, serial)) = split_tag(tag) {
+            return Some(serial as u32);
+        }
+    }
+    classes::ensure(agent, klass, agent.system_trace()).map(|c| c.serial)
+}
+
+/// A weak reference to the class with this serial, made once per class and
+/// kept for the life of the agent (it does not keep the class loaded).
+fn class_ref(agent: &Agent, jni: *mut JNIEnv, serial: u32, klass: jclass) -> jobject {
+    if let Some(r) = agent.alloc.class_refs.get(&serial) {
+        return r.as_raw();
+    }
+    match crate::jvmti::jni::new_weak_ref(jni, klass) {
+        Some(w) => agent.alloc.class_refs.entry(serial).or_insert(w).as_raw(),
+        None => std::ptr::null_mut(),
+    }
+}
+
+fn slot_of(key: &[u64]) -> usize {
+    use std::hash::Hasher;
+    let mut h = crate::tables::sites::FxHasher::default();
+    for &k in key {
+        h.write_u64(k);
+    }
+    (h.finish() >> 56) as usize % CACHE_SLOTS
+}
+
+/// Site index for the current thread's stack and `klass`: first the
+/// thread's cache (same stack, same class by IsSameObject), then the
+/// shared fingerprint map, then (new site) frames and trace interning.
+fn site_of(agent: &Agent, jni: *mut JNIEnv, klass: jclass, thread_serial: u32, b: &mut Buffers) -> Option<u32> {
+    let depth = agent.depth() as usize;
+    b.frames.clear();
+    if depth > 0 {
+        // A thread with no Java frames (e.g. VM-internal) gets the empty trace.
+        let _ = agent.jvmti.stack_trace(std::ptr::null_mut(), depth, &mut b.frames);
+    }
+    b.key.clear();
+    b.key.push(thread_serial as u64);
+    for f in b.frames.iter() {
+        b.key.push(f.method as u64);
+        b.key.push(f.location as u64);
+    }
+    let slot = slot_of(&b.key);
+    if b.cache.is_empty() {
+        b.cache.resize_with(CACHE_SLOTS, || None);
+    }
+    if let Some(e) = &b.cache[slot] {
+        if e.key == b.key && !e.class.is_null() && crate::jvmti::jni::is_same_object(jni, klass, e.class) {
+            return Some(e.site);
+        }
+    }
+    let class_serial = class_serial(agent, klass)?;
+    // Shared map: the key with the class serial in its first word.
+    b.key[0] = class_serial as u64 | (thread_serial as u64) << 32;
+    let sites = &agent.tables.sites;
+    let site = match sites.by_fingerprint(&b.key) {
+        Some(i) => i,
+        None => {
+            // New fingerprint: intern frames and trace (frames that cannot be
+            // resolved, e.g. of an unloaded method, fall back to the system trace).
+            let mut trace_key = Vec::with_capacity(b.frames.len() + 1);
+            let trace = stacks::trace_of(agent, thread_serial, &b.frames, &mut trace_key)
+                .map(|t| t.serial)
+                .unwrap_or_else(|| agent.system_trace());
+            let i = sites.intern(class_serial, trace)?;
+            sites.remember_fingerprint(&b.key, i);
+            i
+        }
+    };
+    b.key[0] = thread_serial as u64;
+    let class = class_ref(agent, jni, class_serial, klass);
+    match &mut b.cache[slot] {
+        Some(e) => {
+            e.key.clear();
+            e.key.extend_from_slice(&b.key);
+            e.class = class;
+            e.site = site;
+        }
+        empty => *empty = Some(CacheEntry { key: b.key.clone(), class, site }),
+    }
+    Some(site)
+}
+
+/// ObjectFree: release the object's slot and take it off its site's live
+/// counters. Only agent-side work (no JVMTI calls), as the spec demands.
+pub fn on_free(agent: &Agent, tag: i64) {
+    let st = &agent.alloc;
+    st.frees_in_flight.fetch_add(1, Ordering::AcqRel);
+    let slot = match split_tag(tag) {
+        Some((TagKind::Object, slot)) => Some(slot as u32),
+        Some((TagKind::Class | TagKind::Thread, _)) => st.retagged.remove(&tag).map(|(_, slot)| slot),
+        None => None,
+    };
+    if let Some(info) = slot.and_then(|s| agent.tables.objects.remove(s)) {
+        if info.owner != NO_OWNER {
+            let (bytes, units) = weight(info.size as u64, st.interval.load(Ordering::Relaxed));
+            agent.tables.sites.freed(info.owner, bytes, units);
+            st.frees.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    st.frees_in_flight.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Give `obj` the identity tag `new_tag` (class mirror or Thread object).
+/// If the allocation profile had counted the object under an object tag,
+/// remember its slot so the free still reaches its site.
+pub fn retag(agent: &Agent, obj: jobject, new_tag: i64) -> crate::jvmti::JResult<()> {
+    let j = agent.jvmti;
+    let old = j.get_tag(obj).unwrap_or(0);
+    j.set_tag(obj, new_tag)?;
+    if let Some((TagKind::Object, slot)) = split_tag(old) {
+        agent.alloc.retagged.insert(new_tag, slot as u32);
+    }
+    Ok(())
+}
+
+/// Before a report: with `gcbeforedump=y`, collect garbage and apply the
+/// ObjectFree events it causes, so live counts are exact.
+///
+/// JDK 11 posts frees during the GC itself. Since JDK 16 the service
+/// thread posts them after the GC, so we wait until no free is running
+/// and none has arrived for [`QUIET`]. (Re-enabling ObjectFree would make
+/// the VM flush them synchronously, but that path waits for the service
+/// thread without being safepoint-safe and deadlocks the VM when a
+/// safepoint is requested meanwhile — seen on JDK 17.0.15 — so we do not
+/// use it.)
+pub fn prepare_report(agent: &Agent, force_gc: bool) {
+    let st = &agent.alloc;
+    if !(agent.opts.gc_before_dump || force_gc) || !st.enabled.load(Ordering::Acquire) {
+        return;
+    }
+    let t0 = Instant::now();
+    let frees0 = st.frees.load(Ordering::Relaxed);
+    if let Err(e) = agent.jvmti.force_garbage_collection() {
+        diag::error(&format!("cannot force a garbage collection before the report: {e}"));
+        return;
+    }
+    let limit = Instant::now() + Duration::from_secs(10);
+    let mut last = st.frees.load(Ordering::Acquire);
+    let mut quiet_since = Instant::now();
+    while Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(2));
+        let now = st.frees.load(Ordering::Acquire);
+        if now != last || st.frees_in_flight.load(Ordering::Acquire) > 0 {
+            last = now;
+            quiet_since = Instant::now();
+        } else if quiet_since.elapsed() >= QUIET {
+            break;
+        }
+    }
+    diag::verbose(
+        agent.opts.verbose,
+        &format!(
+            " (GC before report: {} objects freed in {} ms)",
+            st.frees.load(Ordering::Relaxed) - frees0,
+            t0.elapsed().as_millis()
+        ),
+    );
+}
+
+/// How long no ObjectFree must arrive before a report counts frees as done.
+const QUIET: Duration = Duration::from_millis(60);
+
+/// One line of memory use for `verbose`.
+pub fn memory_summary(agent: &Agent) -> String {
+    let st = &agent.alloc;
+    let t = &agent.tables;
+    format!(
+        " (allocation sites: {} sites, {} fingerprints, {} KiB; object table: {} live entries, {} KiB; \
+         {} allocations counted, {} from VMObjectAlloc, {} duplicate reports, {} frees, {} dropped, {} untracked)",
+        t.sites.len(),
+        t.sites.fingerprints(),
+        t.sites.memory_bytes() / 1024,
+        t.objects.live(),
+        t.objects.memory_bytes() / 1024,
+        st.counted.load(Ordering::Relaxed),
+        st.from_vm_events.load(Ordering::Relaxed),
+        st.duplicates.load(Ordering::Relaxed),
+        st.frees.load(Ordering::Relaxed),
+        st.dropped.load(Ordering::Relaxed),
+        st.untracked.load(Ordering::Relaxed),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_weight_is_one_object() {
+        assert_eq!(weight(24, 0), (24, 1));
+        assert_eq!(report_instances(7, 0), 7);
+    }
+
+    #[test]
+    fn sampled_weights_are_inverse_probabilities() {
+        let n = 1024 * 1024;
+        // An object far larger than the interval is always sampled.
+        assert_eq!(weight(64 * n, n), (64 * n, INSTANCE_SCALE));
+        // An object of exactly the interval: p = 1 - 1/e.
+        let (b, u) = weight(n, n);
+        let w = 1.0 / (1.0 - (-1.0f64).exp());
+        assert_eq!(b, (n as f64 * w).round() as u64);
+        assert_eq!(report_instances(u, n), 2);
+        // Small objects stand for about interval/size objects each.
+        let (b, u) = weight(16, n);
+        assert!((b as f64 - n as f64).abs() < 16.0, "{b}");
+        assert!(report_instances(u, n).abs_diff(n / 16) <= 1, "{u}");
+    }
+
+    #[test]
+    fn expected_estimate_matches_truth() {
+        // Sum over many objects of p(s) * weight(s) equals the true totals.
+        let n = 512 * 1024u64;
+        for s in [16u64, 1000, 100_000, 2_000_000] {
+            let p = -(-(s as f64) / n as f64).exp_m1();
+            let (b, u) = weight(s, n);
+            let est_objs = p * u as f64 / INSTANCE_SCALE as f64;
+            let est_bytes = p * b as f64;
+            assert!((est_objs - 1.0).abs() < 1e-3, "{s}: {est_objs}");
+            assert!((est_bytes / s as f64 - 1.0).abs() < 1e-3, "{s}: {est_bytes}");
+        }
+    }
+}
