@@ -245,5 +245,31 @@ pub fn prim_array_dump(b: &mut Vec<u8>, ids: IdSize, a: &PrimArrayDump<'_>) {
             let whole = bytes.len() / t.size(4).max(1) * t.size(4);
             b.extend_from_slice(&bytes[..whole]);
         }
+        PrimElements::NativeEndian(t, bytes) => extend_swapped(b, bytes, t.size(4)),
+    }
+}
+
+/// Append native-order elements of `size` bytes each as big-endian
+/// (a trailing partial element is dropped).
+fn extend_swapped(b: &mut Vec<u8>, bytes: &[u8], size: usize) {
+    let size = size.max(1);
+    let whole = &bytes[..bytes.len() / size * size];
+    if size == 1 || cfg!(target_endian = "big") {
+        b.extend_from_slice(whole);
+        return;
+    }
+    let start = b.len();
+    b.resize(start + whole.len(), 0);
+    let dst = &mut b[start..];
+    match size {
+        2 => swap_into::<2, _>(dst, whole, u16::from_ne_bytes, u16::to_be_bytes),
+        4 => swap_into::<4, _>(dst, whole, u32::from_ne_bytes, u32::to_be_bytes),
+        _ => swap_into::<8, _>(dst, whole, u64::from_ne_bytes, u64::to_be_bytes),
+    }
+}
+
+fn swap_into<const N: usize, T>(dst: &mut [u8], src: &[u8], from: fn([u8; N]) -> T, to: fn(T) -> [u8; N]) {
+    for (d, s) in dst.chunks_exact_mut(N).zip(src.chunks_exact(N)) {
+        d.copy_from_slice(&to(from(s.try_into().unwrap_or([0; N]))));
     }
 }

@@ -562,6 +562,19 @@ fn primitive_array_dumps_of_every_type() {
         (p(PrimElements::Omitted(BasicType::Int)), "00 00 00 00 0A"),
         (p(PrimElements::BigEndian(BasicType::Char, &[0, 0x41, 0, 0x42])), "00 00 00 02 05 00 41 00 42"),
     ];
+    // Native-order bytes are swapped while written (a partial element is dropped).
+    let ints: Vec<u8> = [1i32, -2].iter().flat_map(|x| x.to_ne_bytes()).chain([9]).collect();
+    let longs: Vec<u8> = 0x0102030405060708u64.to_ne_bytes().to_vec();
+    let chars: Vec<u8> = 0x263Au16.to_ne_bytes().to_vec();
+    let cases: Vec<(PrimArrayDump, &str)> = cases
+        .into_iter()
+        .chain([
+            (p(PrimElements::NativeEndian(BasicType::Int, &ints)), "00 00 00 02 0A 00 00 00 01 FF FF FF FE"),
+            (p(PrimElements::NativeEndian(BasicType::Long, &longs)), "00 00 00 01 0B 01 02 03 04 05 06 07 08"),
+            (p(PrimElements::NativeEndian(BasicType::Char, &chars)), "00 00 00 01 05 26 3A"),
+            (p(PrimElements::NativeEndian(BasicType::Byte, &[0xFF, 2])), "00 00 00 02 08 FF 02"),
+        ])
+        .collect();
     for (a, tail) in cases {
         let body = dump_one(&mut bin(HprofVersion::V1_0_2), |f, out| f.heap_prim_array(out, &a));
         let mut want = hex("23 50 00 00 30 00 04 93 E1");
