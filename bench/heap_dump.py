@@ -99,7 +99,9 @@ def one_run(agent, classes, jdk, mb, ours_first, tmp):
         sampling.set()
         sampler.join()
         hwm = status_kb(p.pid, "VmHWM") if hwm_ok else 0
-        return dt, (max(peak[0], hwm) - before) * 1024, (peak[0] - before) * 1024
+        time.sleep(0.5)
+        retained = rss_kb(p.pid) - before
+        return dt, (max(peak[0], hwm) - before) * 1024, (peak[0] - before) * 1024, retained * 1024
 
     def hotspot():
         t0 = time.perf_counter()
@@ -107,14 +109,14 @@ def one_run(agent, classes, jdk, mb, ours_first, tmp):
         return time.perf_counter() - t0
 
     if ours_first:
-        (t_ours, growth, sampled), t_hs = ours(), hotspot()
+        (t_ours, growth, sampled, retained), t_hs = ours(), hotspot()
     else:
         t_hs = hotspot()
-        t_ours, growth, sampled = ours()
+        t_ours, growth, sampled, retained = ours()
     size_ours, size_hs = os.path.getsize(out), os.path.getsize(hs)
     open(os.path.join(tmp, "marker"), "w").close()
     p.wait(timeout=120)
-    return t_ours, t_hs, growth, size_ours, size_hs, sampled
+    return t_ours, t_hs, growth, size_ours, size_hs, sampled, retained
 
 
 def main():
@@ -139,6 +141,8 @@ def main():
     sampled = [r[5] for r in rows]
     print(f"  peak RSS growth during our dump: median {g / 2**20:.0f} MiB = {100 * g / (mb << 20):.1f}% of the live heap (target < 15%)"
           f"  {[round(x / 2**20) for x in growth]} MiB (VmHWM; 5 ms samples of VmRSS: {[round(x / 2**20) for x in sampled]} MiB)")
+    kept = [r[6] for r in rows]
+    print(f"  RSS still held 0.5 s after our dump: median {statistics.median(kept) / 2**20:.0f} MiB  {[round(x / 2**20) for x in kept]} MiB")
 
 
 if __name__ == "__main__":

@@ -241,7 +241,8 @@ fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
 
 #[test]
 fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
-    let run = Running::start("hd_bin", &["-Xmx256m"], "heap=dump,format=b,file=out.hprof");
+    // -Xmx512m: 1.0.1, each dump one HEAP DUMP record, staged in out.hprof.TMP.
+    let run = Running::start("hd_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
     let histo = jmap_histo_live(run.pid());
     for (class, n) in FIXTURE_CLASSES {
         assert_eq!(histo.get(class).copied(), Some(n), "jmap count of {class}: {histo:?}");
@@ -249,12 +250,19 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     send_sigquit(run.pid());
     let path = run.dir.join("out.hprof");
     wait_for_dumps(&path, 1);
+    assert!(!run.dir.join("out.hprof.TMP").exists(), "temporary file removed once the dump is out");
     let (dir, err) = run.finish();
     assert!(err.contains("Dumping Java heap ... done."), "{err}");
     assert!(!err.contains("HPROF ERROR"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".TMP"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left after exit: {left:?}");
 
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
-    assert_eq!(p.header.version, "1.0.1", "-Xmx256m: 1.0.1, one HEAP DUMP record per dump");
+    assert_eq!(p.header.version, "1.0.1", "-Xmx512m: 1.0.1, one HEAP DUMP record per dump");
     assert_eq!(p.heap_dumps.len(), 2, "SIGQUIT and exit");
     for d in &p.heap_dumps {
         assert!(d.ended && !d.segmented && d.records == 1);

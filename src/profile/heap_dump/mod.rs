@@ -272,6 +272,7 @@ pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
     let walk_done = Instant::now();
     // Every tag of the dump goes at once.
     drop(scratch);
+    let disposed = Instant::now();
     let (sink, stats) = walker.finish();
     let at = agent.stamp();
     agent.out.submit(move |f, out| f.heap_dump_end(out, at));
@@ -280,12 +281,13 @@ pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
         crate::agent::debug::log(
             agent,
             &format!(
-                "heap dump phases: gc {:.2} s, classes {:.2} s, walk {:.2} s (waiting for the writer {:.2} s), writer drained {:.2} s later; {:?}",
+                "heap dump phases: gc {:.2} s, classes {:.2} s, walk {:.2} s (waiting for the writer {:.2} s), tags dropped in {:.2} s, writer drained {:.2} s later; {:?}",
                 (gc_done - started).as_secs_f64(),
                 (ctx_done - gc_done).as_secs_f64(),
                 (walk_done - ctx_done).as_secs_f64(),
                 sink.blocked.as_secs_f64(),
-                walk_done.elapsed().as_secs_f64(),
+                (disposed - walk_done).as_secs_f64(),
+                disposed.elapsed().as_secs_f64(),
                 stats
             ),
         );
