@@ -11,9 +11,10 @@ cargo build --release --all-targets
 cargo test --release
 
 if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
-  # Smoke set: the cpu=samples and start-up integration tests.
+  # Smoke set: the cpu=samples, start-up, binary output and heap dump
+  # integration tests.
   scripts/install-jdks.sh 11 21 25 | while read -r major home; do
     echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
-    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output
+    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test heap_dump
   done
 fi
