@@ -17,8 +17,14 @@ the VM's JVMTI tag map included. Reported: medians of N runs, the
 ratio ours/HotSpot (target <= 1.0), MiB/s of each, and RSS growth as a
 fraction of the live heap (target < 15%).
 
+If hprof-slurp (`cargo install hprof-slurp`; or HPROF_SLURP=<path>) is
+installed, both files of the last run are read with it and the instance
+counts of the workload's classes compared (skipped otherwise).
+
 Usage: bench/heap_dump.py [runs=5] [mb=1024]"""
+import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -119,6 +125,30 @@ def one_run(agent, classes, jdk, mb, ours_first, tmp):
     return t_ours, t_hs, growth, size_ours, size_hs, sampled, retained
 
 
+WORKLOAD_CLASSES = ["HeapBench$Item", "int[]", "byte[]", "char[]", "long[]", "java.lang.Object[]"]
+
+
+def slurp_counts(tool, path, tmp):
+    """Instance counts by class name of the 20 classes with most bytes."""
+    out = os.path.join(tmp, os.path.basename(path) + ".json")
+    subprocess.run([tool, "--top", "20", "--json", "-o", out, path], check=True, capture_output=True)
+    with open(out) as f:
+        data = json.load(f)
+    return {c["class_name"]: c["instance_count"] for c in data["heap"]["top_allocated_classes"]}
+
+
+def check_with_slurp(tmp):
+    tool = os.environ.get("HPROF_SLURP") or shutil.which("hprof-slurp")
+    if not tool:
+        print("  hprof-slurp not installed: cross-check skipped")
+        return
+    ours = slurp_counts(tool, os.path.join(tmp, "ours.hprof"), tmp)
+    hs = slurp_counts(tool, os.path.join(tmp, "hotspot.hprof"), tmp)
+    rows = [f"{c} {ours.get(c)}/{hs.get(c)}" for c in WORKLOAD_CLASSES]
+    same = all(ours.get(c) is not None and ours.get(c) == hs.get(c) for c in WORKLOAD_CLASSES)
+    print(f"  hprof-slurp instance counts ours/HotSpot (last run): {', '.join(rows)}: {'same' if same else 'DIFFERENT'}")
+
+
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     mb = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
@@ -142,6 +172,7 @@ def main():
     print(f"  peak RSS growth during our dump: median {g / 2**20:.0f} MiB = {100 * g / (mb << 20):.1f}% of the live heap (target < 15%)"
           f"  {[round(x / 2**20) for x in growth]} MiB (VmHWM; 5 ms samples of VmRSS: {[round(x / 2**20) for x in sampled]} MiB)")
     kept = [r[6] for r in rows]
+    check_with_slurp(tmp)
     print(f"  RSS still held 0.5 s after our dump: median {statistics.median(kept) / 2**20:.0f} MiB  {[round(x / 2**20) for x in kept]} MiB")
 
 

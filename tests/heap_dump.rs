@@ -234,6 +234,35 @@ fn check_with_jvm_hprof(bytes: &[u8], node: u64, nodes_per_dump: &[u64]) {
     assert_eq!(per_dump.iter().sum::<u64>(), nodes_per_dump.iter().sum::<u64>(), "{per_dump:?}");
 }
 
+/// hprof-slurp (a heap dump analyzer people use: `cargo install
+/// hprof-slurp`), found through `HPROF_SLURP` or on the PATH; None if it is
+/// not installed.
+fn hprof_slurp() -> Option<PathBuf> {
+    let candidate = std::env::var_os("HPROF_SLURP").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("hprof-slurp"));
+    Command::new(&candidate).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| candidate)
+}
+
+/// Instance counts per class name (fixture classes) as hprof-slurp reports
+/// them for a dump file: its "raw shallow heap classes" table, summed over
+/// every heap dump in the file.
+fn slurp_counts(tool: &Path, dump: &Path) -> HashMap<String, u64> {
+    let out = Command::new(tool).args(["--top", "50", "--filter", "HeapGraph"]).arg(dump).output().expect("run hprof-slurp");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "hprof-slurp failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+    let table = text.split("Top 50 raw shallow heap classes:").nth(1).unwrap_or_else(|| panic!("no class table: {text}"));
+    let table = table.split("Top 50 largest instances:").next().unwrap();
+    let mut m = HashMap::new();
+    for line in table.lines() {
+        let cols: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cols.len() == 6 {
+            if let Ok(n) = cols[2].parse::<u64>() {
+                m.insert(cols[4].to_string(), n);
+            }
+        }
+    }
+    m
+}
+
 fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
     let c = p.class_by_name("HeapGraph$Node[]").unwrap().class_id;
     d.object_arrays.iter().find(|a| a.array_class_id == c).unwrap().length
@@ -296,6 +325,16 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     for d in &p.heap_dumps {
         assert_eq!(d.instances_of(node).count(), 1000);
         assert!(d.instances.len() >= 3000);
+    }
+    // A real tool reads the file and finds the fixture's objects, twice.
+    match hprof_slurp() {
+        Some(tool) => {
+            let c = slurp_counts(&tool, &dir.join("out.hprof"));
+            for (class, n) in FIXTURE_CLASSES {
+                assert_eq!(c.get(class).copied(), Some(2 * n), "hprof-slurp count of {class}: {c:?}");
+            }
+        }
+        None => eprintln!("hprof-slurp not installed (cargo install hprof-slurp; or set HPROF_SLURP): check skipped"),
     }
 }
 
