@@ -8,14 +8,23 @@ so binary 1.0.2 with segments) under the agent with `heap=dump,format=b,
 doe=n`, waits until the heap is built, then takes both dumps, alternating
 which goes first: HotSpot's with `jcmd GC.heap_dump` (a full GC first, as
 ours does with gcbeforedump=y) and ours with `jcmd JVMTI.data_dump` (done
-when the agent prints " done."). During our dump the process RSS is sampled
-every 20 ms; the growth over the RSS before the dump is the agent's memory
-for the dump (JVMTI tag map included). Reported: medians of N runs, the
+when the agent prints " done."). Memory of our dump: the peak RSS (VmHWM,
+reset to the current RSS through /proc/<pid>/clear_refs just before the
+dump) minus the RSS before it, cross-checked by a thread sampling VmRSS
+every 5 ms while the dump runs (jcmd returns only when the dump is done,
+so sampling must not wait for it); this is the agent's memory for the dump,
+the VM's JVMTI tag map included. Reported: medians of N runs, the
 ratio ours/HotSpot (target <= 1.0), MiB/s of each, and RSS growth as a
 fraction of the live heap (target < 15%).
 
+If hprof-slurp (`cargo install hprof-slurp`; or HPROF_SLURP=<path>) is
+installed, both files of the last run are read with it and the instance
+counts of the workload's classes compared (skipped otherwise).
+
 Usage: bench/heap_dump.py [runs=5] [mb=1024]"""
+import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,12 +35,39 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 
-def rss_kb(pid):
+def status_kb(pid, field):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def rss_kb(pid):
+    return status_kb(pid, "VmRSS")
+
+
+def cleanup_running(pid):
+    """True while the agent's "HPROF heap dump cleanup" thread (dropping
+    the dump's tags after the dump) is alive."""
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                if f.read().startswith("HPROF heap dump"):
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def reset_peak(pid):
+    """Reset VmHWM to the current RSS (Linux >= 4.0); False if refused."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def one_run(agent, classes, jdk, mb, ours_first, tmp):
@@ -65,14 +101,31 @@ def one_run(agent, classes, jdk, mb, ours_first, tmp):
     def ours():
         done.clear()
         before = rss_kb(p.pid)
-        peak = before
+        hwm_ok = reset_peak(p.pid)
+        peak = [before]
+        sampling = threading.Event()
+
+        def sample():
+            while not sampling.is_set():
+                peak[0] = max(peak[0], rss_kb(p.pid))
+                time.sleep(0.005)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         t0 = time.perf_counter()
         subprocess.run([jcmd, str(p.pid), "JVMTI.data_dump"], check=True, capture_output=True)
-        while not done.is_set():
-            peak = max(peak, rss_kb(p.pid))
-            time.sleep(0.02)
+        done.wait(timeout=600)
         dt = time.perf_counter() - t0
-        return dt, (peak - before) * 1024
+        # The tags are dropped in the background after the dump: wait for
+        # that (so HotSpot's dump does not share the CPU with it) and time it.
+        t1 = time.perf_counter()
+        while cleanup_running(p.pid) and time.perf_counter() - t1 < 120:
+            time.sleep(0.01)
+        release = time.perf_counter() - t1
+        hwm = status_kb(p.pid, "VmHWM") if hwm_ok else 0
+        sampling.set()
+        sampler.join()
+        retained = rss_kb(p.pid) - before
+        return dt, (max(peak[0], hwm) - before) * 1024, (peak[0] - before) * 1024, retained * 1024, release
 
     def hotspot():
         t0 = time.perf_counter()
@@ -80,14 +133,42 @@ def one_run(agent, classes, jdk, mb, ours_first, tmp):
         return time.perf_counter() - t0
 
     if ours_first:
-        (t_ours, growth), t_hs = ours(), hotspot()
+        (t_ours, growth, sampled, retained, release), t_hs = ours(), hotspot()
     else:
         t_hs = hotspot()
-        t_ours, growth = ours()
+        t_ours, growth, sampled, retained, release = ours()
     size_ours, size_hs = os.path.getsize(out), os.path.getsize(hs)
     open(os.path.join(tmp, "marker"), "w").close()
     p.wait(timeout=120)
-    return t_ours, t_hs, growth, size_ours, size_hs
+    return t_ours, t_hs, growth, size_ours, size_hs, sampled, retained, release
+
+
+WORKLOAD_CLASSES = ["HeapBench$Item", "int[]", "byte[]", "char[]", "long[]", "java.lang.Object[]"]
+
+
+def slurp_counts(tool, path, tmp):
+    """Instance counts by class name of the 20 classes with most bytes."""
+    out = os.path.join(tmp, os.path.basename(path) + ".json")
+    subprocess.run([tool, "--top", "20", "--json", "-o", out, path], check=True, capture_output=True)
+    with open(out) as f:
+        data = json.load(f)
+    return {c["class_name"]: c["instance_count"] for c in data["heap"]["top_allocated_classes"]}
+
+
+def check_with_slurp(tmp):
+    tool = os.environ.get("HPROF_SLURP") or shutil.which("hprof-slurp")
+    if not tool:
+        print("  hprof-slurp not installed: cross-check skipped")
+        return
+    ours = slurp_counts(tool, os.path.join(tmp, "ours.hprof"), tmp)
+    hs = slurp_counts(tool, os.path.join(tmp, "hotspot.hprof"), tmp)
+    rows = [f"{c} {ours.get(c)}/{hs.get(c)}" for c in WORKLOAD_CLASSES]
+    # The workload's own class must match exactly; arrays may differ by the
+    # VM's own few objects made between the two dumps (jcmd, attach).
+    exact = ours.get(WORKLOAD_CLASSES[0]) == hs.get(WORKLOAD_CLASSES[0]) is not None
+    close = all(ours.get(c) and hs.get(c) and abs(ours[c] - hs[c]) <= max(5, hs[c] // 1000) for c in WORKLOAD_CLASSES)
+    verdict = "agree" if exact and close else "DISAGREE"
+    print(f"  hprof-slurp instance counts ours/HotSpot (last run): {', '.join(rows)}: {verdict}")
 
 
 def main():
@@ -109,8 +190,14 @@ def main():
     print(f"  HotSpot jcmd GC.heap_dump:     median {mh:.2f} s, {sh / 2**20:.0f} MiB file, {sh / 2**20 / mh:.0f} MiB/s  {harness.fmt(hs)}")
     print(f"  time ratio ours/HotSpot: {mo / mh:.2f} (target <= 1.0)")
     g = statistics.median(growth)
-    print(f"  RSS growth during our dump: median {g / 2**20:.0f} MiB = {100 * g / (mb << 20):.1f}% of the live heap (target < 15%)"
-          f"  {[round(x / 2**20) for x in growth]} MiB")
+    sampled = [r[5] for r in rows]
+    print(f"  peak RSS growth during our dump: median {g / 2**20:.0f} MiB = {100 * g / (mb << 20):.1f}% of the live heap (target < 15%)"
+          f"  {[round(x / 2**20) for x in growth]} MiB (VmHWM; 5 ms samples of VmRSS: {[round(x / 2**20) for x in sampled]} MiB)")
+    kept = [r[6] for r in rows]
+    check_with_slurp(tmp)
+    rel = [r[7] for r in rows]
+    print(f"  tags dropped in the background after our dump in: median {statistics.median(rel):.2f} s  {harness.fmt(rel)}")
+    print(f"  RSS still held after that: median {statistics.median(kept) / 2**20:.0f} MiB  {[round(x / 2**20) for x in kept]} MiB")
 
 
 if __name__ == "__main__":

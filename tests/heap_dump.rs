@@ -234,6 +234,35 @@ fn check_with_jvm_hprof(bytes: &[u8], node: u64, nodes_per_dump: &[u64]) {
     assert_eq!(per_dump.iter().sum::<u64>(), nodes_per_dump.iter().sum::<u64>(), "{per_dump:?}");
 }
 
+/// hprof-slurp (a heap dump analyzer people use: `cargo install
+/// hprof-slurp`), found through `HPROF_SLURP` or on the PATH; None if it is
+/// not installed.
+fn hprof_slurp() -> Option<PathBuf> {
+    let candidate = std::env::var_os("HPROF_SLURP").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("hprof-slurp"));
+    Command::new(&candidate).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| candidate)
+}
+
+/// Instance counts per class name (fixture classes) as hprof-slurp reports
+/// them for a dump file: its "raw shallow heap classes" table, summed over
+/// every heap dump in the file.
+fn slurp_counts(tool: &Path, dump: &Path) -> HashMap<String, u64> {
+    let out = Command::new(tool).args(["--top", "50", "--filter", "HeapGraph"]).arg(dump).output().expect("run hprof-slurp");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "hprof-slurp failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+    let table = text.split("Top 50 raw shallow heap classes:").nth(1).unwrap_or_else(|| panic!("no class table: {text}"));
+    let table = table.split("Top 50 largest instances:").next().unwrap();
+    let mut m = HashMap::new();
+    for line in table.lines() {
+        let cols: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cols.len() == 6 {
+            if let Ok(n) = cols[2].parse::<u64>() {
+                m.insert(cols[4].to_string(), n);
+            }
+        }
+    }
+    m
+}
+
 fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
     let c = p.class_by_name("HeapGraph$Node[]").unwrap().class_id;
     d.object_arrays.iter().find(|a| a.array_class_id == c).unwrap().length
@@ -241,7 +270,8 @@ fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
 
 #[test]
 fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
-    let run = Running::start("hd_bin", &["-Xmx256m"], "heap=dump,format=b,file=out.hprof");
+    // -Xmx512m: 1.0.1, each dump one HEAP DUMP record, staged in out.hprof.TMP.
+    let run = Running::start("hd_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
     let histo = jmap_histo_live(run.pid());
     for (class, n) in FIXTURE_CLASSES {
         assert_eq!(histo.get(class).copied(), Some(n), "jmap count of {class}: {histo:?}");
@@ -249,12 +279,19 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     send_sigquit(run.pid());
     let path = run.dir.join("out.hprof");
     wait_for_dumps(&path, 1);
+    assert!(!run.dir.join("out.hprof.TMP").exists(), "temporary file removed once the dump is out");
     let (dir, err) = run.finish();
     assert!(err.contains("Dumping Java heap ... done."), "{err}");
     assert!(!err.contains("HPROF ERROR"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".TMP"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left after exit: {left:?}");
 
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
-    assert_eq!(p.header.version, "1.0.1", "-Xmx256m: 1.0.1, one HEAP DUMP record per dump");
+    assert_eq!(p.header.version, "1.0.1", "-Xmx512m: 1.0.1, one HEAP DUMP record per dump");
     assert_eq!(p.heap_dumps.len(), 2, "SIGQUIT and exit");
     for d in &p.heap_dumps {
         assert!(d.ended && !d.segmented && d.records == 1);
@@ -275,26 +312,30 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
         assert!(thread_objs >= 1 && thread_objs == blocks);
         assert!(d.roots.iter().any(|r| matches!(r.kind, hprof_rs::reader::RootKind::StickyClass)));
         assert!(d.roots.iter().any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
-        // Object IDs are agent handles.
-        assert!(d.instances.iter().all(|i| i.object_id >> 28 == 5));
+        // Object IDs are per-dump handles (0x6xxxxxxx); Thread objects and
+        // classes keep their table handles (0x5xxxxxxx).
+        let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
+        assert!(d.instances_of(node).all(|i| i.object_id >> 28 == 6));
+        assert!(d.instances.iter().all(|i| matches!(i.object_id >> 28, 5 | 6)));
+        assert!(d.class_dumps.iter().all(|c| c.class_id >> 28 == 5));
     }
-    // The two dumps describe the same objects with the same IDs.
-    let ids = |d: &HeapDump| {
-        let mut v: Vec<u64> = d.instances.iter().map(|i| i.object_id).collect();
-        v.sort_unstable();
-        v
-    };
+    // The two dumps describe the same objects: each holds the fixture's
+    // 1000 nodes, whose `next` chains are intact (checked above).
     let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
-    let n0: Vec<u64> = p.heap_dumps[0].instances_of(node).map(|i| i.object_id).collect();
-    let n1: Vec<u64> = p.heap_dumps[1].instances_of(node).map(|i| i.object_id).collect();
-    assert_eq!(n0.len(), 1000);
-    let mut a = n0.clone();
-    a.sort_unstable();
-    let mut b = n1.clone();
-    b.sort_unstable();
-    assert_eq!(a, b);
-    assert!(ids(&p.heap_dumps[1]).len() >= 3000);
-
+    for d in &p.heap_dumps {
+        assert_eq!(d.instances_of(node).count(), 1000);
+        assert!(d.instances.len() >= 3000);
+    }
+    // A real tool reads the file and finds the fixture's objects, twice.
+    match hprof_slurp() {
+        Some(tool) => {
+            let c = slurp_counts(&tool, &dir.join("out.hprof"));
+            for (class, n) in FIXTURE_CLASSES {
+                assert_eq!(c.get(class).copied(), Some(2 * n), "hprof-slurp count of {class}: {c:?}");
+            }
+        }
+        None => eprintln!("hprof-slurp not installed (cargo install hprof-slurp; or set HPROF_SLURP): check skipped"),
+    }
 }
 
 #[test]

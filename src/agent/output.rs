@@ -14,13 +14,21 @@ pub const HEAP_SEGMENT_LIMIT: u64 = 16 << 20;
 pub fn new_format(opts: &Options, segmented: bool) -> BoxedFormat {
     match opts.format {
         Format::Ascii => Box::new(AsciiFormat::new(AsciiOptions::default())),
-        Format::Binary => Box::new(BinaryFormat::new(BinaryOptions {
-            version: if segmented { HprofVersion::V1_0_2 } else { HprofVersion::V1_0_1 },
-            id_size: if opts.id_size == 8 { IdSize::Eight } else { IdSize::Four },
-            object_array_full_length: opts.true_array_len,
-            // Small segments keep the heap dump's buffering bounded.
-            segment_limit: HEAP_SEGMENT_LIMIT,
-            ..Default::default()
-        })),
+        Format::Binary => {
+            let mut f = BinaryFormat::new(BinaryOptions {
+                version: if segmented { HprofVersion::V1_0_2 } else { HprofVersion::V1_0_1 },
+                id_size: if opts.id_size == 8 { IdSize::Eight } else { IdSize::Four },
+                object_array_full_length: opts.true_array_len,
+                // Small segments keep the heap dump's buffering bounded.
+                segment_limit: HEAP_SEGMENT_LIMIT,
+                ..Default::default()
+            });
+            if !segmented && opts.heap_dump {
+                // 1.0.1: one HEAP DUMP record per dump, staged in a file.
+                let exists = |n: &str| std::path::Path::new(n).exists();
+                f.stage_heap_dumps_in(opts.heap_temp_file_name(std::process::id(), exists).into());
+            }
+            Box::new(f)
+        }
     }
 }

@@ -107,6 +107,15 @@ pub trait ProfileFormat: Send {
 
     fn heap_dump_end(&mut self, out: &mut Vec<u8>, at: Stamp);
 
+    /// Output a record left pending (a heap dump staged in a temporary
+    /// file, whose header is already out): append the next piece to `out`
+    /// and return true, or false when nothing is pending. The writer calls
+    /// this after every job until it returns false, writing `out` to the
+    /// sink in between, so a large record never sits in memory whole.
+    fn drain_staged(&mut self, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+
     /// MONITOR DUMP (binary: nothing).
     fn monitor_dump(&mut self, out: &mut Vec<u8>, at: Stamp, dump: &MonitorDump<'_>);
 

@@ -578,12 +578,15 @@ pub enum PrimElements<'a> {
     /// Already big-endian element bytes of the given type (length must be
     /// a multiple of the element size).
     BigEndian(BasicType, &'a [u8]),
+    /// Element bytes of the given type in the machine's byte order (as
+    /// the VM hands them out); serializers swap while writing.
+    NativeEndian(BasicType, &'a [u8]),
 }
 
 impl PrimElements<'_> {
     pub fn elem_type(&self) -> BasicType {
         match self {
-            PrimElements::Omitted(t) | PrimElements::BigEndian(t, _) => *t,
+            PrimElements::Omitted(t) | PrimElements::BigEndian(t, _) | PrimElements::NativeEndian(t, _) => *t,
             PrimElements::Boolean(_) => BasicType::Boolean,
             PrimElements::Char(_) => BasicType::Char,
             PrimElements::Float(_) => BasicType::Float,
@@ -607,7 +610,7 @@ impl PrimElements<'_> {
             PrimElements::Short(v) => v.len(),
             PrimElements::Int(v) => v.len(),
             PrimElements::Long(v) => v.len(),
-            PrimElements::BigEndian(t, b) => b.len() / (t.size(4) as usize).max(1),
+            PrimElements::BigEndian(t, b) | PrimElements::NativeEndian(t, b) => b.len() / (t.size(4) as usize).max(1),
         }
     }
 

@@ -95,6 +95,50 @@ macro_rules! call {
     }};
 }
 
+/// A second JVMTI environment of the agent's own, with `can_tag_objects`,
+/// whose tags are dropped all at once when it is disposed (on drop). The
+/// heap dump tags every object in one of these, so the VM's tag map for
+/// them lives only while the dump runs. The `Jvmti` handle it lends must
+/// not be kept beyond the `ScratchEnv`.
+pub struct ScratchEnv {
+    env: Jvmti,
+}
+
+impl ScratchEnv {
+    /// A fresh environment with `can_tag_objects` (None if the VM refuses).
+    pub fn new() -> Option<ScratchEnv> {
+        let vm = super::jni::java_vm();
+        if vm.is_null() {
+            return None;
+        }
+        // SAFETY: java_vm() is the live JavaVM stored at Agent_OnLoad; each
+        // GetEnv call for a JVMTI version creates a new environment.
+        let env = unsafe { Jvmti::from_vm(vm) }.ok()?;
+        let scratch = ScratchEnv { env };
+        let mut caps = jvmtiCapabilities::default();
+        caps.set(cap::CAN_TAG_OBJECTS);
+        scratch.env.add_capabilities(&caps).ok()?;
+        Some(scratch)
+    }
+
+    pub fn env(&self) -> &Jvmti {
+        &self.env
+    }
+}
+
+impl Drop for ScratchEnv {
+    fn drop(&mut self) {
+        // SAFETY: the env was created by `new` and is disposed exactly once,
+        // here; DisposeEnvironment also drops its tags (JVMTI spec).
+        unsafe {
+            let raw = self.env.raw();
+            if let Some(f) = (**raw).DisposeEnvironment {
+                f(raw);
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Jvmti {
     env: *mut jvmtiEnv,

@@ -126,6 +126,11 @@ pub fn set_vm(vm: *mut super::sys::JavaVM) {
     VM.store(vm, std::sync::atomic::Ordering::Release);
 }
 
+/// The JavaVM stored at Agent_OnLoad (null before).
+pub fn java_vm() -> *mut super::sys::JavaVM {
+    VM.load(std::sync::atomic::Ordering::Acquire)
+}
+
 /// The JNIEnv of the current thread if the VM knows it (null otherwise).
 pub fn current_env() -> *mut JNIEnv {
     let vm = VM.load(std::sync::atomic::Ordering::Acquire);

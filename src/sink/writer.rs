@@ -22,6 +22,24 @@ enum Msg<F> {
     Flush(Sender<()>),
 }
 
+/// Output a job left pending, piece by piece (see
+/// `ProfileFormat::drain_staged`): append the next piece and return true,
+/// or return false when there is none.
+pub trait Pending {
+    fn next_piece(&mut self, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+}
+
+impl Pending for Box<dyn crate::format::ProfileFormat + Send> {
+    fn next_piece(&mut self, out: &mut Vec<u8>) -> bool {
+        self.drain_staged(out)
+    }
+}
+
+impl Pending for () {}
+impl Pending for u32 {}
+
 /// Buffered bytes are pushed to the sink once they pass this size (the
 /// original buffered in 64 KiB chunks too).
 const FLUSH_THRESHOLD: usize = 64 * 1024;
@@ -32,7 +50,7 @@ pub struct Writer<F> {
     thread: parking_lot::Mutex<Option<JoinHandle<()>>>,
 }
 
-impl<F: Send + 'static> Writer<F> {
+impl<F: Pending + Send + 'static> Writer<F> {
     pub fn spawn(sink: Sink, format: F) -> std::io::Result<Self> {
         let (tx, rx) = bounded::<Msg<F>>(8192);
         let failed = Arc::new(AtomicBool::new(false));
@@ -79,7 +97,7 @@ impl<F: Send + 'static> Writer<F> {
     }
 }
 
-fn run<F>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<AtomicBool>) {
+fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<AtomicBool>) {
     let mut buf: Vec<u8> = Vec::with_capacity(FLUSH_THRESHOLD * 2);
     let target = sink.describe();
     let push = |sink: &mut Sink, buf: &mut Vec<u8>, force: bool| {
@@ -102,6 +120,9 @@ fn run<F>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<Atomi
                     crate::diag::error("internal error while formatting output; record dropped");
                 }
                 if buf.len() >= FLUSH_THRESHOLD {
+                    push(&mut sink, &mut buf, false);
+                }
+                while format.next_piece(&mut buf) {
                     push(&mut sink, &mut buf, false);
                 }
             }

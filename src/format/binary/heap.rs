@@ -3,17 +3,94 @@
 
 use super::enc::{self, sub, tag, IdSize};
 use super::HprofVersion;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 use crate::format::model::{
     ClassDump, InstanceDump, InstanceValues, ObjArrayDump, PrimArrayDump, PrimElements, Root,
 };
 
 /// Buffers the sub-records of the current segment (1.0.2) or of the whole
-/// dump (1.0.1) until their record length is known.
+/// dump (1.0.1) until their record length is known. A 1.0.1 dump can be
+/// staged in a temporary file instead, so memory stays bounded.
 #[derive(Debug)]
 pub struct HeapWriter {
     buf: Vec<u8>,
     begin_time: u32,
     segments: u32,
+    stage: Option<Staged>,
+}
+
+/// A 1.0.1 heap dump's sub-records put aside in a temporary file while the
+/// dump runs, then copied out behind the HEAP DUMP record header (the
+/// original did the same). The file is removed once copied, or when the
+/// stage is dropped.
+#[derive(Debug)]
+pub struct Staged {
+    file: File,
+    path: PathBuf,
+    /// Bytes written to the file.
+    len: u64,
+}
+
+/// Bytes of sub-records kept in memory before they go to the staging file.
+const STAGE_CHUNK: usize = 1 << 20;
+/// Bytes copied back per step when a staged dump is written out.
+pub const DRAIN_CHUNK: usize = 4 << 20;
+
+impl Staged {
+    pub fn create(path: &Path) -> io::Result<Staged> {
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+        Ok(Staged { file, path: path.to_path_buf(), len: 0 })
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A finished 1.0.1 dump whose record header is out and whose staged body
+/// still has to follow (before any other record).
+#[derive(Debug)]
+pub struct Draining {
+    stage: Staged,
+    /// Staged bytes not copied yet.
+    left: u64,
+    /// Sub-records that were still in memory, after the staged ones.
+    tail: Vec<u8>,
+}
+
+impl Draining {
+    /// Append up to `max` bytes of the record body; false when nothing was
+    /// left. A read error ends the stream here (reported by the caller
+    /// through the truncated output) rather than hanging.
+    pub fn step(&mut self, out: &mut Vec<u8>, max: usize) -> io::Result<bool> {
+        if self.left > 0 {
+            let n = (self.left as usize).min(max);
+            let start = out.len();
+            out.resize(start + n, 0);
+            if let Err(e) = self.stage.file.read_exact(&mut out[start..]) {
+                out.truncate(start);
+                self.left = 0;
+                return Err(e);
+            }
+            self.left -= n as u64;
+            return Ok(true);
+        }
+        if self.tail.is_empty() {
+            return Ok(false);
+        }
+        out.append(&mut self.tail);
+        Ok(true)
+    }
 }
 
 impl HeapWriter {
@@ -22,6 +99,28 @@ impl HeapWriter {
             buf: Vec::new(),
             begin_time,
             segments: 0,
+            stage: None,
+        }
+    }
+
+    /// Stage a 1.0.1 dump's sub-records in a temporary file.
+    pub fn stage_in(&mut self, stage: Staged) {
+        self.stage = Some(stage);
+    }
+
+    /// Move buffered sub-records to the staging file; on a write error the
+    /// dump goes on in memory.
+    fn spill(&mut self) {
+        if let Some(st) = self.stage.as_mut() {
+            if let Err(e) = st.append(&self.buf) {
+                crate::diag::error(&format!(
+                    "heap dump: cannot write temporary file {}: {e}; buffering in memory",
+                    st.path.display()
+                ));
+                self.stage = None;
+                return;
+            }
+            self.buf.clear();
         }
     }
 
@@ -49,6 +148,8 @@ impl HeapWriter {
                 self.emit_segment(out, start, self.begin_time);
                 self.buf.drain(..start);
             }
+        } else if self.stage.is_some() && self.buf.len() >= STAGE_CHUNK {
+            self.spill();
         }
     }
 
@@ -61,9 +162,20 @@ impl HeapWriter {
     /// Write what is left: the HEAP DUMP record (1.0.1), or the last
     /// segment and HEAP DUMP END (1.0.2; a dump always has at least one
     /// segment).
-    pub fn finish(mut self, out: &mut Vec<u8>, version: HprofVersion, time: u32) {
+    /// A staged 1.0.1 dump returns what is still to be copied out after
+    /// the record header.
+    pub fn finish(mut self, out: &mut Vec<u8>, version: HprofVersion, time: u32) -> Option<Draining> {
         match version {
             HprofVersion::V1_0_1 => {
+                if let Some(mut stage) = self.stage.take() {
+                    let staged = stage.len;
+                    enc::record_header(out, tag::HEAP_DUMP, time, (staged + self.buf.len() as u64) as u32);
+                    if stage.file.seek(SeekFrom::Start(0)).is_ok() {
+                        return Some(Draining { stage, left: staged, tail: std::mem::take(&mut self.buf) });
+                    }
+                    crate::diag::error("heap dump: cannot read back the temporary file; dump truncated");
+                    return None;
+                }
                 enc::record_header(out, tag::HEAP_DUMP, time, self.buf.len() as u32);
                 out.extend_from_slice(&self.buf);
             }
@@ -74,6 +186,7 @@ impl HeapWriter {
                 enc::record_header(out, tag::HEAP_DUMP_END, time, 0);
             }
         }
+        None
     }
 }
 
@@ -245,5 +358,31 @@ pub fn prim_array_dump(b: &mut Vec<u8>, ids: IdSize, a: &PrimArrayDump<'_>) {
             let whole = bytes.len() / (t.size(4) as usize).max(1) * t.size(4) as usize;
             b.extend_from_slice(&bytes[..whole]);
         }
+        PrimElements::NativeEndian(t, bytes) => extend_swapped(b, bytes, t.size(4) as usize),
+    }
+}
+
+/// Append native-order elements of `size` bytes each as big-endian
+/// (a trailing partial element is dropped).
+fn extend_swapped(b: &mut Vec<u8>, bytes: &[u8], size: usize) {
+    let size = size.max(1);
+    let whole = &bytes[..bytes.len() / size * size];
+    if size == 1 || cfg!(target_endian = "big") {
+        b.extend_from_slice(whole);
+        return;
+    }
+    let start = b.len();
+    b.resize(start + whole.len(), 0);
+    let dst = &mut b[start..];
+    match size {
+        2 => swap_into::<2, _>(dst, whole, u16::from_ne_bytes, u16::to_be_bytes),
+        4 => swap_into::<4, _>(dst, whole, u32::from_ne_bytes, u32::to_be_bytes),
+        _ => swap_into::<8, _>(dst, whole, u64::from_ne_bytes, u64::to_be_bytes),
+    }
+}
+
+fn swap_into<const N: usize, T>(dst: &mut [u8], src: &[u8], from: fn([u8; N]) -> T, to: fn(T) -> [u8; N]) {
+    for (d, s) in dst.chunks_exact_mut(N).zip(src.chunks_exact(N)) {
+        d.copy_from_slice(&to(from(s.try_into().unwrap_or([0; N]))));
     }
 }

@@ -113,6 +113,10 @@ pub struct BinaryFormat {
     traces: TraceLog,
     heap: Option<HeapWriter>,
     name_ids: Vec<u64>,
+    /// 1.0.1 heap dumps are staged in this file (see `stage_heap_dumps_in`).
+    stage_path: Option<std::path::PathBuf>,
+    /// A finished staged heap dump still being copied out.
+    draining: Option<heap::Draining>,
 }
 
 /// Binary record time: microseconds since agent load, truncated to 32 bits.
@@ -129,7 +133,23 @@ impl BinaryFormat {
             traces: TraceLog::default(),
             heap: None,
             name_ids: Vec::new(),
+            stage_path: None,
+            draining: None,
         }
+    }
+
+    /// Copy out whatever is left of a staged heap dump (in memory).
+    fn drain_all(&mut self, out: &mut Vec<u8>) {
+        while self.drain_staged(out) {}
+    }
+
+    /// 1.0.1 heap dumps put their sub-records aside in the temporary file
+    /// `path` (created per dump, removed once copied out) instead of
+    /// memory, so a dump of a large heap needs no more memory than a
+    /// segmented one. Without it (or if the file cannot be created) the
+    /// record is buffered in memory.
+    pub fn stage_heap_dumps_in(&mut self, path: std::path::PathBuf) {
+        self.stage_path = Some(path);
     }
 
     pub fn options(&self) -> &BinaryOptions {
@@ -231,9 +251,20 @@ impl ProfileFormat for BinaryFormat {
 
     fn cpu_old(&mut self, _: &mut Vec<u8>, _: Stamp, _: &OldProfReport<'_>) {}
 
-    fn heap_dump_begin(&mut self, _: &mut Vec<u8>, at: Stamp, _: &HeapTotals) {
+    fn heap_dump_begin(&mut self, out: &mut Vec<u8>, at: Stamp, _: &HeapTotals) {
         debug_assert!(self.heap.is_none(), "heap dump already in progress");
-        self.heap = Some(HeapWriter::new(time_of(&at)));
+        self.drain_all(out);
+        let mut w = HeapWriter::new(time_of(&at));
+        if let (HprofVersion::V1_0_1, Some(path)) = (self.opts.version, &self.stage_path) {
+            match heap::Staged::create(path) {
+                Ok(stage) => w.stage_in(stage),
+                Err(e) => crate::diag::error(&format!(
+                    "heap dump: cannot create temporary file {}: {e}; buffering in memory",
+                    path.display()
+                )),
+            }
+        }
+        self.heap = Some(w);
     }
 
     fn heap_root(&mut self, out: &mut Vec<u8>, r: &Root<'_>) {
@@ -285,7 +316,23 @@ impl ProfileFormat for BinaryFormat {
             .heap
             .take()
             .unwrap_or_else(|| HeapWriter::new(time_of(&at)));
-        writer.finish(out, self.opts.version, time_of(&at));
+        self.draining = writer.finish(out, self.opts.version, time_of(&at));
+    }
+
+    fn drain_staged(&mut self, out: &mut Vec<u8>) -> bool {
+        let Some(d) = self.draining.as_mut() else { return false };
+        match d.step(out, heap::DRAIN_CHUNK) {
+            Ok(true) => true,
+            Ok(false) => {
+                self.draining = None;
+                false
+            }
+            Err(e) => {
+                crate::diag::error(&format!("heap dump: cannot read back the temporary file: {e}; dump truncated"));
+                self.draining = None;
+                true
+            }
+        }
     }
 
     fn monitor_dump(&mut self, _: &mut Vec<u8>, _: Stamp, _: &MonitorDump<'_>) {}

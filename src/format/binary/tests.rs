@@ -345,6 +345,52 @@ fn heap_dump_1_0_1_is_one_record() {
 }
 
 #[test]
+fn heap_dump_1_0_1_staged_in_a_file_gives_the_same_record() {
+    let dir = std::env::temp_dir().join(format!("hprof-stage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = dir.join("java.hprof.TMP");
+    let mut f = bin(HprofVersion::V1_0_1);
+    f.stage_heap_dumps_in(tmp.clone());
+    let mut out = Vec::new();
+    f.heap_dump_begin(&mut out, at_us(10), &HeapTotals::default());
+    // Enough sub-records to pass the 1 MiB kept in memory.
+    let big = vec![0x7Fu8; 300_000];
+    let a = PrimArrayDump { obj_id: 1, size: 0, trace_serial: 0, elements: PrimElements::BigEndian(BasicType::Byte, &big) };
+    for _ in 0..5 {
+        f.heap_prim_array(&mut out, &a);
+    }
+    for r in &all_roots() {
+        f.heap_root(&mut out, r);
+    }
+    assert!(out.is_empty());
+    assert!(std::fs::metadata(&tmp).unwrap().len() >= 1 << 20, "sub-records staged in the file");
+    f.heap_dump_end(&mut out, at_us(20));
+    assert_eq!(out.len(), 9, "only the record header so far");
+    // The writer's loop: pieces of at most DRAIN_CHUNK until none is left.
+    let mut pieces = 0;
+    let mut piece = Vec::new();
+    while f.drain_staged(&mut piece) {
+        pieces += 1;
+        out.append(&mut piece);
+    }
+    assert!(pieces >= 2 && !f.drain_staged(&mut piece));
+    assert!(!tmp.exists(), "temporary file removed once copied");
+
+    let mut g = bin(HprofVersion::V1_0_1);
+    let mut want = Vec::new();
+    g.heap_dump_begin(&mut want, at_us(10), &HeapTotals::default());
+    for _ in 0..5 {
+        g.heap_prim_array(&mut want, &a);
+    }
+    for r in &all_roots() {
+        g.heap_root(&mut want, r);
+    }
+    g.heap_dump_end(&mut want, at_us(20));
+    assert!(out == want, "staged and in-memory records differ");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn heap_dump_1_0_2_is_segment_plus_end() {
     let mut f = bin(HprofVersion::V1_0_2);
     let mut out = Vec::new();
@@ -562,6 +608,19 @@ fn primitive_array_dumps_of_every_type() {
         (p(PrimElements::Omitted(BasicType::Int)), "00 00 00 00 0A"),
         (p(PrimElements::BigEndian(BasicType::Char, &[0, 0x41, 0, 0x42])), "00 00 00 02 05 00 41 00 42"),
     ];
+    // Native-order bytes are swapped while written (a partial element is dropped).
+    let ints: Vec<u8> = [1i32, -2].iter().flat_map(|x| x.to_ne_bytes()).chain([9]).collect();
+    let longs: Vec<u8> = 0x0102030405060708u64.to_ne_bytes().to_vec();
+    let chars: Vec<u8> = 0x263Au16.to_ne_bytes().to_vec();
+    let cases: Vec<(PrimArrayDump, &str)> = cases
+        .into_iter()
+        .chain([
+            (p(PrimElements::NativeEndian(BasicType::Int, &ints)), "00 00 00 02 0A 00 00 00 01 FF FF FF FE"),
+            (p(PrimElements::NativeEndian(BasicType::Long, &longs)), "00 00 00 01 0B 01 02 03 04 05 06 07 08"),
+            (p(PrimElements::NativeEndian(BasicType::Char, &chars)), "00 00 00 01 05 26 3A"),
+            (p(PrimElements::NativeEndian(BasicType::Byte, &[0xFF, 2])), "00 00 00 02 08 FF 02"),
+        ])
+        .collect();
     for (a, tail) in cases {
         let body = dump_one(&mut bin(HprofVersion::V1_0_2), |f, out| f.heap_prim_array(out, &a));
         let mut want = hex("23 50 00 00 30 00 04 93 E1");

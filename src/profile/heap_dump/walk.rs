@@ -57,7 +57,20 @@ pub struct DumpContext {
     pub true_array_len: bool,
     /// Object IDs of known Thread objects, by thread serial.
     pub thread_ids: HashMap<u32, u64>,
+    /// Objects first met by the walk get per-dump numbers (IDs
+    /// `DUMP_ID_BASE + n`, tags in a scratch environment dropped after the
+    /// dump) instead of object table slots (kept, IDs `0x50000000 + slot`).
+    pub scratch_ids: bool,
+    /// Remember object sizes (the text format prints them; binary records
+    /// have none).
+    pub need_sizes: bool,
 }
+
+/// First ID of objects named only for one dump (`DumpContext::scratch_ids`):
+/// above the object table's `0x5xxxxxxx` and below frame IDs.
+pub const DUMP_ID_BASE: u64 = 0x6000_0000;
+/// Per-dump numbers available with 4-byte IDs.
+const MAX_DUMP_NUMBER: u64 = 0x0FFF_FFFF;
 
 impl DumpContext {
     #[inline]
@@ -107,7 +120,8 @@ pub enum Rec {
 #[derive(Debug, Default)]
 pub struct Batch {
     pub recs: Vec<Rec>,
-    /// Instance values, primitive array data (big-endian), static values.
+    /// Instance values (big-endian), primitive array data (native byte
+    /// order), static values (big-endian).
     pub bytes: Vec<u8>,
     /// Object array elements.
     pub ids: Vec<u64>,
@@ -115,6 +129,14 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// Empty, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.recs.clear();
+        self.bytes.clear();
+        self.ids.clear();
+        self.cps.clear();
+    }
+
     pub fn weight(&self) -> usize {
         self.bytes.len() + self.ids.len() * 8 + self.recs.len() * 48
     }
@@ -166,7 +188,7 @@ impl Batch {
                     let elements = if omitted {
                         PrimElements::Omitted(ty)
                     } else {
-                        PrimElements::BigEndian(ty, &self.bytes[at..at + len])
+                        PrimElements::NativeEndian(ty, &self.bytes[at..at + len])
                     };
                     f.heap_prim_array(out, &PrimArrayDump { obj_id: obj, size, trace_serial: trace, elements });
                 }
@@ -273,22 +295,12 @@ fn put_prim(b: &mut [u8], ty: BasicType, v: Prim) -> bool {
     true
 }
 
-/// Append native-order elements of `size` bytes each as big-endian.
-fn extend_big_endian(out: &mut Vec<u8>, data: &[u8], size: usize) {
-    if size <= 1 || cfg!(target_endian = "big") {
-        out.extend_from_slice(data);
-        return;
-    }
-    out.reserve(data.len());
-    for e in data.chunks_exact(size) {
-        out.extend(e.iter().rev());
-    }
-}
-
 /// Where finished batches go (the writer thread in the agent, a vector in
 /// tests).
 pub trait BatchSink {
-    fn submit(&mut self, batch: Batch);
+    /// Take a full batch; returns an empty one to fill next (a recycled
+    /// one keeps its buffers, sparing the walk large allocations).
+    fn submit(&mut self, batch: Batch) -> Batch;
 }
 
 /// Counts reported at the end of a dump.
@@ -355,6 +367,10 @@ pub struct Walker<'a, S: BatchSink> {
     new_thread_ids: HashMap<u32, u64>,
     globals: u64,
     prim_arrays: bool,
+    /// Next per-dump number (`scratch_ids`).
+    next_number: u64,
+    /// Size of each numbered object (`scratch_ids` with `need_sizes`).
+    sizes: Vec<u32>,
     pub stats: WalkStats,
 }
 
@@ -376,6 +392,8 @@ impl<'a, S: BatchSink> Walker<'a, S> {
             new_thread_ids: HashMap::new(),
             globals: 0,
             prim_arrays,
+            next_number: 1,
+            sizes: Vec::new(),
             stats: WalkStats::default(),
         }
     }
@@ -389,6 +407,7 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     #[inline]
     fn id_of(&self, tag: i64) -> u64 {
         match split_tag(tag) {
+            Some((TagKind::Object, n)) if self.ctx.scratch_ids => DUMP_ID_BASE + n,
             Some((TagKind::Object, slot)) => OBJECT_ID_BASE.wrapping_add(slot as u32) as u64,
             Some((TagKind::Class, s)) => self.ctx.class(s as u32).map_or(0, |c| c.object_id),
             Some((TagKind::Thread, s)) => {
@@ -401,7 +420,7 @@ impl<'a, S: BatchSink> Walker<'a, S> {
 
     fn trace_of(&self, tag: i64) -> u32 {
         match split_tag(tag) {
-            Some((TagKind::Object, slot)) => {
+            Some((TagKind::Object, slot)) if !self.ctx.scratch_ids => {
                 self.objects.get(slot as u32).map_or(self.ctx.system_trace, |i| self.ctx.trace_of_owner(i.owner))
             }
             _ => self.ctx.system_trace,
@@ -428,6 +447,23 @@ impl<'a, S: BatchSink> Walker<'a, S> {
             *r.tag = make_tag(TagKind::Thread, rec.serial as u64);
             self.new_thread_ids.insert(rec.serial, rec.object_id as u64);
             self.thread_sizes.insert(rec.serial, size);
+            return true;
+        }
+        if self.ctx.scratch_ids {
+            let n = self.next_number;
+            if n > MAX_DUMP_NUMBER && self.ctx.id_size < 8 {
+                self.stats.table_full += 1;
+                return false;
+            }
+            self.next_number += 1;
+            *r.tag = make_tag(TagKind::Object, n);
+            if self.ctx.need_sizes {
+                if self.sizes.is_empty() {
+                    self.sizes.push(0);
+                }
+                self.sizes.push(size);
+            }
+            self.stats.new_objects += 1;
             return true;
         }
         match self.objects.insert(ObjectInfo { owner: NO_OWNER, size }) {
@@ -493,6 +529,7 @@ impl<'a, S: BatchSink> Walker<'a, S> {
                     let (class, kind, isize) = (c.serial, c.kind, c.layout.instance_size as usize);
                     let size = match split_tag(tag) {
                         Some((TagKind::Thread, _)) => self.thread_sizes.get(&(payload as u32)).copied().unwrap_or(0),
+                        _ if self.ctx.scratch_ids => self.sizes.get(payload as usize).copied().unwrap_or(0),
                         _ => self.objects.get(payload as u32).map_or(0, |i| i.size),
                     };
                     let at = match kind {
@@ -556,7 +593,7 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     fn hand_over(&mut self) {
         if !self.batch.recs.is_empty() {
             let b = std::mem::take(&mut self.batch);
-            self.sink.submit(b);
+            self.batch = self.sink.submit(b);
         }
     }
 
@@ -772,7 +809,9 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
         self.enter(tag, class_tag);
         if let Open::Object { kind: ClassKind::PrimArray(_), at, .. } = self.open {
             if self.batch.bytes.len() == at {
-                extend_big_endian(&mut self.batch.bytes, data, prim_size(elem_type));
+                // Swapped to big-endian by the writer thread, off the walk.
+                let whole = data.len() / prim_size(elem_type) * prim_size(elem_type);
+                self.batch.bytes.extend_from_slice(&data[..whole]);
             }
         }
     }

@@ -5,8 +5,9 @@ use crate::profile::heap_dump::layout::{compute, ClassDesc, FieldDesc};
 
 struct Collect(Vec<Batch>);
 impl BatchSink for Collect {
-    fn submit(&mut self, b: Batch) {
+    fn submit(&mut self, b: Batch) -> Batch {
         self.0.push(b);
+        Batch::default()
     }
 }
 
@@ -132,4 +133,31 @@ fn binary_values_are_big_endian_at_the_id_size() {
     assert!(bytes.windows(a_values.len()).any(|w| w == a_values));
     // Node's static count = 99 as a long.
     assert!(bytes.windows(9).any(|w| w[0] == 11 && w[1..] == 99u64.to_be_bytes()));
+}
+
+#[test]
+fn scratch_numbers_name_objects_without_the_object_table() {
+    let (objects, threads) = (ObjectTable::default(), ThreadTable::default());
+    let mut c = Arc::try_unwrap(ctx(4)).unwrap();
+    c.scratch_ids = true;
+    c.need_sizes = true;
+    let c = Arc::new(c);
+    let (batches, stats) = walk(c.clone(), &objects, &threads);
+    assert_eq!((stats.new_objects, stats.table_full), (3, 0));
+    assert_eq!(objects.live(), 0, "no object table slot taken");
+    let text = String::from_utf8(render(&batches, &c, &mut AsciiFormat::new(AsciiOptions::default()))).unwrap();
+    let body: Vec<&str> = text.lines().skip(1).take(8).collect();
+    assert_eq!(
+        body,
+        [
+            "ROOT 0 (kind=<thread>, id=200000, trace=300000)",
+            "ROOT 60000001 (kind=<JNI global ref>, id=1, trace=300000)",
+            "ARR 60000001 (sz=24, trace=300000, nelems=2, elem type=Node[]@500003ea)",
+            "\t[0]\t\t60000002",
+            "\t[1]\t\t60000003",
+            "OBJ 60000002 (sz=24, trace=300000, class=Node@500003e9)",
+            "\tnext\t\t60000003",
+            "OBJ 60000003 (sz=24, trace=300000, class=Node@500003e9)",
+        ]
+    );
 }
