@@ -141,18 +141,27 @@ fn default_file_names_and_force_n() {
 }
 
 #[test]
-fn profiles_not_built_yet_refuse_to_start_with_a_clear_message() {
-    for (opts, name) in [("", "heap=all"), ("heap=dump,heap=sites", "heap=all")] {
-        let arg = if opts.is_empty() { format!("-agentpath:{}", common::agent_path().display()) } else { agentpath(opts) };
-        let out = java_with(&arg);
-        let err = common::stderr(&out);
-        assert!(err.contains(&format!("HPROF ERROR: {name}")) && err.contains("not available yet"), "{opts}: {err}");
-        assert_eq!(out.status.code(), Some(1));
+fn no_options_means_heap_all_dump_and_sites() {
+    // With no profiling option the original's default is heap=all: a heap
+    // dump and the allocation sites, in that order, at exit.
+    for opts in ["", "heap=dump,heap=sites"] {
+        let dir = common::scratch("heap_all");
+        let arg = if opts.is_empty() {
+            format!("-agentpath:{}=file=o.txt", common::agent_path().display())
+        } else {
+            agentpath(&format!("{opts},file=o.txt"))
+        };
+        let out = common::run_java(&dir, &[&arg], "Hello", &[]);
+        assert!(out.status.success(), "{opts}: {}", common::stderr(&out));
+        assert!(common::stdout(&out).contains("hello"));
+        let text = std::fs::read_to_string(dir.join("o.txt")).unwrap();
+        let dump = text.find("\nHEAP DUMP BEGIN (").expect("heap dump");
+        let sites = text.find("\nSITES BEGIN (ordered by live bytes)").expect("sites");
+        assert!(dump < sites, "heap dump before sites");
+        assert!(text.contains("\nHEAP DUMP END\n") && text.contains("\nSITES END\n"));
+        assert!(text.matches("\nOBJ ").count() > 100, "objects in the dump");
+        assert!(text.contains(" java.lang.String\n"), "String allocation sites listed");
     }
-    // monitor=y is built: the program runs.
-    let out = java_with(&agentpath("monitor=y"));
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
-    assert!(common::stdout(&out).contains("hello"));
 }
 
 #[test]
