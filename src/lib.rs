@@ -4,17 +4,17 @@
 //! Data flows one way: JVMTI events -> profilers -> tables -> report
 //! builders -> format -> sink. Only `jvmti` touches raw JVM pointers.
 
+pub mod agent;
 pub mod bci;
-pub mod format;
-pub mod options;
-pub mod reader;
+pub mod cli;
+pub mod control;
 pub mod diag;
+pub mod format;
 pub mod jvmti;
+pub mod net;
+pub mod options;
+pub mod profile;
+pub mod reader;
+pub mod sink;
 pub mod tables;
 pub mod vocab;
-pub mod sink;
-pub mod agent;
-pub mod control;
-pub mod profile;
-pub mod net;
-pub mod cli;

@@ -221,9 +221,18 @@ mod tests {
     #[test]
     fn values_decode_big_endian() {
         use super::Value;
-        assert_eq!(Value::decode(BasicType::Int, &[0xFF, 0xFF, 0xFF, 0xFE]), Value::Int(-2));
-        assert_eq!(Value::decode(BasicType::Char, &[0x00, 0x41]), Value::Char(0x41));
-        assert_eq!(Value::decode(BasicType::Object, &[0, 0, 0, 7]).non_null_ref(), Some(7));
+        assert_eq!(
+            Value::decode(BasicType::Int, &[0xFF, 0xFF, 0xFF, 0xFE]),
+            Value::Int(-2)
+        );
+        assert_eq!(
+            Value::decode(BasicType::Char, &[0x00, 0x41]),
+            Value::Char(0x41)
+        );
+        assert_eq!(
+            Value::decode(BasicType::Object, &[0, 0, 0, 7]).non_null_ref(),
+            Some(7)
+        );
         assert_eq!(Value::Object(0).non_null_ref(), None);
         assert_eq!(Value::Long(-5).as_i64(), Some(-5));
     }

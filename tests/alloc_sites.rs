@@ -44,8 +44,14 @@ fn parse_sites(body: &str) -> Vec<Sites> {
         if !l.starts_with("SITES BEGIN (ordered by ") {
             continue;
         }
-        assert_eq!(lines.next(), Some("          percent          live          alloc'ed  stack class"));
-        assert_eq!(lines.next(), Some(" rank   self  accum     bytes objs     bytes  objs trace name"));
+        assert_eq!(
+            lines.next(),
+            Some("          percent          live          alloc'ed  stack class")
+        );
+        assert_eq!(
+            lines.next(),
+            Some(" rank   self  accum     bytes objs     bytes  objs trace name")
+        );
         let mut rows = Vec::new();
         for r in lines.by_ref() {
             if r == "SITES END" {
@@ -58,12 +64,20 @@ fn parse_sites(body: &str) -> Vec<Sites> {
                 rank: c[0].parse().unwrap(),
                 self_pct: c[1].trim_end_matches('%').parse().unwrap(),
                 accum_pct: c[2].trim_end_matches('%').parse().unwrap(),
-                counts: Counts { live_bytes: n(3), live_objs: n(4), alloc_bytes: n(5), alloc_objs: n(6) },
+                counts: Counts {
+                    live_bytes: n(3),
+                    live_objs: n(4),
+                    alloc_bytes: n(5),
+                    alloc_objs: n(6),
+                },
                 trace: c[7].parse().unwrap(),
                 class: c[8].to_string(),
             });
         }
-        out.push(Sites { begin: l.to_string(), rows });
+        out.push(Sites {
+            begin: l.to_string(),
+            rows,
+        });
     }
     out
 }
@@ -73,7 +87,11 @@ fn run(name: &str, opts: &str, args: &[&str]) -> (std::path::PathBuf, String) {
     let out = common::run_with_agent(&dir, opts, "AllocSites", args);
     let err = common::stderr(&out);
     assert!(out.status.success(), "java failed: {err}");
-    assert!(common::stdout(&out).contains("done true"), "{}", common::stdout(&out));
+    assert!(
+        common::stdout(&out).contains("done true"),
+        "{}",
+        common::stdout(&out)
+    );
     (dir, err)
 }
 
@@ -91,17 +109,38 @@ fn run_text(name: &str, opts: &str) -> (ascii::Report, Vec<Sites>, String) {
 fn expected() -> Vec<(&'static str, &'static str, u64, u64, Option<u64>)> {
     vec![
         ("AllocSites$Kept", "AllocSites.makeKept", 1000, 1000, None),
-        ("AllocSites$Dropped", "AllocSites.makeDropped", 2000, 0, None),
+        (
+            "AllocSites$Dropped",
+            "AllocSites.makeDropped",
+            2000,
+            0,
+            None,
+        ),
         ("int[]", "AllocSites.makeInts", 500, 250, Some(16 + 4 * 100)),
-        ("byte[]", "AllocSites.makeBig", 3, 2, Some(16 + 4 * 1024 * 1024)),
-        ("long[]", "AllocSites.makeReflective", 50, 50, Some(16 + 8 * 10)),
+        (
+            "byte[]",
+            "AllocSites.makeBig",
+            3,
+            2,
+            Some(16 + 4 * 1024 * 1024),
+        ),
+        (
+            "long[]",
+            "AllocSites.makeReflective",
+            50,
+            50,
+            Some(16 + 8 * 10),
+        ),
         ("AllocSites$Cloned", "AllocSites.makeClones", 40, 20, None),
         ("AllocSites$Item", "AllocSites.work", 20_000, 400, None),
     ]
 }
 
 fn frame_names(t: &ascii::Trace) -> Vec<String> {
-    t.frames.iter().map(|f| format!("{}.{}", f.class, f.method)).collect()
+    t.frames
+        .iter()
+        .map(|f| format!("{}.{}", f.class, f.method))
+        .collect()
 }
 
 /// Rows of the fixture's sites, found by class and by the fixture method
@@ -111,7 +150,10 @@ fn fixture_rows<'a>(rep: &ascii::Report, sites: &'a Sites) -> HashMap<&'static s
     let mut m: HashMap<&'static str, Vec<&Row>> = HashMap::new();
     for (class, method, ..) in expected() {
         for r in sites.rows.iter().filter(|r| r.class == class) {
-            let t = rep.traces.get(&r.trace).unwrap_or_else(|| panic!("trace {} not printed", r.trace));
+            let t = rep
+                .traces
+                .get(&r.trace)
+                .unwrap_or_else(|| panic!("trace {} not printed", r.trace));
             if frame_names(t).iter().any(|f| f == method) {
                 m.entry(class).or_default().push(r);
             }
@@ -125,16 +167,34 @@ fn exact_allocated_and_live_counts_per_site() {
     let (rep, sites, err) = run_text("exact", "heap=sites,cutoff=0,depth=4");
     assert_eq!(sites.len(), 1, "one SITES section at exit");
     let s = &sites[0];
-    assert!(s.begin.starts_with("SITES BEGIN (ordered by live bytes) "), "{}", s.begin);
+    assert!(
+        s.begin.starts_with("SITES BEGIN (ordered by live bytes) "),
+        "{}",
+        s.begin
+    );
     assert!(err.contains("Dumping allocation sites ... "), "{err}");
     let found = fixture_rows(&rep, s);
     for (class, method, alloc, live, size) in expected() {
-        let rows = found.get(class).unwrap_or_else(|| panic!("no site for {class} in {method}"));
-        assert_eq!(rows.len(), 1, "{class}: one site (thread=n merges threads): {rows:?}");
+        let rows = found
+            .get(class)
+            .unwrap_or_else(|| panic!("no site for {class} in {method}"));
+        assert_eq!(
+            rows.len(),
+            1,
+            "{class}: one site (thread=n merges threads): {rows:?}"
+        );
         let c = rows[0].counts;
-        assert_eq!((c.alloc_objs, c.live_objs), (alloc, live), "{class} allocated/live instances");
+        assert_eq!(
+            (c.alloc_objs, c.live_objs),
+            (alloc, live),
+            "{class} allocated/live instances"
+        );
         let each = c.alloc_bytes / c.alloc_objs;
-        assert_eq!(c.alloc_bytes, each * alloc, "{class}: same size for every object");
+        assert_eq!(
+            c.alloc_bytes,
+            each * alloc,
+            "{class}: same size for every object"
+        );
         assert_eq!(c.live_bytes, each * live, "{class}: live bytes");
         if let Some(size) = size {
             assert_eq!(each, size, "{class}: object size");
@@ -154,7 +214,10 @@ fn exact_allocated_and_live_counts_per_site() {
     }
     // The allocating line is the `new` in the fixture.
     let kept = &rep.traces[&found["AllocSites$Kept"][0].trace];
-    assert_eq!((kept.frames[0].source.as_str(), kept.frames[0].line.as_str()), ("AllocSites.java", "40"));
+    assert_eq!(
+        (kept.frames[0].source.as_str(), kept.frames[0].line.as_str()),
+        ("AllocSites.java", "40")
+    );
     assert_eq!(frame_names(kept)[1], "AllocSites.main");
 
     // Ordering, percentages and the cutoff (0: every site printed).
@@ -163,7 +226,10 @@ fn exact_allocated_and_live_counts_per_site() {
     for (i, r) in s.rows.iter().enumerate() {
         assert_eq!(r.rank as usize, i + 1);
         if i > 0 {
-            assert!(s.rows[i - 1].counts.live_bytes >= r.counts.live_bytes, "descending live bytes");
+            assert!(
+                s.rows[i - 1].counts.live_bytes >= r.counts.live_bytes,
+                "descending live bytes"
+            );
         }
         let pct = 100.0 * r.counts.live_bytes as f64 / total_live as f64;
         assert!((r.self_pct - pct).abs() < 0.006, "self % of {r:?}");
@@ -199,17 +265,31 @@ fn thread_y_gives_each_worker_its_own_site() {
     let rows: Vec<&Row> = sites[0]
         .rows
         .iter()
-        .filter(|r| r.class == "AllocSites$Item" && frame_names(&rep.traces[&r.trace])[0] == "AllocSites.work")
+        .filter(|r| {
+            r.class == "AllocSites$Item"
+                && frame_names(&rep.traces[&r.trace])[0] == "AllocSites.work"
+        })
         .collect();
     assert_eq!(rows.len(), 4, "{rows:?}");
-    let mut threads: Vec<u32> = rows.iter().map(|r| rep.traces[&r.trace].thread.expect("thread= in TRACE")).collect();
+    let mut threads: Vec<u32> = rows
+        .iter()
+        .map(|r| rep.traces[&r.trace].thread.expect("thread= in TRACE"))
+        .collect();
     threads.sort_unstable();
     threads.dedup();
     assert_eq!(threads.len(), 4, "four distinct threads");
-    let workers: Vec<u32> =
-        rep.thread_starts.iter().filter(|t| t.name.starts_with("worker-")).map(|t| t.id).collect();
+    let workers: Vec<u32> = rep
+        .thread_starts
+        .iter()
+        .filter(|t| t.name.starts_with("worker-"))
+        .map(|t| t.id)
+        .collect();
     for (r, t) in rows.iter().zip(&threads) {
-        assert_eq!((r.counts.alloc_objs, r.counts.live_objs), (5000, 100), "{r:?}");
+        assert_eq!(
+            (r.counts.alloc_objs, r.counts.live_objs),
+            (5000, 100),
+            "{r:?}"
+        );
         assert!(workers.contains(t), "thread {t} is a worker: {workers:?}");
     }
 }
@@ -222,7 +302,10 @@ fn depth_and_lineno_shape_allocation_traces() {
     let t = &rep.traces[&kept.trace];
     assert_eq!(t.frames.len(), 1);
     assert_eq!(t.frames[0].line, "Unknown line");
-    assert_eq!((kept.counts.alloc_objs, kept.counts.live_objs), (1000, 1000));
+    assert_eq!(
+        (kept.counts.alloc_objs, kept.counts.live_objs),
+        (1000, 1000)
+    );
     // One frame: the Item site of all four workers is still one site.
     assert_eq!(found["AllocSites$Item"][0].counts.alloc_objs, 20_000);
 }
@@ -232,17 +315,28 @@ fn binary_fixture_counts(path: &Path) -> (HashMap<(String, String), Counts>, rea
     let p = reader::read_all(path).expect("readable binary output");
     assert_eq!(p.alloc_sites.len(), 1, "one ALLOC SITES record at exit");
     let rec = p.alloc_sites[0].clone();
-    let class_names: HashMap<u32, String> =
-        p.classes.iter().map(|c| (c.serial, c.name.clone().unwrap_or_default())).collect();
+    let class_names: HashMap<u32, String> = p
+        .classes
+        .iter()
+        .map(|c| (c.serial, c.name.clone().unwrap_or_default()))
+        .collect();
     let frames: HashMap<u64, &reader::Frame> = p.frames.iter().map(|f| (f.id, f)).collect();
     let traces: HashMap<u32, &reader::Trace> = p.traces.iter().map(|t| (t.serial, t)).collect();
     let mut out = HashMap::new();
     for s in &rec.sites {
-        let class = class_names.get(&s.class_serial).cloned().unwrap_or_default();
-        let t = traces.get(&s.trace_serial).expect("TRACE written before ALLOC SITES");
+        let class = class_names
+            .get(&s.class_serial)
+            .cloned()
+            .unwrap_or_default();
+        let t = traces
+            .get(&s.trace_serial)
+            .expect("TRACE written before ALLOC SITES");
         for fid in &t.frame_ids {
             let f = frames[fid];
-            let cls = class_names.get(&f.class_serial).cloned().unwrap_or_default();
+            let cls = class_names
+                .get(&f.class_serial)
+                .cloned()
+                .unwrap_or_default();
             let m = format!("{cls}.{}", p.string(f.method_name_id).unwrap_or(""));
             if expected().iter().any(|(c, em, ..)| *c == class && *em == m) {
                 let c = Counts {
@@ -251,7 +345,10 @@ fn binary_fixture_counts(path: &Path) -> (HashMap<(String, String), Counts>, rea
                     alloc_bytes: s.bytes_allocated as u64,
                     alloc_objs: s.instances_allocated as u64,
                 };
-                assert!(out.insert((class.clone(), m), c).is_none(), "one site per fixture allocation");
+                assert!(
+                    out.insert((class.clone(), m), c).is_none(),
+                    "one site per fixture allocation"
+                );
             }
         }
     }
@@ -261,26 +358,48 @@ fn binary_fixture_counts(path: &Path) -> (HashMap<(String, String), Counts>, rea
 #[test]
 fn binary_alloc_sites_match_the_text_report() {
     let (rep, sites, _) = run_text("text_vs_binary_a", "heap=sites,cutoff=0");
-    let text: HashMap<&str, Counts> = fixture_rows(&rep, &sites[0]).into_iter().map(|(k, v)| (k, v[0].counts)).collect();
-    let (dir, _) = run("text_vs_binary_b", "heap=sites,cutoff=0,format=b,file=out.hprof", &[]);
+    let text: HashMap<&str, Counts> = fixture_rows(&rep, &sites[0])
+        .into_iter()
+        .map(|(k, v)| (k, v[0].counts))
+        .collect();
+    let (dir, _) = run(
+        "text_vs_binary_b",
+        "heap=sites,cutoff=0,format=b,file=out.hprof",
+        &[],
+    );
     let (bin, rec) = binary_fixture_counts(&dir.join("out.hprof"));
     for (class, method, alloc, live, _) in expected() {
-        let b = bin.get(&(class.to_string(), method.to_string())).unwrap_or_else(|| panic!("{class} {method} in binary: {bin:?}"));
+        let b = bin
+            .get(&(class.to_string(), method.to_string()))
+            .unwrap_or_else(|| panic!("{class} {method} in binary: {bin:?}"));
         assert_eq!(*b, text[class], "{class}: binary and text agree");
         assert_eq!((b.alloc_objs, b.live_objs), (alloc, live));
     }
     assert_eq!(rec.flags, 0, "exit report: no flags");
     assert_eq!(rec.cutoff_raw, 0, "cutoff 0.0 (low word of the double)");
     let live: u64 = rec.sites.iter().map(|s| s.live_bytes as u64).sum();
-    assert_eq!(live, rec.total_live_bytes as u64, "cutoff 0: the sites add up to the total");
-    assert!(rec.total_instances_allocated >= rec.sites.iter().map(|s| s.instances_allocated as u64).sum::<u64>());
+    assert_eq!(
+        live, rec.total_live_bytes as u64,
+        "cutoff 0: the sites add up to the total"
+    );
+    assert!(
+        rec.total_instances_allocated
+            >= rec
+                .sites
+                .iter()
+                .map(|s| s.instances_allocated as u64)
+                .sum::<u64>()
+    );
 }
 
 #[test]
 fn sigquit_report_shows_objects_live_that_the_exit_report_shows_freed() {
     let dir = common::scratch("sites_sigquit");
     let marker = dir.join("go");
-    let agent = format!("-agentpath:{}=heap=sites,cutoff=0,file=out.txt", common::agent_path().display());
+    let agent = format!(
+        "-agentpath:{}=heap=sites,cutoff=0,file=out.txt",
+        common::agent_path().display()
+    );
     let mut child = std::process::Command::new(common::java())
         .current_dir(&dir)
         .arg(&agent)
@@ -296,12 +415,19 @@ fn sigquit_report_shows_objects_live_that_the_exit_report_shows_freed() {
     let mut line = String::new();
     std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
     assert_eq!(line.trim(), "phase1");
-    let st = std::process::Command::new("kill").arg("-QUIT").arg(child.id().to_string()).status().unwrap();
+    let st = std::process::Command::new("kill")
+        .arg("-QUIT")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
     assert!(st.success());
     // Wait for the SIGQUIT report to be written before letting the program go on.
     let out_file = dir.join("out.txt");
     let t0 = std::time::Instant::now();
-    while !std::fs::read_to_string(&out_file).unwrap_or_default().contains("SITES END") {
+    while !std::fs::read_to_string(&out_file)
+        .unwrap_or_default()
+        .contains("SITES END")
+    {
         assert!(t0.elapsed().as_secs() < 30, "no SIGQUIT report");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -315,10 +441,21 @@ fn sigquit_report_shows_objects_live_that_the_exit_report_shows_freed() {
     let at_exit = fixture_rows(&rep, &sites[1]);
     let k0 = at_quit["AllocSites$Kept"][0].counts;
     let k1 = at_exit["AllocSites$Kept"][0].counts;
-    assert_eq!((k0.alloc_objs, k0.live_objs), (1000, 1000), "kept while waiting");
-    assert_eq!((k1.alloc_objs, k1.live_objs, k1.live_bytes), (1000, 0, 0), "dropped after the marker");
+    assert_eq!(
+        (k0.alloc_objs, k0.live_objs),
+        (1000, 1000),
+        "kept while waiting"
+    );
+    assert_eq!(
+        (k1.alloc_objs, k1.live_objs, k1.live_bytes),
+        (1000, 0, 0),
+        "dropped after the marker"
+    );
     // Sites are cumulative and the trace is the same in both reports.
-    assert_eq!(at_quit["AllocSites$Kept"][0].trace, at_exit["AllocSites$Kept"][0].trace);
+    assert_eq!(
+        at_quit["AllocSites$Kept"][0].trace,
+        at_exit["AllocSites$Kept"][0].trace
+    );
     assert_eq!(at_exit["AllocSites$Item"][0].counts.alloc_objs, 20_000);
 }
 
@@ -328,7 +465,12 @@ fn sites_come_before_cpu_samples_in_a_dump() {
     assert_eq!(sites.len(), 1);
     assert_eq!(rep.cpu.len(), 1);
     assert!(rep.body.find("SITES BEGIN").unwrap() < rep.body.find("CPU SAMPLES BEGIN").unwrap());
-    assert_eq!(fixture_rows(&rep, &sites[0])["AllocSites$Kept"][0].counts.alloc_objs, 1000);
+    assert_eq!(
+        fixture_rows(&rep, &sites[0])["AllocSites$Kept"][0]
+            .counts
+            .alloc_objs,
+        1000
+    );
 }
 
 #[test]
@@ -348,20 +490,41 @@ fn gcbeforedump_n_reports_without_collecting() {
 fn sampled_mode_reports_estimates() {
     let (rep, sites, _) = run_text("sampled", "heap=sites,cutoff=0,heapsample=1024");
     let s = &sites[0];
-    assert!(s.begin.starts_with("SITES BEGIN (ordered by live bytes, estimated from samples) "), "{}", s.begin);
+    assert!(
+        s.begin
+            .starts_with("SITES BEGIN (ordered by live bytes, estimated from samples) "),
+        "{}",
+        s.begin
+    );
     let found = fixture_rows(&rep, s);
     // Arrays far above the interval are always sampled: exact.
     let big = found["byte[]"][0].counts;
     assert_eq!((big.alloc_objs, big.live_objs), (3, 2));
     // 20000 Items of 16 bytes, about 300 samples: within 30% (5 sigma).
-    let items: u64 = found["AllocSites$Item"].iter().map(|r| r.counts.alloc_objs).sum();
-    assert!((14_000..=26_000).contains(&items), "estimated {items} of 20000 Items");
-    let item_bytes: u64 = found["AllocSites$Item"].iter().map(|r| r.counts.alloc_bytes).sum();
+    let items: u64 = found["AllocSites$Item"]
+        .iter()
+        .map(|r| r.counts.alloc_objs)
+        .sum();
+    assert!(
+        (14_000..=26_000).contains(&items),
+        "estimated {items} of 20000 Items"
+    );
+    let item_bytes: u64 = found["AllocSites$Item"]
+        .iter()
+        .map(|r| r.counts.alloc_bytes)
+        .sum();
     let each = item_bytes as f64 / items as f64;
-    assert!((each - 16.0).abs() < 1.0, "bytes and instances are scaled alike: {each}");
+    assert!(
+        (each - 16.0).abs() < 1.0,
+        "bytes and instances are scaled alike: {each}"
+    );
 
     // Binary: the ALLOC SITES record carries the "estimated" flag 0x8.
-    let (dir, _) = run("sampled_b", "heap=sites,cutoff=0,heapsample=1024,format=b,file=out.hprof", &[]);
+    let (dir, _) = run(
+        "sampled_b",
+        "heap=sites,cutoff=0,heapsample=1024,format=b,file=out.hprof",
+        &[],
+    );
     let p = reader::read_all(dir.join("out.hprof")).unwrap();
     assert_eq!(p.alloc_sites.len(), 1);
     assert_eq!(p.alloc_sites[0].flags, 0x8);

@@ -43,12 +43,20 @@ fn every_jdk_class_round_trips_byte_identically() {
             }
         }
     });
-    println!("round-trip: {total} JDK classes, {} failures", failures.len());
-    println!("  {codes} Code attributes parsed ({stackmaps} with StackMapTable), {raw_codes} left raw");
+    println!(
+        "round-trip: {total} JDK classes, {} failures",
+        failures.len()
+    );
+    println!(
+        "  {codes} Code attributes parsed ({stackmaps} with StackMapTable), {raw_codes} left raw"
+    );
     for f in failures.iter().take(20) {
         println!("  {f}");
     }
-    assert!(total > 10_000, "expected a full JDK image, got {total} classes");
+    assert!(
+        total > 10_000,
+        "expected a full JDK image, got {total} classes"
+    );
     assert!(failures.is_empty());
     assert_eq!(raw_codes, 0, "every JDK Code attribute must decode");
 }

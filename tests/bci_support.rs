@@ -8,7 +8,9 @@ use std::process::{Command, Stdio};
 
 /// The crate's java-fixtures/bci directory.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("java-fixtures").join("bci")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("java-fixtures")
+        .join("bci")
 }
 
 /// A fresh scratch directory under Cargo's per-target temp dir, unique per
@@ -16,7 +18,8 @@ pub fn fixtures() -> PathBuf {
 pub fn scratch(name: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}-{n}", std::process::id()));
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -103,7 +106,10 @@ pub fn put_record(out: &mut Vec<u8>, name: &str, bytes: &[u8]) {
 
 /// Runs `java` with `args`; returns (success, stdout, stderr).
 pub fn java(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new("java").args(args).output().expect("java on PATH");
+    let o = Command::new("java")
+        .args(args)
+        .output()
+        .expect("java on PATH");
     (
         o.status.success(),
         String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -16,7 +16,12 @@ const TRACKER: &str = "bcitest/Tracker";
 const CNUM_BASE: u32 = 0x1000_0000;
 
 /// Injects every class under `src` into `dst`; returns cnum -> (class, methods).
-fn inject_tree(src: &Path, dst: &Path, call_sites: bool, object_tracking: bool) -> HashMap<u32, (String, Vec<MethodInfo>)> {
+fn inject_tree(
+    src: &Path,
+    dst: &Path,
+    call_sites: bool,
+    object_tracking: bool,
+) -> HashMap<u32, (String, Vec<MethodInfo>)> {
     let mut map = HashMap::new();
     for (i, rel) in support::class_files(src).iter().enumerate() {
         let bytes = std::fs::read(src.join(rel)).unwrap();
@@ -25,9 +30,15 @@ fn inject_tree(src: &Path, dst: &Path, call_sites: bool, object_tracking: bool) 
         cfg.call_sites = call_sites;
         cfg.object_tracking = object_tracking;
         let out = inject(&bytes, &cfg).unwrap_or_else(|e| panic!("{rel:?}: {e}"));
-        for (k, r) in out.skipped_methods().filter(|(_, r)| **r != SkipReason::ClassSkipped) {
+        for (k, r) in out
+            .skipped_methods()
+            .filter(|(_, r)| **r != SkipReason::ClassSkipped)
+        {
             let m = &out.methods[k];
-            println!("  skipped {}.{}{}: {r:?}", out.class_name, m.name, m.descriptor);
+            println!(
+                "  skipped {}.{}{}: {r:?}",
+                out.class_name, m.name, m.descriptor
+            );
         }
         let target = dst.join(rel);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
@@ -38,7 +49,10 @@ fn inject_tree(src: &Path, dst: &Path, call_sites: bool, object_tracking: bool) 
 }
 
 /// Parses the test Tracker's report: (class, method+descriptor) -> (calls, returns), NEWARRAY.
-fn tracker_report(stdout: &str, classes: &HashMap<u32, (String, Vec<MethodInfo>)>) -> (BTreeMap<String, (u64, u64)>, u64) {
+fn tracker_report(
+    stdout: &str,
+    classes: &HashMap<u32, (String, Vec<MethodInfo>)>,
+) -> (BTreeMap<String, (u64, u64)>, u64) {
     let mut sites = BTreeMap::new();
     let mut new_arrays = 0;
     for line in stdout.lines() {
@@ -49,7 +63,10 @@ fn tracker_report(stdout: &str, classes: &HashMap<u32, (String, Vec<MethodInfo>)
                 let mnum: usize = f[2].parse().unwrap();
                 let (class, methods) = &classes[&cnum];
                 let m = &methods[mnum];
-                sites.insert(format!("{class}.{}{}", m.name, m.descriptor), (f[3].parse().unwrap(), f[4].parse().unwrap()));
+                sites.insert(
+                    format!("{class}.{}{}", m.name, m.descriptor),
+                    (f[3].parse().unwrap(), f[4].parse().unwrap()),
+                );
             }
             "NEWARRAY" => new_arrays = f[1].parse().unwrap(),
             _ => {}
@@ -59,14 +76,25 @@ fn tracker_report(stdout: &str, classes: &HashMap<u32, (String, Vec<MethodInfo>)
 }
 
 fn result_line(stdout: &str) -> String {
-    stdout.lines().find(|l| l.starts_with("RESULT")).unwrap_or("no RESULT line").to_string()
+    stdout
+        .lines()
+        .find(|l| l.starts_with("RESULT"))
+        .unwrap_or("no RESULT line")
+        .to_string()
 }
 
 fn run_fixture(release: &str) {
     let fx = support::fixtures();
     let dir = support::scratch(&format!("bci_fixture_{release}"));
-    let (classes, rewritten, tracker) = (dir.join("classes"), dir.join("rewritten"), dir.join("tracker"));
-    let sources: Vec<_> = ["Main", "Shape", "Square"].iter().map(|n| fx.join("bcifix").join(format!("{n}.java"))).collect();
+    let (classes, rewritten, tracker) = (
+        dir.join("classes"),
+        dir.join("rewritten"),
+        dir.join("tracker"),
+    );
+    let sources: Vec<_> = ["Main", "Shape", "Square"]
+        .iter()
+        .map(|n| fx.join("bcifix").join(format!("{n}.java")))
+        .collect();
     support::javac(&["--release", release], &sources, &classes);
     support::javac(&[], &[fx.join("bcitest").join("Tracker.java")], &tracker);
 
@@ -77,11 +105,22 @@ fn run_fixture(release: &str) {
     let map = inject_tree(&classes, &rewritten, true, true);
     let cp = format!("{}:{}", rewritten.display(), tracker.display());
     let (ok, out, err) = support::java(&["-Xverify:all", "-cp", &cp, "bcifix.Main"]);
-    assert!(ok, "instrumented fixture failed (release {release}):\n{err}\n{out}");
-    assert_eq!(result_line(&out), result_line(&plain_out), "instrumentation changed the program's result");
+    assert!(
+        ok,
+        "instrumented fixture failed (release {release}):\n{err}\n{out}"
+    );
+    assert_eq!(
+        result_line(&out),
+        result_line(&plain_out),
+        "instrumentation changed the program's result"
+    );
 
     let (sites, new_arrays) = tracker_report(&out, &map);
-    let lambda = sites.keys().find(|k| k.contains("lambda$main$")).cloned().expect("lambda body instrumented");
+    let lambda = sites
+        .keys()
+        .find(|k| k.contains("lambda$main$"))
+        .cloned()
+        .expect("lambda body instrumented");
     let expected: BTreeMap<String, (u64, u64)> = [
         ("bcifix/Main.main([Ljava/lang/String;)V", (1, 1)),
         ("bcifix/Main.<clinit>()V", (1, 1)),
@@ -111,11 +150,23 @@ fn run_fixture(release: &str) {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    println!("release {release}: {} instrumented methods ran, {new_arrays} arrays", sites.len());
+    println!(
+        "release {release}: {} instrumented methods ran, {new_arrays} arrays",
+        sites.len()
+    );
     assert_eq!(sites, expected);
-    assert_eq!(new_arrays, 5, "one keys literal in main + four allocations in arrays()");
+    assert_eq!(
+        new_arrays, 5,
+        "one keys literal in main + four allocations in arrays()"
+    );
     let shape = map.values().find(|(c, _)| c == "bcifix/Shape").unwrap();
-    assert!(shape.1.iter().all(|m| m.skipped == Some(SkipReason::ClassSkipped)), "interfaces are skipped as a whole");
+    assert!(
+        shape
+            .1
+            .iter()
+            .all(|m| m.skipped == Some(SkipReason::ClassSkipped)),
+        "interfaces are skipped as a whole"
+    );
 }
 
 #[test]
@@ -152,7 +203,11 @@ fn run_driver(driver: &Path, input: &Path, ours: &HashSet<String>) -> DriverRun 
         input.to_str().unwrap(),
     ]);
     assert!(ok, "driver failed: {}", &err[..err.len().min(4000)]);
-    let mut run = DriverRun { verified: HashSet::new(), bad: BTreeMap::new(), outcomes: BTreeMap::new() };
+    let mut run = DriverRun {
+        verified: HashSet::new(),
+        bad: BTreeMap::new(),
+        outcomes: BTreeMap::new(),
+    };
     let mut in_window = false;
     for line in out.lines() {
         if line.starts_with("BEGIN ") {
@@ -187,7 +242,9 @@ fn rewritten_jdk_classes_pass_the_verifier() {
     let mut total = 0usize;
     let mut cnum = CNUM_BASE;
     support::for_each_jdk_class(|jrt_name, bytes| {
-        let Some(name) = binary_name(jrt_name) else { return };
+        let Some(name) = binary_name(jrt_name) else {
+            return;
+        };
         total += 1;
         cnum += 1;
         let mut cfg = InjectConfig::new(TRACKER, cnum);
@@ -195,15 +252,26 @@ fn rewritten_jdk_classes_pass_the_verifier() {
         cfg.object_tracking = true;
         let out = inject(bytes, &cfg).unwrap_or_else(|e| panic!("{jrt_name}: {e}"));
         support::put_record(&mut original, &name, bytes);
-        support::put_record(&mut modified, &name, out.new_bytes.as_deref().unwrap_or(bytes));
+        support::put_record(
+            &mut modified,
+            &name,
+            out.new_bytes.as_deref().unwrap_or(bytes),
+        );
         if out.new_bytes.is_some() {
             rewritten.insert(name);
         }
     });
     let driver = dir.join("driver");
-    support::javac(&[], &[support::fixtures().join("VerifyDriver.java")], &driver);
+    support::javac(
+        &[],
+        &[support::fixtures().join("VerifyDriver.java")],
+        &driver,
+    );
     let mut runs = Vec::new();
-    for (file, stream) in [("original.bin", &mut original), ("rewritten.bin", &mut modified)] {
+    for (file, stream) in [
+        ("original.bin", &mut original),
+        ("rewritten.bin", &mut modified),
+    ] {
         stream.extend_from_slice(&[0, 0]);
         std::fs::write(dir.join(file), &stream).unwrap();
         runs.push(run_driver(&driver, &dir.join(file), &rewritten));
@@ -214,20 +282,37 @@ fn rewritten_jdk_classes_pass_the_verifier() {
         runs[1].verified.remove(n);
     }
     let (base, run) = (&runs[0], &runs[1]);
-    let new_bad: Vec<_> = run.bad.iter().filter(|(n, _)| !base.bad.contains_key(*n)).collect();
+    let new_bad: Vec<_> = run
+        .bad
+        .iter()
+        .filter(|(n, _)| !base.bad.contains_key(*n))
+        .collect();
     println!(
         "jdk verify: {total} non-java.* classes defined, {} rewritten, {} rewritten classes verified without error",
         rewritten.len(),
         run.verified.len()
     );
-    println!("  baseline (unmodified) failures: {}, with rewriting: {}, new: {}", base.bad.len(), run.bad.len(), new_bad.len());
+    println!(
+        "  baseline (unmodified) failures: {}, with rewriting: {}, new: {}",
+        base.bad.len(),
+        run.bad.len(),
+        new_bad.len()
+    );
     println!("  outcomes: {:?}", run.outcomes);
     for (n, r) in new_bad.iter().take(10) {
         println!("  NEW {n}: {}", &r[..r.len().min(1500)]);
     }
-    assert!(new_bad.is_empty(), "{} classes fail verification only after rewriting", new_bad.len());
+    assert!(
+        new_bad.is_empty(),
+        "{} classes fail verification only after rewriting",
+        new_bad.len()
+    );
     assert_eq!(run.bad.len(), base.bad.len());
-    assert!(run.verified.len() > 5000, "too few classes verified: {}", run.verified.len());
+    assert!(
+        run.verified.len() > 5000,
+        "too few classes verified: {}",
+        run.verified.len()
+    );
 }
 
 /// Java source with methods whose conditional branches fit in 16 bits
@@ -249,12 +334,16 @@ fn huge_source() -> String {
     // array, and the NewArray calls push the jump beyond 32767 bytes.
     s.push_str("    public static int stacked(int x, String s) {\n        return take(s, x > 0 ? switch (x) {\n");
     for k in 1..1500 {
-        s.push_str(&format!("            case {k} -> {{ sink += new int[1].length; yield {k}; }}\n"));
+        s.push_str(&format!(
+            "            case {k} -> {{ sink += new int[1].length; yield {k}; }}\n"
+        ));
     }
     s.push_str("            default -> -1;\n        } : 0);\n    }\n\n");
     s.push_str("    public static void main(String[] a) {\n        long sum = 0;\n");
     s.push_str("        for (int x : new int[] {-5, 0, 1000, 2500, 3699, 3700, 9999}) sum += returns(x, \"ab\");\n");
-    s.push_str("        for (int x : new int[] {-5, 0, 1, 700, 1499, 1500}) sum += stacked(x, \"abc\");\n");
+    s.push_str(
+        "        for (int x : new int[] {-5, 0, 1, 700, 1499, 1500}) sum += stacked(x, \"abc\");\n",
+    );
     s.push_str("        System.out.println(\"RESULT \" + sum + \" \" + sink);\n    }\n}\n");
     s
 }
@@ -262,12 +351,21 @@ fn huge_source() -> String {
 #[test]
 fn widened_branches_get_frames_and_verify() {
     let dir = support::scratch("bci_huge");
-    let (src, classes, rewritten, tracker) = (dir.join("src"), dir.join("classes"), dir.join("rewritten"), dir.join("tracker"));
+    let (src, classes, rewritten, tracker) = (
+        dir.join("src"),
+        dir.join("classes"),
+        dir.join("rewritten"),
+        dir.join("tracker"),
+    );
     std::fs::create_dir_all(src.join("bcifix")).unwrap();
     let file = src.join("bcifix").join("Huge.java");
     std::fs::write(&file, huge_source()).unwrap();
     support::javac(&[], &[file], &classes);
-    support::javac(&[], &[support::fixtures().join("bcitest").join("Tracker.java")], &tracker);
+    support::javac(
+        &[],
+        &[support::fixtures().join("bcitest").join("Tracker.java")],
+        &tracker,
+    );
     let (ok, plain, err) = support::java(&["-cp", classes.to_str().unwrap(), "bcifix.Huge"]);
     assert!(ok, "{err}");
 
@@ -277,7 +375,10 @@ fn widened_branches_get_frames_and_verify() {
     for m in &cf.methods {
         let code = &m.code().unwrap().code;
         let insns = hprof_rs::bci::code::instructions::decode_all(code).unwrap();
-        assert!(insns.iter().all(|i| i.opcode != 0xc8), "javac already used goto_w");
+        assert!(
+            insns.iter().all(|i| i.opcode != 0xc8),
+            "javac already used goto_w"
+        );
     }
 
     let map = inject_tree(&classes, &rewritten, true, true);
@@ -294,17 +395,32 @@ fn widened_branches_get_frames_and_verify() {
             })
             .sum()
     };
-    assert_eq!(frames(&out_cf), frames(&cf) + 2, "one new frame after each widened conditional");
+    assert_eq!(
+        frames(&out_cf),
+        frames(&cf) + 2,
+        "one new frame after each widened conditional"
+    );
     let mut goto_w = 0;
     for m in &out_cf.methods {
         let code = &m.code().unwrap().code;
-        goto_w += hprof_rs::bci::code::instructions::decode_all(code).unwrap().iter().filter(|i| i.opcode == 0xc8).count();
+        goto_w += hprof_rs::bci::code::instructions::decode_all(code)
+            .unwrap()
+            .iter()
+            .filter(|i| i.opcode == 0xc8)
+            .count();
     }
-    assert!(goto_w >= 2, "expected widened branches, found {goto_w} goto_w");
+    assert!(
+        goto_w >= 2,
+        "expected widened branches, found {goto_w} goto_w"
+    );
 
     let cp = format!("{}:{}", rewritten.display(), tracker.display());
     let (ok, out, err) = support::java(&["-Xverify:all", "-cp", &cp, "bcifix.Huge"]);
-    assert!(ok, "instrumented Huge failed:\n{}", &err[..err.len().min(3000)]);
+    assert!(
+        ok,
+        "instrumented Huge failed:\n{}",
+        &err[..err.len().min(3000)]
+    );
     assert_eq!(result_line(&out), result_line(&plain));
     let (sites, new_arrays) = tracker_report(&out, &map);
     println!("huge: {goto_w} goto_w after injection; sites {sites:?}; {new_arrays} arrays");
@@ -324,7 +440,10 @@ fn generated_tracker_class_verifies_and_is_inert_until_engaged() {
     let dir = support::scratch("bci_gen_tracker");
     let (classes, rewritten) = (dir.join("classes"), dir.join("rewritten"));
     let fx = support::fixtures();
-    let sources: Vec<_> = ["Main", "Shape", "Square"].iter().map(|n| fx.join("bcifix").join(format!("{n}.java"))).collect();
+    let sources: Vec<_> = ["Main", "Shape", "Square"]
+        .iter()
+        .map(|n| fx.join("bcifix").join(format!("{n}.java")))
+        .collect();
     support::javac(&[], &sources, &classes);
     let (ok, plain, err) = support::java(&["-cp", classes.to_str().unwrap(), "bcifix.Main"]);
     assert!(ok, "{err}");

@@ -7,9 +7,18 @@ mod common;
 use hprof_rs::reader::{read_all, Parsed};
 use std::collections::HashMap;
 
-fn run_binary(name: &str, jvm_args: &[&str], opts: &str, main: &str, args: &[&str]) -> (Parsed, Vec<u8>) {
+fn run_binary(
+    name: &str,
+    jvm_args: &[&str],
+    opts: &str,
+    main: &str,
+    args: &[&str],
+) -> (Parsed, Vec<u8>) {
     let dir = common::scratch(name);
-    let agent = format!("-agentpath:{}={opts},format=b,file=out.hprof", common::agent_path().display());
+    let agent = format!(
+        "-agentpath:{}={opts},format=b,file=out.hprof",
+        common::agent_path().display()
+    );
     let mut all: Vec<&str> = jvm_args.to_vec();
     all.push(&agent);
     let out = common::run_java(&dir, &all, main, args);
@@ -21,19 +30,33 @@ fn run_binary(name: &str, jvm_args: &[&str], opts: &str, main: &str, args: &[&st
 
 #[test]
 fn cpu_samples_stream_is_complete_and_consistent() {
-    let (p, bytes) = run_binary("bin_cpu", &[], "cpu=samples,interval=2,depth=5", "CpuSplit", &["3"]);
+    let (p, bytes) = run_binary(
+        "bin_cpu",
+        &[],
+        "cpu=samples,interval=2,depth=5",
+        "CpuSplit",
+        &["3"],
+    );
     assert_eq!(p.header.id_size, 4, "4-byte IDs as the original");
     // CONTROL SETTINGS right after the header: cpu sampling bit, depth 5.
     assert_eq!(p.records[0].tag, 0x0E);
     assert_eq!(p.control_settings.len(), 1);
-    assert_eq!((p.control_settings[0].flags, p.control_settings[0].depth), (0x2, 5));
+    assert_eq!(
+        (p.control_settings[0].flags, p.control_settings[0].depth),
+        (0x2, 5)
+    );
 
     // Class table: Java-style names, serials from 100000, object IDs 0x5xxxxxxx.
     let cpusplit = p.class_by_name("CpuSplit").expect("LOAD CLASS CpuSplit");
     assert!(cpusplit.serial >= 100_000);
     assert_eq!(cpusplit.class_id >> 28, 0x5);
     assert!(p.class_by_name("java.lang.String").is_some());
-    assert!(p.classes.iter().all(|c| !c.name.as_deref().unwrap_or("").contains('/')), "no internal names");
+    assert!(
+        p.classes
+            .iter()
+            .all(|c| !c.name.as_deref().unwrap_or("").contains('/')),
+        "no internal names"
+    );
 
     // One CPU SAMPLES record; every entry's trace and frames are defined
     // before it, and the split is right.
@@ -43,19 +66,32 @@ fn cpu_samples_stream_is_complete_and_consistent() {
     let traces: HashMap<u32, _> = p.traces.iter().map(|t| (t.serial, t)).collect();
     let mut by_method: HashMap<String, u32> = HashMap::new();
     for e in &cpu.entries {
-        let t = traces.get(&e.trace_serial).expect("TRACE before CPU SAMPLES");
+        let t = traces
+            .get(&e.trace_serial)
+            .expect("TRACE before CPU SAMPLES");
         assert!(t.frame_ids.len() <= 5);
         let top = frames[&t.frame_ids[0]];
         assert_eq!(top.id >> 28, 0x7, "frame IDs are 0x7xxxxxxx");
         let name = p.string(top.method_name_id).unwrap().to_string();
         *by_method.entry(name).or_default() += e.count;
     }
-    let (a, b, c) = (by_method["work60"] as f64, by_method["work30"] as f64, by_method["work10"] as f64);
+    let (a, b, c) = (
+        by_method["work60"] as f64,
+        by_method["work30"] as f64,
+        by_method["work10"] as f64,
+    );
     let n = a + b + c;
-    assert!((a / n - 0.6).abs() < 0.06 && (b / n - 0.3).abs() < 0.06, "{by_method:?}");
+    assert!(
+        (a / n - 0.6).abs() < 0.06 && (b / n - 0.3).abs() < 0.06,
+        "{by_method:?}"
+    );
     assert!(cpu.total >= cpu.entries.iter().map(|e| e.count).sum::<u32>());
     // The work methods' frames point at CpuSplit's class serial and a source line.
-    let f60 = p.frames.iter().find(|f| p.string(f.method_name_id) == Some("work60")).unwrap();
+    let f60 = p
+        .frames
+        .iter()
+        .find(|f| p.string(f.method_name_id) == Some("work60"))
+        .unwrap();
     assert_eq!(f60.class_serial, cpusplit.serial);
     assert_eq!(p.string(f60.source_file_id), Some("CpuSplit.java"));
     assert!(f60.line > 0);
@@ -73,7 +109,9 @@ fn cpu_samples_stream_is_complete_and_consistent() {
             utf8 += 1;
         } else if let Some(lc) = rec.as_load_class() {
             let lc = lc.unwrap();
-            assert!(p.classes.iter().any(|c| c.serial == lc.class_serial().num() && c.class_id == lc.class_obj_id().id()));
+            assert!(p.classes.iter().any(
+                |c| c.serial == lc.class_serial().num() && c.class_id == lc.class_obj_id().id()
+            ));
             classes += 1;
         } else if let Some(f) = rec.as_stack_frame() {
             let f = f.unwrap();
@@ -96,7 +134,13 @@ fn cpu_samples_stream_is_complete_and_consistent() {
 #[test]
 fn header_version_follows_max_heap_and_threads_are_announced() {
     // Max heap below 2,000,000,000 bytes: 1.0.1; at or above: 1.0.2.
-    let (small, _) = run_binary("bin_small", &["-Xmx512m"], "cpu=samples", "NamedThreads", &["100"]);
+    let (small, _) = run_binary(
+        "bin_small",
+        &["-Xmx512m"],
+        "cpu=samples",
+        "NamedThreads",
+        &["100"],
+    );
     assert_eq!(small.header.version, "1.0.1");
     let (big, _) = run_binary("bin_big", &["-Xmx3g"], "cpu=samples", "Hello", &[]);
     assert_eq!(big.header.version, "1.0.2");
@@ -104,7 +148,11 @@ fn header_version_follows_max_heap_and_threads_are_announced() {
     let workers: Vec<_> = small
         .thread_starts
         .iter()
-        .filter(|t| small.string(t.name_id).is_some_and(|n| n.starts_with("worker-")))
+        .filter(|t| {
+            small
+                .string(t.name_id)
+                .is_some_and(|n| n.starts_with("worker-"))
+        })
         .collect();
     assert_eq!(workers.len(), 3);
     for w in workers {

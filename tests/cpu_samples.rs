@@ -28,34 +28,67 @@ fn by_top_method(section: &ascii::CpuSection) -> HashMap<String, u32> {
 fn known_cpu_split_is_measured_within_a_few_points() {
     let _only_jvm = common::exclusive();
     let (rep, err) = run_text("cpu_split", "cpu=samples,interval=2", "CpuSplit", &["4"]);
-    assert!(err.contains("Dumping CPU usage by sampling running threads ... done."), "verbose line: {err}");
+    assert!(
+        err.contains("Dumping CPU usage by sampling running threads ... done."),
+        "verbose line: {err}"
+    );
     assert_eq!(rep.cpu.len(), 1, "one CPU SAMPLES section at exit");
     let cpu = &rep.cpu[0];
     let rows_sum: u64 = cpu.rows.iter().map(|r| r.count as u64).sum();
     assert!(cpu.total >= rows_sum && rows_sum > 0);
     let m = by_top_method(cpu);
     let w = |k: &str| *m.get(k).unwrap_or(&0) as f64;
-    let (a, b, c) = (w("CpuSplit.work60"), w("CpuSplit.work30"), w("CpuSplit.work10"));
+    let (a, b, c) = (
+        w("CpuSplit.work60"),
+        w("CpuSplit.work30"),
+        w("CpuSplit.work10"),
+    );
     let n = a + b + c;
     assert!(n >= 500.0, "too few samples in the work methods: {m:?}");
     let shares = [a / n, b / n, c / n];
     let expected = [0.6, 0.3, 0.1];
-    let tvd: f64 = shares.iter().zip(expected).map(|(s, e)| (s - e).abs()).sum::<f64>() / 2.0;
-    eprintln!("split {:.3} {:.3} {:.3} over {n} samples; TVD {:.4}", shares[0], shares[1], shares[2], tvd);
-    assert!(tvd < 0.04, "split {shares:?} too far from 60/30/10 (TVD {tvd})");
+    let tvd: f64 = shares
+        .iter()
+        .zip(expected)
+        .map(|(s, e)| (s - e).abs())
+        .sum::<f64>()
+        / 2.0;
+    eprintln!(
+        "split {:.3} {:.3} {:.3} over {n} samples; TVD {:.4}",
+        shares[0], shares[1], shares[2], tvd
+    );
+    assert!(
+        tvd < 0.04,
+        "split {shares:?} too far from 60/30/10 (TVD {tvd})"
+    );
     // Work methods cover nearly all samples of the main thread.
-    assert!(n / cpu.total as f64 > 0.9, "work methods only {n} of {}", cpu.total);
+    assert!(
+        n / cpu.total as f64 > 0.9,
+        "work methods only {n} of {}",
+        cpu.total
+    );
 
     // Every row's trace is printed before the section, with real frames.
     for row in &cpu.rows {
-        let t = rep.traces.get(&row.trace).unwrap_or_else(|| panic!("TRACE {} not printed", row.trace));
+        let t = rep
+            .traces
+            .get(&row.trace)
+            .unwrap_or_else(|| panic!("TRACE {} not printed", row.trace));
         let top = t.frames.first().expect("non-empty trace");
         assert_eq!(format!("{}.{}", top.class, top.method), row.method);
     }
-    let t60 = cpu.rows.iter().find(|r| r.method == "CpuSplit.work60").unwrap();
+    let t60 = cpu
+        .rows
+        .iter()
+        .find(|r| r.method == "CpuSplit.work60")
+        .unwrap();
     let frames = &rep.traces[&t60.trace].frames;
     assert_eq!(frames[0].source, "CpuSplit.java");
-    assert!(frames[0].line.parse::<u32>().is_ok(), "line number expected: {:?}", frames[0]);
+    assert!(
+        frames[0].line.parse::<u32>().is_ok(),
+        "line number expected: {:?}",
+        frames[0]
+    );
     assert_eq!(frames[1].method, "main");
     // Percentages: descending, accum adds up.
     let mut acc: f64 = 0.0;
@@ -64,7 +97,10 @@ fn known_cpu_split_is_measured_within_a_few_points() {
     }
     for r in &cpu.rows {
         acc += r.self_pct;
-        assert!((acc - r.accum_pct).abs() < 0.05 * (r.rank as f64), "accum column");
+        assert!(
+            (acc - r.accum_pct).abs() < 0.05 * (r.rank as f64),
+            "accum column"
+        );
     }
     // Trace serials start at 300000 and the first trace is the empty system trace.
     assert!(rep.traces.keys().all(|&s| s >= 300_000));
@@ -72,20 +108,38 @@ fn known_cpu_split_is_measured_within_a_few_points() {
 
 #[test]
 fn depth_lineno_and_thread_options_shape_traces() {
-    let (rep, _) = run_text("cpu_opts", "cpu=samples,interval=5,depth=1,lineno=n,thread=y", "NamedThreads", &["700"]);
+    let (rep, _) = run_text(
+        "cpu_opts",
+        "cpu=samples,interval=5,depth=1,lineno=n,thread=y",
+        "NamedThreads",
+        &["700"],
+    );
     let cpu = &rep.cpu[0];
     assert!(!cpu.rows.is_empty());
     let mut seen = HashMap::new();
     for row in &cpu.rows {
         let t = &rep.traces[&row.trace];
         assert!(t.frames.len() <= 1, "depth=1: {t:?}");
-        assert!(t.frames.iter().all(|f| f.line == "Unknown line"), "lineno=n: {t:?}");
-        let thread = t.thread.expect("thread=y puts the thread serial in the trace");
+        assert!(
+            t.frames.iter().all(|f| f.line == "Unknown line"),
+            "lineno=n: {t:?}"
+        );
+        let thread = t
+            .thread
+            .expect("thread=y puts the thread serial in the trace");
         seen.insert(row.method.clone(), thread);
     }
     // Each worker's spin method is attributed to that worker's own thread.
-    let starts: HashMap<String, u32> = rep.thread_starts.iter().map(|t| (t.name.clone(), t.id)).collect();
-    for (m, name) in [("NamedThreads.spinAlpha", "worker-alpha"), ("NamedThreads.spinBeta", "worker-beta"), ("NamedThreads.spinGamma", "worker-gamma")] {
+    let starts: HashMap<String, u32> = rep
+        .thread_starts
+        .iter()
+        .map(|t| (t.name.clone(), t.id))
+        .collect();
+    for (m, name) in [
+        ("NamedThreads.spinAlpha", "worker-alpha"),
+        ("NamedThreads.spinBeta", "worker-beta"),
+        ("NamedThreads.spinGamma", "worker-gamma"),
+    ] {
         assert_eq!(seen.get(m), starts.get(name), "{m} sampled on {name}");
     }
 }
@@ -93,31 +147,48 @@ fn depth_lineno_and_thread_options_shape_traces() {
 #[test]
 fn thread_start_and_end_records_name_threads_and_groups() {
     let (rep, _) = run_text("threads", "cpu=samples", "NamedThreads", &["100"]);
-    let workers: Vec<_> = rep.thread_starts.iter().filter(|t| t.name.starts_with("worker-")).collect();
+    let workers: Vec<_> = rep
+        .thread_starts
+        .iter()
+        .filter(|t| t.name.starts_with("worker-"))
+        .collect();
     assert_eq!(workers.len(), 3, "{:?}", rep.thread_starts);
     for w in &workers {
         assert_eq!(w.group, "workers");
         assert!(w.id > 200_001, "serials after the VM-init thread");
-        assert!(w.obj.starts_with('5'), "object ids look like 5xxxxxxx: {}", w.obj);
+        assert!(
+            w.obj.starts_with('5'),
+            "object ids look like 5xxxxxxx: {}",
+            w.obj
+        );
         assert!(rep.thread_ends.contains(&w.id), "THREAD END for {}", w.name);
     }
     // The VM-init thread (main, 200001) has no THREAD START but does end.
     assert!(rep.thread_starts.iter().all(|t| t.id != 200_001));
     assert!(rep.thread_ends.contains(&200_001));
     // The sampler is an agent thread: never announced.
-    assert!(rep.thread_starts.iter().all(|t| !t.name.starts_with("HPROF")));
+    assert!(rep
+        .thread_starts
+        .iter()
+        .all(|t| !t.name.starts_with("HPROF")));
 }
 
 #[test]
 fn data_dump_request_writes_an_extra_report_and_resets_counts() {
     let dir = common::scratch("sigquit");
     let marker = dir.join("stop");
-    let agent = format!("-agentpath:{}=cpu=samples,interval=5,file=out.txt", common::agent_path().display());
+    let agent = format!(
+        "-agentpath:{}=cpu=samples,interval=5,file=out.txt",
+        common::agent_path().display()
+    );
     let mut child = std::process::Command::new(common::java())
         .current_dir(&dir)
         .arg(&agent)
-        .arg("-cp").arg(common::fixture_classes())
-        .arg("WaitForSignal").arg(&marker).arg("60")
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("WaitForSignal")
+        .arg(&marker)
+        .arg("60")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -136,7 +207,10 @@ fn data_dump_request_writes_an_extra_report_and_resets_counts() {
     let rep = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
     assert_eq!(rep.cpu.len(), 2, "one report on SIGQUIT, one at exit");
     for s in &rep.cpu {
-        assert!(s.rows.iter().any(|r| r.method == "WaitForSignal.busy"), "{s:?}");
+        assert!(
+            s.rows.iter().any(|r| r.method == "WaitForSignal.busy"),
+            "{s:?}"
+        );
     }
     // Counts are reset after each dump: neither report holds all samples, and
     // no trace is printed twice (parse() asserts that).
@@ -144,7 +218,11 @@ fn data_dump_request_writes_an_extra_report_and_resets_counts() {
 }
 
 fn unsafe_kill_quit(pid: u32) {
-    let st = std::process::Command::new("kill").arg("-QUIT").arg(pid.to_string()).status().unwrap();
+    let st = std::process::Command::new("kill")
+        .arg("-QUIT")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
     assert!(st.success());
 }
 
@@ -164,26 +242,45 @@ fn verbose_n_is_quiet() {
 
 #[test]
 fn cutoff_drops_rows_below_the_ratio() {
-    let (rep, _) = run_text("cutoff", "cpu=samples,interval=5,cutoff=0.05", "CpuSplit", &["1.5"]);
+    let (rep, _) = run_text(
+        "cutoff",
+        "cpu=samples,interval=5,cutoff=0.05",
+        "CpuSplit",
+        &["1.5"],
+    );
     let cpu = &rep.cpu[0];
     assert!(!cpu.rows.is_empty());
     for r in &cpu.rows {
-        assert!(r.count as f64 / cpu.total as f64 >= 0.05, "row below the cutoff: {r:?}");
+        assert!(
+            r.count as f64 / cpu.total as f64 >= 0.05,
+            "row below the cutoff: {r:?}"
+        );
     }
     // The work methods are above 5%; the long tail of one-sample traces is not printed.
     let methods: Vec<&str> = cpu.rows.iter().map(|r| r.method.as_str()).collect();
-    assert!(methods.contains(&"CpuSplit.work60") && methods.contains(&"CpuSplit.work30"), "{methods:?}");
+    assert!(
+        methods.contains(&"CpuSplit.work60") && methods.contains(&"CpuSplit.work30"),
+        "{methods:?}"
+    );
     let rows_sum: u64 = cpu.rows.iter().map(|r| r.count as u64).sum();
     assert!(rows_sum <= cpu.total);
     // Only the printed rows' traces were written before the section.
     let needed: std::collections::HashSet<u32> = cpu.rows.iter().map(|r| r.trace).collect();
-    assert!(rep.traces.keys().all(|t| needed.contains(t)), "unlisted traces printed: {:?}", rep.trace_order);
+    assert!(
+        rep.traces.keys().all(|t| needed.contains(t)),
+        "unlisted traces printed: {:?}",
+        rep.trace_order
+    );
 }
 
 #[test]
 fn thread_churn_under_fast_sampling_announces_every_thread_once() {
     let (rep, _) = run_text("churn", "cpu=samples,interval=1", "ThreadChurn", &["1000"]);
-    let churn: Vec<_> = rep.thread_starts.iter().filter(|t| t.name.starts_with("churn-")).collect();
+    let churn: Vec<_> = rep
+        .thread_starts
+        .iter()
+        .filter(|t| t.name.starts_with("churn-"))
+        .collect();
     assert_eq!(churn.len(), 1000, "one THREAD START per worker");
     let mut ids: Vec<u32> = churn.iter().map(|t| t.id).collect();
     ids.sort_unstable();
@@ -199,18 +296,28 @@ fn thread_churn_under_fast_sampling_announces_every_thread_once() {
 fn jcmd_data_dump_triggers_a_report() {
     let dir = common::scratch("jcmd_dump");
     let marker = dir.join("stop");
-    let agent = format!("-agentpath:{}=cpu=samples,interval=5,file=out.txt,doe=n", common::agent_path().display());
+    let agent = format!(
+        "-agentpath:{}=cpu=samples,interval=5,file=out.txt,doe=n",
+        common::agent_path().display()
+    );
     let mut child = std::process::Command::new(common::java())
         .current_dir(&dir)
         .arg(&agent)
-        .arg("-cp").arg(common::fixture_classes())
-        .arg("WaitForSignal").arg(&marker).arg("60")
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("WaitForSignal")
+        .arg(&marker)
+        .arg("60")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
     let out = std::process::Command::new(common::jdk_home().join("bin/jcmd"))
         .arg(child.id().to_string())
@@ -222,8 +329,14 @@ fn jcmd_data_dump_triggers_a_report() {
     // until the section shows up, then let the program finish.
     let path = dir.join("out.txt");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !std::fs::read_to_string(&path).unwrap_or_default().contains("CPU SAMPLES END") {
-        assert!(std::time::Instant::now() < deadline, "no report after jcmd JVMTI.data_dump");
+    while !std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .contains("CPU SAMPLES END")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no report after jcmd JVMTI.data_dump"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     std::fs::write(&marker, b"").unwrap();
@@ -231,5 +344,8 @@ fn jcmd_data_dump_triggers_a_report() {
     let rep = ascii::parse(&std::fs::read_to_string(&path).unwrap());
     // doe=n: only the requested report, none at exit.
     assert_eq!(rep.cpu.len(), 1);
-    assert!(rep.cpu[0].rows.iter().any(|r| r.method == "WaitForSignal.busy"));
+    assert!(rep.cpu[0]
+        .rows
+        .iter()
+        .any(|r| r.method == "WaitForSignal.busy"));
 }

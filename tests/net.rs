@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 fn spawn_java(dir: &std::path::Path, opts: &str, main: &str, args: &[&str]) -> Child {
     Proc::new(common::java())
         .current_dir(dir)
-        .arg(format!("-agentpath:{}={opts}", common::agent_path().display()))
+        .arg(format!(
+            "-agentpath:{}={opts}",
+            common::agent_path().display()
+        ))
         .arg("-cp")
         .arg(common::fixture_classes())
         .arg(main)
@@ -28,7 +31,11 @@ fn spawn_java(dir: &std::path::Path, opts: &str, main: &str, args: &[&str]) -> C
 
 fn finish(child: Child) -> (i32, String, String) {
     let out = child.wait_with_output().expect("wait for java");
-    (out.status.code().unwrap_or(-1), common::stdout(&out), common::stderr(&out))
+    (
+        out.status.code().unwrap_or(-1),
+        common::stdout(&out),
+        common::stderr(&out),
+    )
 }
 
 /// A front-end in the test: accepts the agent, collects what it sends.
@@ -51,7 +58,9 @@ impl Server {
         let stream = loop {
             match l.accept() {
                 Ok((s, _)) => break s,
-                Err(_) if start.elapsed() < Duration::from_secs(30) => std::thread::sleep(Duration::from_millis(10)),
+                Err(_) if start.elapsed() < Duration::from_secs(30) => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
                 Err(e) => panic!("agent did not connect: {e}"),
             }
         };
@@ -69,7 +78,11 @@ impl Server {
             }
             *c.lock().unwrap() = true;
         });
-        Server { stream, bytes, closed }
+        Server {
+            stream,
+            bytes,
+            closed,
+        }
     }
 
     fn send(&mut self, c: Command) {
@@ -79,7 +92,9 @@ impl Server {
     /// Complete records received so far.
     fn records(&self) -> Vec<Record> {
         let bytes = self.bytes.lock().unwrap().clone();
-        let Ok(mut r) = HprofReader::new(std::io::Cursor::new(bytes)) else { return Vec::new() };
+        let Ok(mut r) = HprofReader::new(std::io::Cursor::new(bytes)) else {
+            return Vec::new();
+        };
         let mut v = Vec::new();
         while let Ok(Some(rec)) = r.next_record() {
             v.push(rec);
@@ -99,7 +114,10 @@ impl Server {
             if pred(&recs) {
                 return recs;
             }
-            assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {what}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -107,7 +125,10 @@ impl Server {
     fn wait_closed(&self) {
         let start = Instant::now();
         while !*self.closed.lock().unwrap() {
-            assert!(start.elapsed() < Duration::from_secs(30), "agent never closed the stream");
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "agent never closed the stream"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -140,27 +161,53 @@ fn refused_or_unresolvable_connections_stop_the_jvm_with_a_clear_error() {
     let dir = common::scratch("net_refused");
     let (l, port) = Server::listen();
     drop(l); // nobody listens there now
-    for (host, port) in [("127.0.0.1".to_string(), port), ("no-such-host.invalid".to_string(), 8000)] {
-        let out = common::run_with_agent(&dir, &format!("cpu=samples,net={host}:{port}"), "Hello", &[]);
+    for (host, port) in [
+        ("127.0.0.1".to_string(), port),
+        ("no-such-host.invalid".to_string(), 8000),
+    ] {
+        let out = common::run_with_agent(
+            &dir,
+            &format!("cpu=samples,net={host}:{port}"),
+            "Hello",
+            &[],
+        );
         let err = common::stderr(&out);
         assert_eq!(out.status.code(), Some(1), "exit status; stderr: {err}");
-        assert!(err.contains(&format!("HPROF ERROR: can't connect to {host}:{port} [")), "{err}");
-        assert!(!common::stdout(&out).contains("hello"), "the program must not run");
+        assert!(
+            err.contains(&format!("HPROF ERROR: can't connect to {host}:{port} [")),
+            "{err}"
+        );
+        assert!(
+            !common::stdout(&out).contains("hello"),
+            "the program must not run"
+        );
     }
     // Port range is checked by the option parser (the original truncated to 16 bits).
     let out = common::run_with_agent(&dir, "net=127.0.0.1:70000", "Hello", &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(common::stderr(&out).contains("invalid port number"), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("invalid port number"),
+        "{}",
+        common::stderr(&out)
+    );
 }
 
 #[test]
 fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     let dir = common::scratch("net_commands");
     let (l, port) = Server::listen();
-    let child = spawn_java(&dir, &format!("cpu=samples,interval=10,format=b,net=127.0.0.1:{port},verbose=y"), "CpuSplit", &["20"]);
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,interval=10,format=b,net=127.0.0.1:{port},verbose=y"),
+        "CpuSplit",
+        &["20"],
+    );
     let started = Instant::now();
     let mut s = Server::accept(&l);
-    s.wait_for("header and CONTROL SETTINGS", |r| r.iter().any(|r| matches!(r.body, RecordBody::ControlSettings(_))));
+    s.wait_for("header and CONTROL SETTINGS", |r| {
+        r.iter()
+            .any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
+    });
     std::thread::sleep(Duration::from_millis(700));
 
     // CPU SAMPLES with cutoff 0: every sampled trace, preceded by its TRACE.
@@ -168,10 +215,19 @@ fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     let recs = s.wait_for("CPU SAMPLES", |r| cpu_sections(r).len() == 1);
     let c = &cpu_sections(&recs)[0];
     let sum: u32 = c.entries.iter().map(|e| e.count).sum();
-    assert!(c.total > 10 && sum == c.total, "cutoff 0 lists every trace with hits: {c:?}");
+    assert!(
+        c.total > 10 && sum == c.total,
+        "cutoff 0 lists every trace with hits: {c:?}"
+    );
     let t = traces(&recs);
-    assert!(c.entries.iter().all(|e| t.contains_key(&e.trace_serial)), "rows' traces come first");
-    assert!(!t.contains_key(&300_000), "the system trace is not written yet");
+    assert!(
+        c.entries.iter().all(|e| t.contains_key(&e.trace_serial)),
+        "rows' traces come first"
+    );
+    assert!(
+        !t.contains_key(&300_000),
+        "the system trace is not written yet"
+    );
 
     // DUMP TRACES writes every trace not written yet (the system trace too).
     s.send(Command::DumpTraces);
@@ -187,13 +243,24 @@ fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     let recs = s.wait_for("second CPU SAMPLES", |r| cpu_sections(r).len() == 2);
     let c = &cpu_sections(&recs)[1];
     let t = traces(&recs);
-    assert!(c.total > 5 && c.entries.iter().map(|e| e.count).sum::<u32>() == c.total, "{c:?}");
+    assert!(
+        c.total > 5 && c.entries.iter().map(|e| e.count).sum::<u32>() == c.total,
+        "{c:?}"
+    );
     for e in &c.entries {
-        assert_eq!(t[&e.trace_serial].frame_ids.len(), 1, "depth 1 for trace {}", e.trace_serial);
+        assert_eq!(
+            t[&e.trace_serial].frame_ids.len(),
+            1,
+            "depth 1 for trace {}",
+            e.trace_serial
+        );
     }
 
     // Sampling off for all threads: nothing is sampled after a clear.
-    s.send(Command::Control(Control::Sampling { on: false, thread: ThreadRef::from_id(0) }));
+    s.send(Command::Control(Control::Sampling {
+        on: false,
+        thread: ThreadRef::from_id(0),
+    }));
     s.send(Command::Control(Control::ClearCpuSamples));
     std::thread::sleep(Duration::from_millis(400));
     s.send(cpu(0.0));
@@ -202,8 +269,14 @@ fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     assert_eq!((c.total, c.entries.len()), (0, 0), "paused sampler: {c:?}");
 
     // Unknown thread IDs are refused; sampling on for all threads resumes.
-    s.send(Command::Control(Control::Sampling { on: true, thread: ThreadRef::from_id(0x1234_5678) }));
-    s.send(Command::Control(Control::Sampling { on: true, thread: ThreadRef::from_id(0) }));
+    s.send(Command::Control(Control::Sampling {
+        on: true,
+        thread: ThreadRef::from_id(0x1234_5678),
+    }));
+    s.send(Command::Control(Control::Sampling {
+        on: true,
+        thread: ThreadRef::from_id(0),
+    }));
     std::thread::sleep(Duration::from_millis(400));
     s.send(cpu(0.0));
     let recs = s.wait_for("fourth CPU SAMPLES", |r| cpu_sections(r).len() == 4);
@@ -215,7 +288,10 @@ fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     for c in [
         Command::ForceGc,
         Command::HeapSummary,
-        Command::AllocSites { flags: 0x6, cutoff: 0.0 },
+        Command::AllocSites {
+            flags: 0x6,
+            cutoff: 0.0,
+        },
         Command::DumpHeap,
         Command::Control(Control::AllocTracking(true)),
         Command::Control(Control::AllocTracking(false)),
@@ -228,7 +304,14 @@ fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     let recs = s.wait_for("fifth CPU SAMPLES", |r| cpu_sections(r).len() == 5);
     let new: Vec<&Record> = recs[before..].iter().collect();
     assert!(
-        new.iter().all(|r| matches!(r.body, RecordBody::CpuSamples(_) | RecordBody::Trace(_) | RecordBody::Frame(_) | RecordBody::Utf8 { .. } | RecordBody::LoadClass(_))),
+        new.iter().all(|r| matches!(
+            r.body,
+            RecordBody::CpuSamples(_)
+                | RecordBody::Trace(_)
+                | RecordBody::Frame(_)
+                | RecordBody::Utf8 { .. }
+                | RecordBody::LoadClass(_)
+        )),
         "only the CPU SAMPLES reply (and its traces): {:?}",
         new.iter().map(|r| r.name()).collect::<Vec<_>>()
     );
@@ -238,9 +321,18 @@ fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     s.wait_closed();
     let (code, out, err) = finish(child);
     assert_eq!(code, 0, "{err}");
-    assert!(!out.contains("rounds="), "the program was stopped by EXIT: {out}");
-    assert!(started.elapsed() < Duration::from_secs(15), "EXIT ended the 20 s program early");
-    assert!(err.contains("HPROF: received exit event, exiting ..."), "{err}");
+    assert!(
+        !out.contains("rounds="),
+        "the program was stopped by EXIT: {out}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "EXIT ended the 20 s program early"
+    );
+    assert!(
+        err.contains("HPROF: received exit event, exiting ..."),
+        "{err}"
+    );
     for msg in [
         "HEAP SUMMARY command ignored",
         "ALLOC SITES command ignored",
@@ -252,14 +344,23 @@ fn every_command_gets_its_reply_and_exit_ends_the_vm() {
     ] {
         assert!(err.contains(msg), "stderr lacks {msg:?}: {err}");
     }
-    assert_eq!(cpu_sections(&s.records()).len(), 6, "final dump at VM death");
+    assert_eq!(
+        cpu_sections(&s.records()).len(),
+        6,
+        "final dump at VM death"
+    );
 }
 
 #[test]
 fn a_peer_that_disconnects_mid_stream_does_not_stop_the_jvm() {
     let dir = common::scratch("net_disconnect");
     let (l, port) = Server::listen();
-    let child = spawn_java(&dir, &format!("cpu=samples,format=b,net=127.0.0.1:{port}"), "CpuSplit", &["2"]);
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,format=b,net=127.0.0.1:{port}"),
+        "CpuSplit",
+        &["2"],
+    );
     let s = Server::accept(&l);
     s.wait_for("some records", |r| r.len() > 3);
     s.stream.shutdown(std::net::Shutdown::Both).unwrap();
@@ -273,19 +374,36 @@ fn a_peer_that_disconnects_mid_stream_does_not_stop_the_jvm() {
 fn garbage_commands_are_rejected_without_effect() {
     let dir = common::scratch("net_garbage");
     let (l, port) = Server::listen();
-    let child = spawn_java(&dir, &format!("cpu=samples,format=b,net=127.0.0.1:{port},errorexit=y"), "CpuSplit", &["2"]);
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,format=b,net=127.0.0.1:{port},errorexit=y"),
+        "CpuSplit",
+        &["2"],
+    );
     let mut s = Server::accept(&l);
     s.wait_for("header", |r| !r.is_empty());
     s.send(Command::DumpTraces);
-    s.stream.write_all(b"GARBAGE\x00\x01\x02 not a command").unwrap();
+    s.stream
+        .write_all(b"GARBAGE\x00\x01\x02 not a command")
+        .unwrap();
     let (code, out, err) = finish(child);
     assert_eq!(code, 0, "even with errorexit=y: {err}");
     assert!(out.contains("rounds="), "program ran to its end: {out}");
-    assert!(err.contains("failed to recognize cmd 71 at offset 9"), "{err}");
+    assert!(
+        err.contains("failed to recognize cmd 71 at offset 9"),
+        "{err}"
+    );
     s.wait_closed();
     let recs = s.records();
-    assert!(traces(&recs).contains_key(&300_000), "the command before the garbage was obeyed");
-    assert_eq!(cpu_sections(&recs).len(), 1, "output continued to the exit dump");
+    assert!(
+        traces(&recs).contains_key(&300_000),
+        "the command before the garbage was obeyed"
+    );
+    assert_eq!(
+        cpu_sections(&recs).len(),
+        1,
+        "output continued to the exit dump"
+    );
     assert!(s.count(|b| matches!(b, RecordBody::EndThread { .. })) >= 1);
 }
 
@@ -293,7 +411,12 @@ fn garbage_commands_are_rejected_without_effect() {
 fn half_closed_peer_is_end_of_commands_and_text_output_keeps_flowing() {
     let dir = common::scratch("net_halfclose");
     let (l, port) = Server::listen();
-    let child = spawn_java(&dir, &format!("cpu=samples,net=127.0.0.1:{port},verbose=y"), "CpuSplit", &["2"]);
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,net=127.0.0.1:{port},verbose=y"),
+        "CpuSplit",
+        &["2"],
+    );
     let mut s = Server::accept(&l);
     std::thread::sleep(Duration::from_millis(500));
     s.send(cpu(0.0));
@@ -315,7 +438,16 @@ fn hprof_rs_listen_records_summarises_and_sends_a_script() {
     let mut listen = Proc::new(env!("CARGO_BIN_EXE_hprof-rs"))
         .args(["listen", "--port", "0", "--out"])
         .arg(&rec)
-        .args(["--send", "sleep 700", "--send", "cpu 0", "--send", "traces", "--send", "exit"])
+        .args([
+            "--send",
+            "sleep 700",
+            "--send",
+            "cpu 0",
+            "--send",
+            "traces",
+            "--send",
+            "exit",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -329,30 +461,65 @@ fn hprof_rs_listen_records_summarises_and_sends_a_script() {
     let first = String::from_utf8(first).unwrap();
     let port = first.trim().rsplit(':').next().unwrap().to_string();
     assert!(first.starts_with("listening on 127.0.0.1:"), "{first}");
-    let child = spawn_java(&dir, &format!("cpu=samples,format=b,net=127.0.0.1:{port}"), "CpuSplit", &["20"]);
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,format=b,net=127.0.0.1:{port}"),
+        "CpuSplit",
+        &["20"],
+    );
     let (code, out, jerr) = finish(child);
     assert_eq!(code, 0, "{jerr}");
     assert!(!out.contains("rounds="), "stopped by the EXIT command");
     let lout = listen.wait_with_output().unwrap();
     assert!(lout.status.success());
     let summary = common::stdout(&lout);
-    assert!(summary.starts_with("binary: JAVA PROFILE 1.0.2 (identifier size 4)\n"), "{summary}");
-    assert_eq!(summary.matches("  CPU SAMPLES  total=").count(), 2, "command reply + exit dump: {summary}");
+    assert!(
+        summary.starts_with("binary: JAVA PROFILE 1.0.2 (identifier size 4)\n"),
+        "{summary}"
+    );
+    assert_eq!(
+        summary.matches("  CPU SAMPLES  total=").count(),
+        2,
+        "command reply + exit dump: {summary}"
+    );
     assert!(summary.contains("  CONTROL SETTINGS  flags=0x2 depth=4\n"));
     let last = summary.lines().last().unwrap();
     let bytes = std::fs::metadata(&rec).unwrap().len();
     let records = hprof_rs::reader::read_all(&rec).unwrap().records.len();
-    assert_eq!(last, format!("stream ended: {bytes} bytes, {records} records, recorded in {}", rec.display()));
+    assert_eq!(
+        last,
+        format!(
+            "stream ended: {bytes} bytes, {records} records, recorded in {}",
+            rec.display()
+        )
+    );
     // One summary line per record (plus the header and the final line).
     assert_eq!(summary.lines().count(), records + 2);
 
     // The recording feeds the other subcommands.
-    let flame = Proc::new(env!("CARGO_BIN_EXE_hprof-rs")).arg("flame").arg(&rec).output().unwrap();
+    let flame = Proc::new(env!("CARGO_BIN_EXE_hprof-rs"))
+        .arg("flame")
+        .arg(&rec)
+        .output()
+        .unwrap();
     let stacks = common::stdout(&flame);
-    assert!(stacks.lines().any(|l| l.starts_with("CpuSplit.main;CpuSplit.work60 ")), "{stacks}");
-    let print = Proc::new(env!("CARGO_BIN_EXE_hprof-rs")).arg("print").arg(&rec).output().unwrap();
+    assert!(
+        stacks
+            .lines()
+            .any(|l| l.starts_with("CpuSplit.main;CpuSplit.work60 ")),
+        "{stacks}"
+    );
+    let print = Proc::new(env!("CARGO_BIN_EXE_hprof-rs"))
+        .arg("print")
+        .arg(&rec)
+        .output()
+        .unwrap();
     let text = common::stdout(&print);
-    assert_eq!(text.matches("CPU SAMPLES BEGIN (total = ").count(), 2, "{text}");
+    assert_eq!(
+        text.matches("CPU SAMPLES BEGIN (total = ").count(),
+        2,
+        "{text}"
+    );
     assert!(text.contains("TRACE 300000:\n\t<empty>\n"));
 }
 
@@ -360,13 +527,29 @@ fn hprof_rs_listen_records_summarises_and_sends_a_script() {
 fn dump_heap_command_streams_a_heap_dump() {
     let dir = common::scratch("net_heap");
     let (l, port) = Server::listen();
-    let child = spawn_java(&dir, &format!("heap=dump,format=b,doe=n,net=127.0.0.1:{port}"), "CpuSplit", &["3"]);
+    let child = spawn_java(
+        &dir,
+        &format!("heap=dump,format=b,doe=n,net=127.0.0.1:{port}"),
+        "CpuSplit",
+        &["3"],
+    );
     let mut s = Server::accept(&l);
-    s.wait_for("header", |r| r.iter().any(|r| matches!(r.body, RecordBody::ControlSettings(_))));
+    s.wait_for("header", |r| {
+        r.iter()
+            .any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
+    });
     s.send(Command::DumpHeap);
-    let recs = s.wait_for("HEAP DUMP END", |r| r.iter().any(|r| matches!(r.body, RecordBody::HeapDumpEnd)));
-    let segments = recs.iter().filter(|r| matches!(r.body, RecordBody::HeapDumpStart { .. })).count();
-    assert!(segments >= 1, "at least one HEAP DUMP SEGMENT before the END");
+    let recs = s.wait_for("HEAP DUMP END", |r| {
+        r.iter().any(|r| matches!(r.body, RecordBody::HeapDumpEnd))
+    });
+    let segments = recs
+        .iter()
+        .filter(|r| matches!(r.body, RecordBody::HeapDumpStart { .. }))
+        .count();
+    assert!(
+        segments >= 1,
+        "at least one HEAP DUMP SEGMENT before the END"
+    );
     let (code, _, err) = finish(child);
     assert_eq!(code, 0, "{err}");
     s.wait_closed();
@@ -382,37 +565,101 @@ fn alloc_sites_commands_report_clear_and_list_changes() {
     let dir = common::scratch("net_sites");
     let marker = dir.join("go");
     let (l, port) = Server::listen();
-    let mut child = spawn_java(&dir, &format!("heap=sites,format=b,doe=n,net=127.0.0.1:{port}"), "AllocSites", &[marker.to_str().unwrap()]);
+    let mut child = spawn_java(
+        &dir,
+        &format!("heap=sites,format=b,doe=n,net=127.0.0.1:{port}"),
+        "AllocSites",
+        &[marker.to_str().unwrap()],
+    );
     let mut s = Server::accept(&l);
     let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
     assert_eq!(line.trim(), "phase1");
 
     let kept = |recs: &[Record], site: &hprof_rs::reader::AllocSite| {
-        recs.iter().any(|r| matches!(&r.body, RecordBody::LoadClass(c) if c.class_serial == site.class_serial))
-            && site.instances_allocated == 1000
+        recs.iter().any(
+            |r| matches!(&r.body, RecordBody::LoadClass(c) if c.class_serial == site.class_serial),
+        ) && site.instances_allocated == 1000
             && site.bytes_allocated == 24_000
     };
     s.send(Command::HeapSummary);
-    let recs = s.wait_for("HEAP SUMMARY", |r| r.iter().any(|r| matches!(r.body, RecordBody::HeapSummary(_))));
-    let Some(RecordBody::HeapSummary(h)) = recs.iter().map(|r| &r.body).find(|b| matches!(b, RecordBody::HeapSummary(_))) else { unreachable!() };
-    assert!(h.total_instances_allocated >= 23_593, "every fixture allocation counted: {h:?}");
+    let recs = s.wait_for("HEAP SUMMARY", |r| {
+        r.iter()
+            .any(|r| matches!(r.body, RecordBody::HeapSummary(_)))
+    });
+    let Some(RecordBody::HeapSummary(h)) = recs
+        .iter()
+        .map(|r| &r.body)
+        .find(|b| matches!(b, RecordBody::HeapSummary(_)))
+    else {
+        unreachable!()
+    };
+    assert!(
+        h.total_instances_allocated >= 23_593,
+        "every fixture allocation counted: {h:?}"
+    );
 
-    s.send(Command::AllocSites { flags: 0x4, cutoff: 0.0 });
-    let recs = s.wait_for("ALLOC SITES", |r| r.iter().any(|r| matches!(r.body, RecordBody::AllocSites(_))));
-    let sites: Vec<_> = recs.iter().filter_map(|r| if let RecordBody::AllocSites(a) = &r.body { Some(a.clone()) } else { None }).collect();
+    s.send(Command::AllocSites {
+        flags: 0x4,
+        cutoff: 0.0,
+    });
+    let recs = s.wait_for("ALLOC SITES", |r| {
+        r.iter()
+            .any(|r| matches!(r.body, RecordBody::AllocSites(_)))
+    });
+    let sites: Vec<_> = recs
+        .iter()
+        .filter_map(|r| {
+            if let RecordBody::AllocSites(a) = &r.body {
+                Some(a.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(sites[0].flags, 0x4, "the request's flags are echoed");
     let k: Vec<_> = sites[0].sites.iter().filter(|x| kept(&recs, x)).collect();
     assert_eq!(k.len(), 1, "the Kept site (1000 x 24 bytes)");
     assert_eq!((k[0].live_instances, k[0].live_bytes), (1000, 24_000));
 
     s.send(Command::Control(Control::ClearAllocSites));
-    s.send(Command::AllocSites { flags: 0x1, cutoff: 0.0 });
-    let recs = s.wait_for("second ALLOC SITES", |r| r.iter().filter(|r| matches!(r.body, RecordBody::AllocSites(_))).count() == 2);
-    let second = recs.iter().filter_map(|r| if let RecordBody::AllocSites(a) = &r.body { Some(a) } else { None }).nth(1).unwrap();
+    s.send(Command::AllocSites {
+        flags: 0x1,
+        cutoff: 0.0,
+    });
+    let recs = s.wait_for("second ALLOC SITES", |r| {
+        r.iter()
+            .filter(|r| matches!(r.body, RecordBody::AllocSites(_)))
+            .count()
+            == 2
+    });
+    let second = recs
+        .iter()
+        .filter_map(|r| {
+            if let RecordBody::AllocSites(a) = &r.body {
+                Some(a)
+            } else {
+                None
+            }
+        })
+        .nth(1)
+        .unwrap();
     assert_eq!(second.flags, 0x1);
-    assert!(second.total_instances_allocated < 20_000, "cleared: {second:?}");
-    assert!(!second.sites.iter().any(|x| x.class_serial == k[0].class_serial && x.trace_serial == k[0].trace_serial), "unchanged site not listed");
+    assert!(
+        second.total_instances_allocated < 20_000,
+        "cleared: {second:?}"
+    );
+    assert!(
+        !second
+            .sites
+            .iter()
+            .any(|x| x.class_serial == k[0].class_serial && x.trace_serial == k[0].trace_serial),
+        "unchanged site not listed"
+    );
 
     std::fs::write(&marker, b"").unwrap();
     let (code, _, err) = finish(child);

@@ -21,20 +21,41 @@ const BAD_OPTIONS: &[(&str, &str)] = &[
     ("format=x", "format option value must be a|b"),
     ("depth=-1", "depth option value must be decimal and >= 0"),
     ("depth=ten", "depth option value must be decimal and >= 0"),
-    ("interval=0", "interval option value must be decimal and > 0"),
-    ("cutoff=-0.5", "cutoff option value must be floating point and >= 0"),
+    (
+        "interval=0",
+        "interval option value must be decimal and > 0",
+    ),
+    (
+        "cutoff=-0.5",
+        "cutoff option value must be floating point and >= 0",
+    ),
     ("lineno=yes", "lineno option value must be y|n"),
     ("thread=Y", "thread option value must be y|n"),
     ("doe,cpu=samples", "Unknown option: doe,cpu"),
     ("cpu=samples,,heap=sites", "Unknown option: ,heap"),
     ("HEAP=dump", "Unknown option: HEAP"),
-    ("averyveryverylongname=1", "general syntax error parsing options"),
-    ("file=a,file=b", "file or net options should only appear once"),
+    (
+        "averyveryverylongname=1",
+        "general syntax error parsing options",
+    ),
+    (
+        "file=a,file=b",
+        "file or net options should only appear once",
+    ),
     ("net=localhost", "net option missing ':'"),
-    ("format=b,cpu=times", "cpu=times|old is not supported with format=b"),
-    ("format=b,monitor=y", "monitor=y is not supported with format=b"),
+    (
+        "format=b,cpu=times",
+        "cpu=times|old is not supported with format=b",
+    ),
+    (
+        "format=b,monitor=y",
+        "monitor=y is not supported with format=b",
+    ),
     ("interval=", "syntax error parsing interval=DECIMAL"),
-    ("exitpause=y", "The exitpause option was removed, use -XX:OnError='cmd %%p'"),
+    (
+        "exitpause=y",
+        "The exitpause option was removed, use -XX:OnError='cmd %%p'",
+    ),
 ];
 
 #[test]
@@ -43,9 +64,15 @@ fn every_bad_option_gives_its_error_and_the_jvm_does_not_start() {
         let out = java_with(&agentpath(opts));
         let err = common::stderr(&out);
         let expected = format!("HPROF ERROR: hprof option error: {desc} ({opts})");
-        assert!(err.contains(&expected), "for {opts}: expected {expected:?} in {err:?}");
+        assert!(
+            err.contains(&expected),
+            "for {opts}: expected {expected:?} in {err:?}"
+        );
         assert_eq!(out.status.code(), Some(1), "exit status for {opts}: {err}");
-        assert!(!common::stdout(&out).contains("hello"), "the program must not run for {opts}");
+        assert!(
+            !common::stdout(&out).contains("hello"),
+            "the program must not run for {opts}"
+        );
     }
 }
 
@@ -53,7 +80,8 @@ fn every_bad_option_gives_its_error_and_the_jvm_does_not_start() {
 fn errorexit_makes_option_errors_fatal() {
     let out = java_with(&agentpath("errorexit=y,depth=x"));
     let err = common::stderr(&out);
-    assert!(err.contains("HPROF ERROR: hprof option error: depth option value must be decimal and >= 0"));
+    assert!(err
+        .contains("HPROF ERROR: hprof option error: depth option value must be decimal and >= 0"));
     assert!(err.contains("HPROF TERMINATED PROCESS"), "{err}");
     assert_eq!(out.status.code(), Some(9));
 }
@@ -73,7 +101,13 @@ fn loads_through_agentpath_agentlib_and_xrun() {
     let dir = common::scratch("load_three_ways");
     let lib_dir = common::agent_path().parent().unwrap().to_path_buf();
     for (n, arg) in [
-        (1, format!("-agentpath:{}=cpu=samples,file=o1.txt", common::agent_path().display())),
+        (
+            1,
+            format!(
+                "-agentpath:{}=cpu=samples,file=o1.txt",
+                common::agent_path().display()
+            ),
+        ),
         (2, "-agentlib:hprof_rs=cpu=samples,file=o2.txt".to_string()),
         (3, "-Xrunhprof_rs:cpu=samples,file=o3.txt".to_string()),
     ] {
@@ -81,7 +115,8 @@ fn loads_through_agentpath_agentlib_and_xrun() {
             .current_dir(&dir)
             .env("LD_LIBRARY_PATH", &lib_dir)
             .arg(&arg)
-            .arg("-cp").arg(common::fixture_classes())
+            .arg("-cp")
+            .arg(common::fixture_classes())
             .arg("Hello")
             .output()
             .unwrap();
@@ -100,12 +135,16 @@ fn environment_variable_options_are_appended() {
         .current_dir(&dir)
         .env("_JAVA_HPROF_OPTIONS", "depth=zz")
         .arg(agentpath("cpu=samples"))
-        .arg("-cp").arg(common::fixture_classes())
+        .arg("-cp")
+        .arg(common::fixture_classes())
         .arg("Hello")
         .output()
         .unwrap();
     let err = common::stderr(&out);
-    assert!(err.contains("depth option value must be decimal and >= 0 (cpu=samples,depth=zz)"), "{err}");
+    assert!(
+        err.contains("depth option value must be decimal and >= 0 (cpu=samples,depth=zz)"),
+        "{err}"
+    );
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -113,7 +152,10 @@ fn environment_variable_options_are_appended() {
 fn unwritable_output_file_is_a_clear_error() {
     let out = java_with(&agentpath("cpu=samples,file=/nonexistent-dir/x/out.txt"));
     let err = common::stderr(&out);
-    assert!(err.contains("HPROF ERROR: can't create profile file: /nonexistent-dir/x/out.txt"), "{err}");
+    assert!(
+        err.contains("HPROF ERROR: can't create profile file: /nonexistent-dir/x/out.txt"),
+        "{err}"
+    );
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -156,11 +198,16 @@ fn no_options_means_heap_all_dump_and_sites() {
         assert!(common::stdout(&out).contains("hello"));
         let text = std::fs::read_to_string(dir.join("o.txt")).unwrap();
         let dump = text.find("\nHEAP DUMP BEGIN (").expect("heap dump");
-        let sites = text.find("\nSITES BEGIN (ordered by live bytes)").expect("sites");
+        let sites = text
+            .find("\nSITES BEGIN (ordered by live bytes)")
+            .expect("sites");
         assert!(dump < sites, "heap dump before sites");
         assert!(text.contains("\nHEAP DUMP END\n") && text.contains("\nSITES END\n"));
         assert!(text.matches("\nOBJ ").count() > 100, "objects in the dump");
-        assert!(text.contains(" java.lang.String\n"), "String allocation sites listed");
+        assert!(
+            text.contains(" java.lang.String\n"),
+            "String allocation sites listed"
+        );
     }
 }
 
@@ -171,14 +218,24 @@ fn attach_is_refused_cleanly() {
     let marker = dir.join("stop");
     let mut child = Command::new(common::java())
         .current_dir(&dir)
-        .args(["-XX:+IgnoreUnrecognizedVMOptions", "-XX:+EnableDynamicAgentLoading", "-cp"])
+        .args([
+            "-XX:+IgnoreUnrecognizedVMOptions",
+            "-XX:+EnableDynamicAgentLoading",
+            "-cp",
+        ])
         .arg(common::fixture_classes())
-        .arg("WaitForSignal").arg(&marker).arg("30")
+        .arg("WaitForSignal")
+        .arg(&marker)
+        .arg("30")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut line).unwrap();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
     let jcmd = common::jdk_home().join("bin/jcmd");
     let out = Command::new(&jcmd)
         .arg(child.id().to_string())
@@ -215,6 +272,15 @@ fn logflags_log_and_dump_tables() {
     assert!(err.contains("HPROF TABLES (VM init):") && err.contains("HPROF TABLES (VM death):"));
     // The class table at VM init holds the core classes with serials from 100000.
     assert!(err.contains("class 100000 "), "{err}");
-    let classes: usize = err.split("  classes: ").nth(1).and_then(|r| r.lines().next()).unwrap().parse().unwrap();
-    assert!(classes > 100, "hundreds of classes are loaded by VM init: {classes}");
+    let classes: usize = err
+        .split("  classes: ")
+        .nth(1)
+        .and_then(|r| r.lines().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        classes > 100,
+        "hundreds of classes are loaded by VM init: {classes}"
+    );
 }

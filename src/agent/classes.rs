@@ -26,7 +26,8 @@ pub fn ensure(agent: &Agent, klass: jclass, load_trace: u32) -> Option<Arc<Class
         let sig = j.class_signature(klass).ok()?;
         let source = j.source_file_name(klass).ok().flatten();
         let e = table.insert(sig, agent.tables.objects.allocate_id(), load_trace, source);
-        crate::profile::alloc_sites::retag(agent, klass, make_tag(TagKind::Class, e.serial as u64)).ok()?;
+        crate::profile::alloc_sites::retag(agent, klass, make_tag(TagKind::Class, e.serial as u64))
+            .ok()?;
         Some(e)
     })?;
     announce(agent, &entry);
@@ -57,7 +58,9 @@ fn announce(agent: &Agent, e: &Arc<ClassEntry>) {
 /// Register every class the VM has loaded (VM init, and before dumps so
 /// array classes, which have no load event, are picked up).
 pub fn refresh(agent: &Agent, jni: *mut crate::jvmti::sys::JNIEnv) {
-    let Ok(classes) = agent.jvmti.loaded_classes() else { return };
+    let Ok(classes) = agent.jvmti.loaded_classes() else {
+        return;
+    };
     let trace = agent.system_trace();
     for &k in classes.iter() {
         let _ = ensure(agent, k, trace);

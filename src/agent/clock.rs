@@ -29,7 +29,11 @@ pub struct TickClock {
 impl TickClock {
     pub fn new() -> Self {
         let tsc = invariant_tsc();
-        TickClock { origin: std::time::Instant::now(), tsc0: if tsc { read_tsc() } else { 0 }, tsc }
+        TickClock {
+            origin: std::time::Instant::now(),
+            tsc0: if tsc { read_tsc() } else { 0 },
+            tsc,
+        }
     }
 
     /// Whether ticks come from the time-stamp counter.
@@ -85,8 +89,12 @@ fn invariant_tsc() -> bool {
     if !cfg!(target_arch = "x86_64") {
         return false;
     }
-    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else { return false };
-    let Some(flags) = info.lines().find(|l| l.starts_with("flags")) else { return false };
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return false;
+    };
+    let Some(flags) = info.lines().find(|l| l.starts_with("flags")) else {
+        return false;
+    };
     let has = |f: &str| flags.split_whitespace().any(|x| x == f);
     has("constant_tsc") && has("nonstop_tsc")
 }

@@ -44,13 +44,29 @@ pub fn dump_tables(agent: &Agent, when: &str) {
     let _ = writeln!(err, "HPROF TABLES ({when}):");
     let _ = writeln!(err, "  classes: {}", t.classes.len());
     for c in t.classes.all().iter().take(20) {
-        let _ = writeln!(err, "    class {} {} id={:x} trace={}", c.serial, c.signature, c.object_id, c.load_trace);
+        let _ = writeln!(
+            err,
+            "    class {} {} id={:x} trace={}",
+            c.serial, c.signature, c.object_id, c.load_trace
+        );
     }
     let _ = writeln!(err, "  threads: {}", t.threads.all().len());
     for r in t.threads.all() {
-        let _ = writeln!(err, "    thread {} {:?} agent={} id={:x}", r.serial, r.name.as_deref().unwrap_or(""), r.agent, r.object_id);
+        let _ = writeln!(
+            err,
+            "    thread {} {:?} agent={} id={:x}",
+            r.serial,
+            r.name.as_deref().unwrap_or(""),
+            r.agent,
+            r.object_id
+        );
     }
     let _ = writeln!(err, "  frames: {}", t.frames.len());
     let _ = writeln!(err, "  traces: {}", t.traces.len());
-    let _ = writeln!(err, "  objects: {} live, {} bytes of agent memory", t.objects.live(), t.objects.memory_bytes());
+    let _ = writeln!(
+        err,
+        "  objects: {} live, {} bytes of agent memory",
+        t.objects.live(),
+        t.objects.memory_bytes()
+    );
 }

@@ -3,8 +3,8 @@
 
 use super::{agent, classes, lifecycle, threads};
 use crate::jvmti::sys::{jclass, jmethodID, jobject, jthread, JNIEnv};
-use crate::profile::{alloc_sites, monitors};
 use crate::jvmti::EventHandler;
+use crate::profile::{alloc_sites, monitors};
 
 pub struct Handler;
 
@@ -37,17 +37,32 @@ impl EventHandler for Handler {
         let Some(a) = agent() else { return };
         let Some(_pass) = a.gate.enter() else { return };
         let serial = threads::known_serial(a, thread).unwrap_or(0);
-        let trace = super::stacks::thread_trace(a, std::ptr::null_mut(), serial).unwrap_or(a.system_trace());
+        let trace = super::stacks::thread_trace(a, std::ptr::null_mut(), serial)
+            .unwrap_or(a.system_trace());
         classes::ensure(a, klass, trace);
     }
 
-    fn sampled_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {
+    fn sampled_object_alloc(
+        &self,
+        jni: *mut JNIEnv,
+        thread: jthread,
+        obj: jobject,
+        klass: jclass,
+        size: i64,
+    ) {
         let Some(a) = agent() else { return };
         let Some(_pass) = a.gate.enter() else { return };
         alloc_sites::on_alloc(a, jni, thread, obj, klass, size, false);
     }
 
-    fn vm_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {
+    fn vm_object_alloc(
+        &self,
+        jni: *mut JNIEnv,
+        thread: jthread,
+        obj: jobject,
+        klass: jclass,
+        size: i64,
+    ) {
         let Some(a) = agent() else { return };
         let Some(_pass) = a.gate.enter() else { return };
         alloc_sites::on_alloc(a, jni, thread, obj, klass, size, true);
@@ -85,7 +100,14 @@ impl EventHandler for Handler {
         monitors::waited(a);
     }
 
-    fn class_file_load_hook(&self, _jni: *mut JNIEnv, _redefining: bool, _loader: jobject, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+    fn class_file_load_hook(
+        &self,
+        _jni: *mut JNIEnv,
+        _redefining: bool,
+        _loader: jobject,
+        name: Option<&str>,
+        bytes: &[u8],
+    ) -> Option<Vec<u8>> {
         let a = agent()?;
         if a.opts.cpu_timing() {
             return crate::profile::cpu_times::class_file_load_hook(name, bytes);
@@ -93,7 +115,13 @@ impl EventHandler for Handler {
         None
     }
 
-    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, _location: i64) {
+    fn exception_catch(
+        &self,
+        jni: *mut JNIEnv,
+        thread: jthread,
+        method: jmethodID,
+        _location: i64,
+    ) {
         let Some(a) = agent() else { return };
         let Some(_pass) = a.gate.enter() else { return };
         if a.opts.cpu_timing() {

@@ -57,7 +57,10 @@ mod tests {
     fn closed_gate_refuses_and_drains() {
         let g = Gate::default();
         let p = g.enter().unwrap();
-        assert!(!g.close_and_drain(0, Duration::from_millis(20)), "one pass still active");
+        assert!(
+            !g.close_and_drain(0, Duration::from_millis(20)),
+            "one pass still active"
+        );
         assert!(g.enter().is_none());
         drop(p);
         assert!(g.close_and_drain(0, Duration::from_millis(20)));

@@ -54,7 +54,12 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
         }
     }
     let j = agent.jvmti;
-    for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
+    for ev in [
+        event::THREAD_START,
+        event::THREAD_END,
+        event::CLASS_LOAD,
+        event::DATA_DUMP_REQUEST,
+    ] {
         if let Err(e) = j.set_event_mode(true, ev) {
             diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
         }
@@ -81,7 +86,12 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
     crate::profile::alloc_sites::stop(agent);
     crate::net::listener::stop(agent);
     let j = agent.jvmti;
-    for ev in [event::THREAD_START, event::THREAD_END, event::CLASS_LOAD, event::DATA_DUMP_REQUEST] {
+    for ev in [
+        event::THREAD_START,
+        event::THREAD_END,
+        event::CLASS_LOAD,
+        event::DATA_DUMP_REQUEST,
+    ] {
         let _ = j.set_event_mode(false, ev);
     }
     if agent.opts.monitor {

@@ -71,7 +71,9 @@ impl Agent {
 
     /// Time stamp for a record written now.
     pub fn stamp(&self) -> crate::format::Stamp {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         crate::format::Stamp {
             micros_since_load: self.started.elapsed().as_micros() as u64,
             unix_millis: now.as_millis() as i64,

@@ -20,12 +20,18 @@ const JNI_ERR: jint = -1;
 /// # Safety
 /// Called by the JVM with its JavaVM pointer and the option string.
 #[no_mangle]
-pub unsafe extern "system" fn Agent_OnLoad(vm: *mut JavaVM, options: *mut c_char, _reserved: *mut c_void) -> jint {
+pub unsafe extern "system" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
     let opts = if options.is_null() {
         String::new()
     } else {
         // SAFETY: the VM passes a NUL-terminated option string.
-        unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned()
     };
     match catch_unwind(AssertUnwindSafe(|| on_load(vm, &opts))) {
         Ok(rc) => rc,
@@ -42,7 +48,11 @@ pub unsafe extern "system" fn Agent_OnLoad(vm: *mut JavaVM, options: *mut c_char
 /// # Safety
 /// Called by the JVM.
 #[no_mangle]
-pub unsafe extern "system" fn Agent_OnAttach(_vm: *mut JavaVM, _options: *mut c_char, _reserved: *mut c_void) -> jint {
+pub unsafe extern "system" fn Agent_OnAttach(
+    _vm: *mut JavaVM,
+    _options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
     diag::error("hprof-rs cannot be attached to a running VM (not supported yet); start the JVM with -agentpath:");
     JNI_ERR
 }
@@ -79,7 +89,10 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         let _ = out.flush();
         std::process::exit(0);
     }
-    let combined = options::combine_with_env(cmdline, std::env::var("_JAVA_HPROF_OPTIONS").ok().as_deref());
+    let combined = options::combine_with_env(
+        cmdline,
+        std::env::var("_JAVA_HPROF_OPTIONS").ok().as_deref(),
+    );
     let opts = match options::parse(&combined) {
         Ok(o) => o,
         Err(e) => option_error(&e),
@@ -170,7 +183,10 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options) {
         startup_error("Unable to get potential JVMTI capabilities.");
     };
     let mut need = jvmtiCapabilities::default();
-    for c in [cap::CAN_TAG_OBJECTS, cap::CAN_GENERATE_GARBAGE_COLLECTION_EVENTS] {
+    for c in [
+        cap::CAN_TAG_OBJECTS,
+        cap::CAN_GENERATE_GARBAGE_COLLECTION_EVENTS,
+    ] {
         need.set(c);
     }
     if opts.monitor {
@@ -198,7 +214,9 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options) {
             need.set(c);
         }
     }
-    if opts.cpu_timing() && crate::profile::cpu_times::add_capabilities(&potential, &mut need).is_err() {
+    if opts.cpu_timing()
+        && crate::profile::cpu_times::add_capabilities(&potential, &mut need).is_err()
+    {
         startup_error("Unable to get necessary JVMTI capabilities.");
     }
     if jvmti.add_capabilities(&need).is_err() {

@@ -16,8 +16,16 @@ pub fn new_format(opts: &Options, segmented: bool) -> BoxedFormat {
         Format::Ascii => Box::new(AsciiFormat::new(AsciiOptions::default())),
         Format::Binary => {
             let mut f = BinaryFormat::new(BinaryOptions {
-                version: if segmented { HprofVersion::V1_0_2 } else { HprofVersion::V1_0_1 },
-                id_size: if opts.id_size == 8 { IdSize::Eight } else { IdSize::Four },
+                version: if segmented {
+                    HprofVersion::V1_0_2
+                } else {
+                    HprofVersion::V1_0_1
+                },
+                id_size: if opts.id_size == 8 {
+                    IdSize::Eight
+                } else {
+                    IdSize::Four
+                },
                 object_array_full_length: opts.true_array_len,
                 // Small segments keep the heap dump's buffering bounded.
                 segment_limit: HEAP_SEGMENT_LIMIT,

@@ -18,7 +18,13 @@ pub fn known_serial(agent: &Agent, thread: jthread) -> Option<u32> {
 
 /// Register a thread (or return its record if already known). `announce`
 /// writes THREAD START (not for the VM-init thread nor agent threads).
-pub fn register(agent: &Agent, jni: *mut JNIEnv, thread: jthread, agent_thread: bool, announce: bool) -> Option<Arc<ThreadRecord>> {
+pub fn register(
+    agent: &Agent,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    agent_thread: bool,
+    announce: bool,
+) -> Option<Arc<ThreadRecord>> {
     if thread.is_null() {
         return None;
     }
@@ -44,11 +50,19 @@ pub fn register(agent: &Agent, jni: *mut JNIEnv, thread: jthread, agent_thread: 
         (g.and_then(|g| g.name), parent_name)
     };
     let object_id = agent.tables.objects.allocate_id();
-    let rec = agent.tables.threads.insert(object_id, name, group, parent, agent_thread);
-    let _ = crate::profile::alloc_sites::retag(agent, thread, make_tag(TagKind::Thread, rec.serial as u64));
+    let rec = agent
+        .tables
+        .threads
+        .insert(object_id, name, group, parent, agent_thread);
+    let _ = crate::profile::alloc_sites::retag(
+        agent,
+        thread,
+        make_tag(TagKind::Thread, rec.serial as u64),
+    );
     // cpu=old output has no THREAD lines (ascii-format.md §10).
     if announce && !agent_thread && !agent.opts.cpu_old {
-        let trace = super::stacks::thread_trace(agent, thread, rec.serial).unwrap_or(agent.system_trace());
+        let trace =
+            super::stacks::thread_trace(agent, thread, rec.serial).unwrap_or(agent.system_trace());
         let r = rec.clone();
         let at = agent.stamp();
         agent.out.submit(move |f, out| {
@@ -68,12 +82,18 @@ pub fn register(agent: &Agent, jni: *mut JNIEnv, thread: jthread, agent_thread: 
 
 /// THREAD END for a thread we know.
 pub fn end(agent: &Agent, thread: jthread) {
-    let Some(serial) = known_serial(agent, thread) else { return };
-    let Some(rec) = agent.tables.threads.get(serial) else { return };
+    let Some(serial) = known_serial(agent, thread) else {
+        return;
+    };
+    let Some(rec) = agent.tables.threads.get(serial) else {
+        return;
+    };
     agent.tables.threads.mark_dead(serial);
     if rec.agent || agent.opts.cpu_old {
         return;
     }
     let at = agent.stamp();
-    agent.out.submit(move |f, out| f.thread_end(out, at, serial));
+    agent
+        .out
+        .submit(move |f, out| f.thread_end(out, at, serial));
 }

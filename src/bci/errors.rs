@@ -37,7 +37,10 @@ impl fmt::Display for BciError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BciError::Truncated { what, offset } => {
-                write!(f, "class file truncated while reading {what} at byte {offset}")
+                write!(
+                    f,
+                    "class file truncated while reading {what} at byte {offset}"
+                )
             }
             BciError::BadMagic(m) => write!(f, "bad magic 0x{m:08X}"),
             BciError::UnsupportedVersion { major, minor } => {
@@ -53,7 +56,10 @@ impl fmt::Display for BciError {
             BciError::ConstantPoolOverflow => write!(f, "constant pool would exceed 65535 entries"),
             BciError::BadCode { offset, msg } => write!(f, "bad byte code at {offset}: {msg}"),
             BciError::CodeTooLarge { new_length } => {
-                write!(f, "code would be {new_length} bytes after injection (limit 65535)")
+                write!(
+                    f,
+                    "code would be {new_length} bytes after injection (limit 65535)"
+                )
             }
             BciError::BadStackMap(m) => write!(f, "bad StackMapTable: {m}"),
             BciError::Malformed(m) => write!(f, "malformed class file: {m}"),

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::bci::classfile::attributes::{Attribute, AttributeInfo, Code};
 use crate::bci::classfile::constant_pool::{decode_mutf8, ConstantPool};
-use crate::bci::classfile::{ClassFile, ACC_ABSTRACT, ACC_INTERFACE, ACC_MODULE, ACC_NATIVE, ACC_STATIC};
+use crate::bci::classfile::{
+    ClassFile, ACC_ABSTRACT, ACC_INTERFACE, ACC_MODULE, ACC_NATIVE, ACC_STATIC,
+};
 use crate::bci::code::instructions::{decode_all, is_return, op, Insn};
 use crate::bci::code::relocate::{relocate, Insertion, Relocation};
 use crate::bci::code::type_annotations::relocate_type_annotations;
@@ -121,7 +123,10 @@ impl InjectOutcome {
     }
     /// (method number, reason) of every method not instrumented.
     pub fn skipped_methods(&self) -> impl Iterator<Item = (usize, &SkipReason)> {
-        self.methods.iter().enumerate().filter_map(|(i, m)| m.skipped.as_ref().map(|r| (i, r)))
+        self.methods
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| m.skipped.as_ref().map(|r| (i, r)))
     }
 }
 
@@ -201,8 +206,15 @@ pub fn inject(class_bytes: &[u8], cfg: &InjectConfig) -> Result<InjectOutcome> {
         None
     };
     if class_skip.is_some() {
-        methods.iter_mut().for_each(|m| m.skipped = Some(SkipReason::ClassSkipped));
-        return Ok(InjectOutcome { class_name, new_bytes: None, methods, class_skip });
+        methods
+            .iter_mut()
+            .for_each(|m| m.skipped = Some(SkipReason::ClassSkipped));
+        return Ok(InjectOutcome {
+            class_name,
+            new_bytes: None,
+            methods,
+            class_skip,
+        });
     }
 
     let is_object = class_name == "java/lang/Object" && cf.super_class == 0;
@@ -214,15 +226,26 @@ pub fn inject(class_bytes: &[u8], cfg: &InjectConfig) -> Result<InjectOutcome> {
             None => match instrument_method(&mut cf, k, is_object, cfg, &mut refs) {
                 Ok(true) => None,
                 Ok(false) => Some(SkipReason::NothingToInject),
-                Err(BciError::CodeTooLarge { new_length }) => Some(SkipReason::TooLarge { new_length }),
+                Err(BciError::CodeTooLarge { new_length }) => {
+                    Some(SkipReason::TooLarge { new_length })
+                }
                 Err(e) => Some(SkipReason::Unsupported(e.to_string())),
             },
         };
         injected_any |= reason.is_none();
         methods[k].skipped = reason;
     }
-    let new_bytes = if injected_any { Some(cf.to_bytes()) } else { None };
-    Ok(InjectOutcome { class_name, new_bytes, methods, class_skip: None })
+    let new_bytes = if injected_any {
+        Some(cf.to_bytes())
+    } else {
+        None
+    };
+    Ok(InjectOutcome {
+        class_name,
+        new_bytes,
+        methods,
+        class_skip: None,
+    })
 }
 
 /// The class- and name-based skip rules of §2.2/§2.3.
@@ -278,7 +301,9 @@ fn instrument_method(
     let object_init = is_object && name == b"<init>";
     let timed = cfg.call_sites && !object_init;
     let arrays = cfg.object_tracking
-        && insns.iter().any(|i| matches!(i.opcode, op::NEWARRAY | op::ANEWARRAY | op::MULTIANEWARRAY));
+        && insns
+            .iter()
+            .any(|i| matches!(i.opcode, op::NEWARRAY | op::ANEWARRAY | op::MULTIANEWARRAY));
     let object_init = object_init && cfg.object_tracking;
     if !timed && !arrays && !object_init {
         return Ok(false);
@@ -303,7 +328,11 @@ fn instrument_method(
         insertions.entry(0).or_default().skip.extend(entry);
         let ret = site(cp, refs, 3)?;
         for i in insns.iter().filter(|i| is_return(i.opcode)) {
-            insertions.entry(i.offset).or_default().land.extend_from_slice(&ret);
+            insertions
+                .entry(i.offset)
+                .or_default()
+                .land
+                .extend_from_slice(&ret);
         }
     }
     if arrays {
@@ -315,14 +344,32 @@ fn instrument_method(
                     offset: i.offset,
                     msg: "array allocation at the end of the code".into(),
                 })?;
-                insertions.entry(next.offset).or_default().skip.extend_from_slice(&after);
+                insertions
+                    .entry(next.offset)
+                    .or_default()
+                    .skip
+                    .extend_from_slice(&after);
             }
         }
     }
     let extra_stack = if timed { 2 } else { 1 };
 
-    let ctx = MethodCtx { name: &name, descriptor: &descriptor, is_static, is_object, major: cf.major_version, this_class: cf.this_class };
-    let new_code = rewrite_code(&mut cf.constant_pool, code, &insns, &insertions, extra_stack, &ctx)?;
+    let ctx = MethodCtx {
+        name: &name,
+        descriptor: &descriptor,
+        is_static,
+        is_object,
+        major: cf.major_version,
+        this_class: cf.this_class,
+    };
+    let new_code = rewrite_code(
+        &mut cf.constant_pool,
+        code,
+        &insns,
+        &insertions,
+        extra_stack,
+        &ctx,
+    )?;
     *cf.methods[k].code_mut().expect("has code") = new_code;
     Ok(true)
 }
@@ -349,7 +396,13 @@ fn rewrite_code(
     let map16 = |o: u16| -> Result<u16> { Ok(r.map(o as u32)? as u16) };
     // Offset 0 keeps meaning "from the start" for line and local tables, so
     // the entry code belongs to the first line and to parameter scopes.
-    let map_start = |o: u16| -> Result<u16> { if o == 0 { Ok(0) } else { map16(o) } };
+    let map_start = |o: u16| -> Result<u16> {
+        if o == 0 {
+            Ok(0)
+        } else {
+            map16(o)
+        }
+    };
 
     let mut exception_table = Vec::with_capacity(code.exception_table.len());
     for e in &code.exception_table {
@@ -388,25 +441,42 @@ fn rewrite_code(
             }
             AttributeInfo::StackMapTable(frames) => {
                 had_stackmap = true;
-                AttributeInfo::StackMapTable(rewrite_frames(cp, code, insns, &r, Some(frames), ctx)?)
+                AttributeInfo::StackMapTable(rewrite_frames(
+                    cp,
+                    code,
+                    insns,
+                    &r,
+                    Some(frames),
+                    ctx,
+                )?)
             }
             AttributeInfo::Raw(_) if name == b"StackMapTable" || name == b"StackMap" => {
-                return Err(BciError::BadStackMap(format!("{} attribute not decodable", String::from_utf8_lossy(&name))))
+                return Err(BciError::BadStackMap(format!(
+                    "{} attribute not decodable",
+                    String::from_utf8_lossy(&name)
+                )))
             }
             AttributeInfo::Raw(body)
-                if name == b"RuntimeVisibleTypeAnnotations" || name == b"RuntimeInvisibleTypeAnnotations" =>
+                if name == b"RuntimeVisibleTypeAnnotations"
+                    || name == b"RuntimeInvisibleTypeAnnotations" =>
             {
                 AttributeInfo::Raw(relocate_type_annotations(body, &r)?)
             }
             other => other.clone(),
         };
-        attributes.push(Attribute { name_index: a.name_index, info });
+        attributes.push(Attribute {
+            name_index: a.name_index,
+            info,
+        });
     }
     if !had_stackmap && ctx.major >= 50 {
         let frames = rewrite_frames(cp, code, insns, &r, None, ctx)?;
         if !frames.is_empty() {
             let name_index = cp.add_utf8(b"StackMapTable")?;
-            attributes.push(Attribute { name_index, info: AttributeInfo::StackMapTable(frames) });
+            attributes.push(Attribute {
+                name_index,
+                info: AttributeInfo::StackMapTable(frames),
+            });
         }
     }
     Ok(Code {
@@ -429,7 +499,14 @@ fn rewrite_frames(
     frames: Option<&Vec<crate::bci::stackmap::StackMapFrame>>,
     ctx: &MethodCtx,
 ) -> Result<Vec<crate::bci::stackmap::StackMapFrame>> {
-    let initial = initial_locals(cp, ctx.this_class, ctx.is_object, ctx.name, ctx.descriptor, ctx.is_static)?;
+    let initial = initial_locals(
+        cp,
+        ctx.this_class,
+        ctx.is_object,
+        ctx.name,
+        ctx.descriptor,
+        ctx.is_static,
+    )?;
     let mut expanded = match frames {
         Some(f) => expand(f, &initial)?,
         None => vec![],
@@ -441,14 +518,30 @@ fn rewrite_frames(
         let zero_is_target = insns.iter().any(|i| i.targets().contains(&0))
             || code.exception_table.iter().any(|e| e.handler_pc == 0);
         if entry_moved && zero_is_target && !have.contains(&0) {
-            added.push(Frame { offset: 0, locals: initial.clone(), stack: vec![] });
+            added.push(Frame {
+                offset: 0,
+                locals: initial.clone(),
+                stack: vec![],
+            });
         }
-        let index_of: BTreeMap<u32, usize> = insns.iter().enumerate().map(|(k, i)| (i.offset, k)).collect();
+        let index_of: BTreeMap<u32, usize> = insns
+            .iter()
+            .enumerate()
+            .map(|(k, i)| (i.offset, k))
+            .collect();
         for &p in &r.widened_conditionals {
             let k = index_of[&p];
             let next = p + insns[k].len;
             if !have.contains(&next) {
-                added.push(frame_after(&code.code, insns, k, &expanded, &initial, cp, ctx.this_class)?);
+                added.push(frame_after(
+                    &code.code,
+                    insns,
+                    k,
+                    &expanded,
+                    &initial,
+                    cp,
+                    ctx.this_class,
+                )?);
             }
         }
     }
@@ -476,8 +569,16 @@ fn rewrite_frames(
 /// Name of a method for messages.
 pub fn method_label(cf: &ClassFile, k: usize) -> String {
     let m = &cf.methods[k];
-    let n = cf.constant_pool.utf8(m.name_index).map(decode_mutf8).unwrap_or_default();
-    let d = cf.constant_pool.utf8(m.descriptor_index).map(decode_mutf8).unwrap_or_default();
+    let n = cf
+        .constant_pool
+        .utf8(m.name_index)
+        .map(decode_mutf8)
+        .unwrap_or_default();
+    let d = cf
+        .constant_pool
+        .utf8(m.descriptor_index)
+        .map(decode_mutf8)
+        .unwrap_or_default();
     format!("{n}{d}")
 }
 

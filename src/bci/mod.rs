@@ -14,7 +14,7 @@ pub use errors::BciError;
 pub mod inject;
 
 pub use inject::{
-    inject, ClassSkip, InjectConfig, InjectOutcome, MethodInfo, SkipReason, CALL_SITE, DEFAULT_TRACKER_CLASS,
-    NEW_ARRAY, OBJECT_INIT, RETURN_SITE,
+    inject, ClassSkip, InjectConfig, InjectOutcome, MethodInfo, SkipReason, CALL_SITE,
+    DEFAULT_TRACKER_CLASS, NEW_ARRAY, OBJECT_INIT, RETURN_SITE,
 };
 pub use tracker::tracker_class_bytes;

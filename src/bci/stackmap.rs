@@ -46,17 +46,23 @@ pub enum StackMapFrame {
     /// frame_type 251.
     SameExtended { offset_delta: u16 },
     /// frame_type 252..=254: 1..=3 more locals.
-    Append { offset_delta: u16, locals: Vec<VType> },
+    Append {
+        offset_delta: u16,
+        locals: Vec<VType>,
+    },
     /// frame_type 255.
-    Full { offset_delta: u16, locals: Vec<VType>, stack: Vec<VType> },
+    Full {
+        offset_delta: u16,
+        locals: Vec<VType>,
+        stack: Vec<VType>,
+    },
 }
 
 impl StackMapFrame {
     pub fn offset_delta(&self) -> u16 {
         match self {
-            StackMapFrame::Same { offset_delta } | StackMapFrame::SameLocals1StackItem { offset_delta, .. } => {
-                *offset_delta as u16
-            }
+            StackMapFrame::Same { offset_delta }
+            | StackMapFrame::SameLocals1StackItem { offset_delta, .. } => *offset_delta as u16,
             StackMapFrame::SameLocals1StackItemExtended { offset_delta, .. }
             | StackMapFrame::Chop { offset_delta, .. }
             | StackMapFrame::SameExtended { offset_delta }
@@ -77,7 +83,11 @@ fn parse_vtype(r: &mut Reader) -> Result<VType> {
         6 => VType::UninitializedThis,
         7 => VType::Object(r.u16("Object cpool_index")?),
         8 => VType::Uninitialized(r.u16("Uninitialized offset")?),
-        t => return Err(BciError::BadStackMap(format!("unknown verification type {t}"))),
+        t => {
+            return Err(BciError::BadStackMap(format!(
+                "unknown verification type {t}"
+            )))
+        }
     })
 }
 
@@ -113,23 +123,38 @@ pub fn parse_frames(r: &mut Reader) -> Result<Vec<StackMapFrame>> {
         let t = r.u8("frame_type")?;
         let f = match t {
             0..=63 => StackMapFrame::Same { offset_delta: t },
-            64..=127 => StackMapFrame::SameLocals1StackItem { offset_delta: t - 64, stack: parse_vtype(r)? },
+            64..=127 => StackMapFrame::SameLocals1StackItem {
+                offset_delta: t - 64,
+                stack: parse_vtype(r)?,
+            },
             247 => StackMapFrame::SameLocals1StackItemExtended {
                 offset_delta: r.u16("offset_delta")?,
                 stack: parse_vtype(r)?,
             },
-            248..=250 => StackMapFrame::Chop { k: 251 - t, offset_delta: r.u16("offset_delta")? },
-            251 => StackMapFrame::SameExtended { offset_delta: r.u16("offset_delta")? },
+            248..=250 => StackMapFrame::Chop {
+                k: 251 - t,
+                offset_delta: r.u16("offset_delta")?,
+            },
+            251 => StackMapFrame::SameExtended {
+                offset_delta: r.u16("offset_delta")?,
+            },
             252..=254 => {
                 let offset_delta = r.u16("offset_delta")?;
-                StackMapFrame::Append { offset_delta, locals: parse_vtypes(r, (t - 251) as usize)? }
+                StackMapFrame::Append {
+                    offset_delta,
+                    locals: parse_vtypes(r, (t - 251) as usize)?,
+                }
             }
             255 => {
                 let offset_delta = r.u16("offset_delta")?;
                 let nl = r.u16("number_of_locals")? as usize;
                 let locals = parse_vtypes(r, nl)?;
                 let ns = r.u16("number_of_stack_items")? as usize;
-                StackMapFrame::Full { offset_delta, locals, stack: parse_vtypes(r, ns)? }
+                StackMapFrame::Full {
+                    offset_delta,
+                    locals,
+                    stack: parse_vtypes(r, ns)?,
+                }
             }
             _ => return Err(BciError::BadStackMap(format!("reserved frame type {t}"))),
         };
@@ -144,11 +169,17 @@ pub fn write_frames(w: &mut Writer, frames: &[StackMapFrame]) {
     for f in frames {
         match f {
             StackMapFrame::Same { offset_delta } => w.u8(*offset_delta),
-            StackMapFrame::SameLocals1StackItem { offset_delta, stack } => {
+            StackMapFrame::SameLocals1StackItem {
+                offset_delta,
+                stack,
+            } => {
                 w.u8(64 + offset_delta);
                 write_vtype(w, *stack);
             }
-            StackMapFrame::SameLocals1StackItemExtended { offset_delta, stack } => {
+            StackMapFrame::SameLocals1StackItemExtended {
+                offset_delta,
+                stack,
+            } => {
                 w.u8(247);
                 w.u16(*offset_delta);
                 write_vtype(w, *stack);
@@ -161,12 +192,19 @@ pub fn write_frames(w: &mut Writer, frames: &[StackMapFrame]) {
                 w.u8(251);
                 w.u16(*offset_delta);
             }
-            StackMapFrame::Append { offset_delta, locals } => {
+            StackMapFrame::Append {
+                offset_delta,
+                locals,
+            } => {
                 w.u8(251 + locals.len() as u8);
                 w.u16(*offset_delta);
                 locals.iter().for_each(|v| write_vtype(w, *v));
             }
-            StackMapFrame::Full { offset_delta, locals, stack } => {
+            StackMapFrame::Full {
+                offset_delta,
+                locals,
+                stack,
+            } => {
                 w.u8(255);
                 w.u16(*offset_delta);
                 w.u16(locals.len() as u16);
@@ -202,7 +240,10 @@ pub fn expand(frames: &[StackMapFrame], initial_locals: &[VType]) -> Result<Vec<
             StackMapFrame::Chop { k, .. } => {
                 let k = *k as usize;
                 if k > locals.len() {
-                    return Err(BciError::BadStackMap(format!("frame {i} chops {k} of {} locals", locals.len())));
+                    return Err(BciError::BadStackMap(format!(
+                        "frame {i} chops {k} of {} locals",
+                        locals.len()
+                    )));
                 }
                 locals.truncate(locals.len() - k);
                 vec![]
@@ -211,12 +252,18 @@ pub fn expand(frames: &[StackMapFrame], initial_locals: &[VType]) -> Result<Vec<
                 locals.extend_from_slice(more);
                 vec![]
             }
-            StackMapFrame::Full { locals: l, stack, .. } => {
+            StackMapFrame::Full {
+                locals: l, stack, ..
+            } => {
                 locals = l.clone();
                 stack.clone()
             }
         };
-        out.push(Frame { offset, locals: locals.clone(), stack });
+        out.push(Frame {
+            offset,
+            locals: locals.clone(),
+            stack,
+        });
     }
     Ok(out)
 }
@@ -231,37 +278,60 @@ pub fn compress(frames: &[Frame], initial_locals: &[VType]) -> Result<Vec<StackM
         let delta = match prev_offset {
             None => f.offset,
             Some(p) if f.offset > p => f.offset - p - 1,
-            Some(p) => return Err(BciError::BadStackMap(format!("frame at {} not after frame at {p}", f.offset))),
+            Some(p) => {
+                return Err(BciError::BadStackMap(format!(
+                    "frame at {} not after frame at {p}",
+                    f.offset
+                )))
+            }
         };
-        let offset_delta =
-            u16::try_from(delta).map_err(|_| BciError::BadStackMap(format!("offset delta {delta} too large")))?;
+        let offset_delta = u16::try_from(delta)
+            .map_err(|_| BciError::BadStackMap(format!("offset delta {delta} too large")))?;
         let same_locals = f.locals == prev_locals;
         let enc = if same_locals && f.stack.is_empty() {
             if offset_delta < 64 {
-                StackMapFrame::Same { offset_delta: offset_delta as u8 }
+                StackMapFrame::Same {
+                    offset_delta: offset_delta as u8,
+                }
             } else {
                 StackMapFrame::SameExtended { offset_delta }
             }
         } else if same_locals && f.stack.len() == 1 {
             if offset_delta < 64 {
-                StackMapFrame::SameLocals1StackItem { offset_delta: offset_delta as u8, stack: f.stack[0] }
+                StackMapFrame::SameLocals1StackItem {
+                    offset_delta: offset_delta as u8,
+                    stack: f.stack[0],
+                }
             } else {
-                StackMapFrame::SameLocals1StackItemExtended { offset_delta, stack: f.stack[0] }
+                StackMapFrame::SameLocals1StackItemExtended {
+                    offset_delta,
+                    stack: f.stack[0],
+                }
             }
         } else if f.stack.is_empty()
             && f.locals.len() < prev_locals.len()
             && prev_locals.len() - f.locals.len() <= 3
             && prev_locals.starts_with(&f.locals)
         {
-            StackMapFrame::Chop { k: (prev_locals.len() - f.locals.len()) as u8, offset_delta }
+            StackMapFrame::Chop {
+                k: (prev_locals.len() - f.locals.len()) as u8,
+                offset_delta,
+            }
         } else if f.stack.is_empty()
             && f.locals.len() > prev_locals.len()
             && f.locals.len() - prev_locals.len() <= 3
             && f.locals.starts_with(prev_locals)
         {
-            StackMapFrame::Append { offset_delta, locals: f.locals[prev_locals.len()..].to_vec() }
+            StackMapFrame::Append {
+                offset_delta,
+                locals: f.locals[prev_locals.len()..].to_vec(),
+            }
         } else {
-            StackMapFrame::Full { offset_delta, locals: f.locals.clone(), stack: f.stack.clone() }
+            StackMapFrame::Full {
+                offset_delta,
+                locals: f.locals.clone(),
+                stack: f.stack.clone(),
+            }
         };
         out.push(enc);
         prev_locals = &f.locals;
@@ -278,10 +348,22 @@ mod tests {
         use StackMapFrame::*;
         vec![
             Same { offset_delta: 3 },
-            SameLocals1StackItem { offset_delta: 5, stack: VType::Object(9) },
-            SameLocals1StackItemExtended { offset_delta: 300, stack: VType::Long },
-            Append { offset_delta: 2, locals: vec![VType::Integer, VType::Double] },
-            Chop { k: 1, offset_delta: 7 },
+            SameLocals1StackItem {
+                offset_delta: 5,
+                stack: VType::Object(9),
+            },
+            SameLocals1StackItemExtended {
+                offset_delta: 300,
+                stack: VType::Long,
+            },
+            Append {
+                offset_delta: 2,
+                locals: vec![VType::Integer, VType::Double],
+            },
+            Chop {
+                k: 1,
+                offset_delta: 7,
+            },
             SameExtended { offset_delta: 1000 },
             Full {
                 offset_delta: 4,
@@ -311,7 +393,15 @@ mod tests {
         let exp = expand(&frames, &init).unwrap();
         let offsets: Vec<u32> = exp.iter().map(|f| f.offset).collect();
         assert_eq!(offsets, vec![3, 9, 310, 313, 321, 1322, 1327, 1328]);
-        assert_eq!(exp[3].locals, vec![VType::Object(1), VType::Integer, VType::Integer, VType::Double]);
+        assert_eq!(
+            exp[3].locals,
+            vec![
+                VType::Object(1),
+                VType::Integer,
+                VType::Integer,
+                VType::Double
+            ]
+        );
         assert_eq!(exp[4].locals.len(), 3);
         let comp = compress(&exp, &init).unwrap();
         // compression is canonical: expanding it again yields the same states
@@ -323,18 +413,40 @@ mod tests {
     fn compress_promotes_large_deltas() {
         let init = vec![VType::Integer];
         let exp = vec![
-            Frame { offset: 70, locals: init.clone(), stack: vec![] },
-            Frame { offset: 200, locals: init.clone(), stack: vec![VType::Integer] },
-            Frame { offset: 201, locals: vec![], stack: vec![] },
-            Frame { offset: 202, locals: vec![VType::Long, VType::Top, VType::Null, VType::Float], stack: vec![] },
+            Frame {
+                offset: 70,
+                locals: init.clone(),
+                stack: vec![],
+            },
+            Frame {
+                offset: 200,
+                locals: init.clone(),
+                stack: vec![VType::Integer],
+            },
+            Frame {
+                offset: 201,
+                locals: vec![],
+                stack: vec![],
+            },
+            Frame {
+                offset: 202,
+                locals: vec![VType::Long, VType::Top, VType::Null, VType::Float],
+                stack: vec![],
+            },
         ];
         let comp = compress(&exp, &init).unwrap();
         assert_eq!(
             comp,
             vec![
                 StackMapFrame::SameExtended { offset_delta: 70 },
-                StackMapFrame::SameLocals1StackItemExtended { offset_delta: 129, stack: VType::Integer },
-                StackMapFrame::Chop { k: 1, offset_delta: 0 },
+                StackMapFrame::SameLocals1StackItemExtended {
+                    offset_delta: 129,
+                    stack: VType::Integer
+                },
+                StackMapFrame::Chop {
+                    k: 1,
+                    offset_delta: 0
+                },
                 StackMapFrame::Full {
                     offset_delta: 0,
                     locals: vec![VType::Long, VType::Top, VType::Null, VType::Float],

@@ -24,13 +24,38 @@ use crate::bci::stackmap::StackMapFrame;
 pub const ENGAGED_FIELD: &str = "engaged";
 
 /// An entry point: (name, descriptor), native name, native descriptor, argument loads.
-type Entry = ((&'static str, &'static str), &'static str, &'static str, &'static [u8]);
+type Entry = (
+    (&'static str, &'static str),
+    &'static str,
+    &'static str,
+    &'static [u8],
+);
 
 const ENTRIES: [Entry; 4] = [
-    (OBJECT_INIT, "nativeObjectInit", "(Ljava/lang/Object;Ljava/lang/Object;)V", &[op::ALOAD_0]),
-    (NEW_ARRAY, "nativeNewArray", "(Ljava/lang/Object;Ljava/lang/Object;)V", &[op::ALOAD_0]),
-    (CALL_SITE, "nativeCallSite", "(Ljava/lang/Object;II)V", &[0x1a, 0x1b]),
-    (RETURN_SITE, "nativeReturnSite", "(Ljava/lang/Object;II)V", &[0x1a, 0x1b]),
+    (
+        OBJECT_INIT,
+        "nativeObjectInit",
+        "(Ljava/lang/Object;Ljava/lang/Object;)V",
+        &[op::ALOAD_0],
+    ),
+    (
+        NEW_ARRAY,
+        "nativeNewArray",
+        "(Ljava/lang/Object;Ljava/lang/Object;)V",
+        &[op::ALOAD_0],
+    ),
+    (
+        CALL_SITE,
+        "nativeCallSite",
+        "(Ljava/lang/Object;II)V",
+        &[0x1a, 0x1b],
+    ),
+    (
+        RETURN_SITE,
+        "nativeReturnSite",
+        "(Ljava/lang/Object;II)V",
+        &[0x1a, 0x1b],
+    ),
 ];
 
 /// Class-file bytes (version 52) of a Tracker class named `internal_name`
@@ -44,16 +69,25 @@ pub fn tracker_class_bytes(internal_name: &str) -> Result<Vec<u8>> {
     let name = internal_name.as_bytes();
     let engaged = {
         let class_index = cf.constant_pool.find_class(name).expect("this class");
-        let nat = cf.constant_pool.add_name_and_type(ENGAGED_FIELD.as_bytes(), b"I")?;
-        cf.constant_pool.add(crate::bci::classfile::constant_pool::Constant::Fieldref {
-            class_index,
-            name_and_type_index: nat,
-        })?
+        let nat = cf
+            .constant_pool
+            .add_name_and_type(ENGAGED_FIELD.as_bytes(), b"I")?;
+        cf.constant_pool
+            .add(crate::bci::classfile::constant_pool::Constant::Fieldref {
+                class_index,
+                name_and_type_index: nat,
+            })?
     };
-    let current_thread = cf.constant_pool.add_methodref(b"java/lang/Thread", b"currentThread", b"()Ljava/lang/Thread;")?;
+    let current_thread = cf.constant_pool.add_methodref(
+        b"java/lang/Thread",
+        b"currentThread",
+        b"()Ljava/lang/Thread;",
+    )?;
     let stack_map = cf.constant_pool.add_utf8(b"StackMapTable")?;
     for ((entry, entry_desc), native, native_desc, loads) in ENTRIES {
-        let native_ref = cf.constant_pool.add_methodref(name, native.as_bytes(), native_desc.as_bytes())?;
+        let native_ref =
+            cf.constant_pool
+                .add_methodref(name, native.as_bytes(), native_desc.as_bytes())?;
         // 0 getstatic engaged; 3 ifeq -> return; 6 invokestatic currentThread;
         // 9 loads; invokestatic native; return
         let ret = 9 + loads.len() as u16 + 3;
@@ -67,13 +101,18 @@ pub fn tracker_class_bytes(internal_name: &str) -> Result<Vec<u8>> {
         code.push(op::INVOKESTATIC);
         code.extend(native_ref.to_be_bytes());
         code.push(op::RETURN);
-        let frame = StackMapFrame::Same { offset_delta: ret as u8 };
+        let frame = StackMapFrame::Same {
+            offset_delta: ret as u8,
+        };
         let code = Code {
             max_stack: 1 + loads.len() as u16,
             max_locals: loads.len() as u16,
             code,
             exception_table: vec![],
-            attributes: vec![Attribute { name_index: stack_map, info: AttributeInfo::StackMapTable(vec![frame]) }],
+            attributes: vec![Attribute {
+                name_index: stack_map,
+                info: AttributeInfo::StackMapTable(vec![frame]),
+            }],
         };
         cf.add_method(PUBLIC_STATIC, entry, entry_desc, Some(code))?;
         cf.add_method(PRIVATE_STATIC_NATIVE, native, native_desc, None)?;
@@ -92,13 +131,29 @@ mod tests {
         let bytes = tracker_class_bytes(name).unwrap();
         let cf = ClassFile::parse(&bytes).unwrap();
         assert_eq!(cf.name().unwrap(), name);
-        let names: Vec<String> = cf.methods.iter().map(|m| cf.constant_pool.utf8_string(m.name_index).unwrap()).collect();
+        let names: Vec<String> = cf
+            .methods
+            .iter()
+            .map(|m| cf.constant_pool.utf8_string(m.name_index).unwrap())
+            .collect();
         assert_eq!(
             names,
-            ["ObjectInit", "nativeObjectInit", "NewArray", "nativeNewArray", "CallSite", "nativeCallSite", "ReturnSite", "nativeReturnSite"]
+            [
+                "ObjectInit",
+                "nativeObjectInit",
+                "NewArray",
+                "nativeNewArray",
+                "CallSite",
+                "nativeCallSite",
+                "ReturnSite",
+                "nativeReturnSite"
+            ]
         );
         let mut cfg = InjectConfig::new(name, 1);
         cfg.call_sites = true;
-        assert_eq!(inject(&bytes, &cfg).unwrap().class_skip, Some(ClassSkip::TrackerClass));
+        assert_eq!(
+            inject(&bytes, &cfg).unwrap().class_skip,
+            Some(ClassSkip::TrackerClass)
+        );
     }
 }

@@ -6,7 +6,11 @@ use hprof_rs::cli;
 use std::io::Write;
 
 #[derive(Parser)]
-#[command(name = "hprof-rs", version, about = "Front-end for the hprof-rs agent and HPROF files")]
+#[command(
+    name = "hprof-rs",
+    version,
+    about = "Front-end for the hprof-rs agent and HPROF files"
+)]
 struct Args {
     #[command(subcommand)]
     cmd: Cmd,
@@ -62,11 +66,24 @@ enum Cmd {
 fn main() {
     let args = Args::parse();
     let r = match args.cmd {
-        Cmd::Listen { host, port, out, send, interactive } => {
-            cli::listen::run(cli::listen::ListenArgs { host, port, out, send, interactive })
-        }
+        Cmd::Listen {
+            host,
+            port,
+            out,
+            send,
+            interactive,
+        } => cli::listen::run(cli::listen::ListenArgs {
+            host,
+            port,
+            out,
+            send,
+            interactive,
+        }),
         Cmd::Commands => {
-            println!("{}\n  sleep MS                   (listen scripts) pause before the next command", hprof_rs::net::commands::COMMAND_SYNTAX);
+            println!(
+                "{}\n  sleep MS                   (listen scripts) pause before the next command",
+                hprof_rs::net::commands::COMMAND_SYNTAX
+            );
             Ok(())
         }
         Cmd::Print { file } => {
@@ -74,12 +91,23 @@ fn main() {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
             cli::print::run(&file, &mut out)
         }
-        Cmd::Flame { file, svg, collapsed: _, all } => cli::flame::collapse_file(&file, all).and_then(|c| match svg {
-            Some(path) => std::fs::write(&path, cli::flame::svg(&c, &format!("CPU samples of {file}")))
-                .map_err(|e| format!("cannot write {path}: {e}")),
+        Cmd::Flame {
+            file,
+            svg,
+            collapsed: _,
+            all,
+        } => cli::flame::collapse_file(&file, all).and_then(|c| match svg {
+            Some(path) => std::fs::write(
+                &path,
+                cli::flame::svg(&c, &format!("CPU samples of {file}")),
+            )
+            .map_err(|e| format!("cannot write {path}: {e}")),
             None => write_stdout(&cli::flame::collapsed_text(&c)),
         }),
-        Cmd::Histo { file, uncompressed_oops } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
+        Cmd::Histo {
+            file,
+            uncompressed_oops,
+        } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
     };
     if let Err(e) = r {
         eprintln!("hprof-rs: {e}");
@@ -90,7 +118,9 @@ fn main() {
 fn write_stdout(s: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the output: {e}")),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write the output: {e}"))
+        }
         _ => Ok(()),
     }
 }

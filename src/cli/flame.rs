@@ -24,11 +24,17 @@ type Section = Vec<(u32, u64)>;
 pub fn collapse_file(path: &str, all: bool) -> CliResult<Collapsed> {
     let mut head = [0u8; 2];
     let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
-    let n = f.read(&mut head).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let n = f
+        .read(&mut head)
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
     drop(f);
     let gz = n == 2 && head == crate::reader::GZIP_MAGIC;
     let file = super::progress::open(path)?;
-    let mut input: Box<dyn Read> = if gz { Box::new(flate2::read::MultiGzDecoder::new(file)) } else { Box::new(file) };
+    let mut input: Box<dyn Read> = if gz {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
     let mut start = vec![0u8; 32];
     let got = read_up_to(&mut input, &mut start).map_err(|e| format!("cannot read {path}: {e}"))?;
     start.truncate(got);
@@ -36,7 +42,8 @@ pub fn collapse_file(path: &str, all: bool) -> CliResult<Collapsed> {
     if start.starts_with(b"JAVA PROFILE 1.0.1, created") {
         let mut text = String::new();
         let mut rest = rest;
-        rest.read_to_string(&mut text).map_err(|e| format!("{path} is not a text report: {e}"))?;
+        rest.read_to_string(&mut text)
+            .map_err(|e| format!("{path} is not a text report: {e}"))?;
         collapse_text(&text, all)
     } else {
         collapse_binary(rest, all)
@@ -56,17 +63,30 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 fn pick(sections: Vec<Section>, all: bool) -> CliResult<Section> {
     if sections.is_empty() {
-        return Err("no CPU SAMPLES or CPU TIME section in the file (run the agent with cpu=samples)".into());
+        return Err(
+            "no CPU SAMPLES or CPU TIME section in the file (run the agent with cpu=samples)"
+                .into(),
+        );
     }
-    Ok(if all { sections.into_iter().flatten().collect() } else { sections.into_iter().next_back().unwrap_or_default() })
+    Ok(if all {
+        sections.into_iter().flatten().collect()
+    } else {
+        sections.into_iter().next_back().unwrap_or_default()
+    })
 }
 
 fn merge(rows: Section, stack_of: impl Fn(u32) -> Option<Vec<String>>) -> CliResult<Collapsed> {
     let mut out = Collapsed::new();
     for (serial, count) in rows {
-        let mut frames = stack_of(serial).ok_or_else(|| format!("CPU row refers to TRACE {serial}, which the file does not contain"))?;
+        let mut frames = stack_of(serial).ok_or_else(|| {
+            format!("CPU row refers to TRACE {serial}, which the file does not contain")
+        })?;
         frames.reverse();
-        let key = if frames.is_empty() { "<no frames>".to_string() } else { frames.join(";") };
+        let key = if frames.is_empty() {
+            "<no frames>".to_string()
+        } else {
+            frames.join(";")
+        };
         *out.entry(key).or_insert(0) += count;
     }
     Ok(out)
@@ -82,11 +102,18 @@ pub fn collapse_binary(r: impl Read, all: bool) -> CliResult<Collapsed> {
             continue;
         }
         if let RecordBody::CpuSamples(cs) = rec.body {
-            sections.push(cs.entries.iter().map(|e| (e.trace_serial, u64::from(e.count))).collect());
+            sections.push(
+                cs.entries
+                    .iter()
+                    .map(|e| (e.trace_serial, u64::from(e.count)))
+                    .collect(),
+            );
         }
     }
     merge(pick(sections, all)?, |serial| {
-        syms.traces.get(&serial).map(|t| t.frame_ids.iter().map(|&id| syms.frame_label(id)).collect())
+        syms.traces
+            .get(&serial)
+            .map(|t| t.frame_ids.iter().map(|&id| syms.frame_label(id)).collect())
     })
 }
 
@@ -98,7 +125,11 @@ pub fn collapse_text(text: &str, all: bool) -> CliResult<Collapsed> {
     let bad = |n: usize, what: &str| format!("line {}: {what}", n + 1);
     while let Some((n, l)) = lines.next() {
         if let Some(rest) = l.strip_prefix("TRACE ") {
-            let serial = rest.split(':').next().and_then(|s| s.parse().ok()).ok_or_else(|| bad(n, "bad TRACE line"))?;
+            let serial = rest
+                .split(':')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| bad(n, "bad TRACE line"))?;
             let mut frames = Vec::new();
             while let Some((_, f)) = lines.next_if(|(_, f)| f.starts_with('\t')) {
                 let f = &f[1..];
@@ -108,10 +139,16 @@ pub fn collapse_text(text: &str, all: bool) -> CliResult<Collapsed> {
             }
             traces.insert(serial, frames);
         } else if l.starts_with("CPU SAMPLES BEGIN") || l.starts_with("CPU TIME (ms) BEGIN") {
-            let end = if l.starts_with("CPU SAMPLES") { "CPU SAMPLES END" } else { "CPU TIME (ms) END" };
+            let end = if l.starts_with("CPU SAMPLES") {
+                "CPU SAMPLES END"
+            } else {
+                "CPU TIME (ms) END"
+            };
             let mut rows = Vec::new();
             loop {
-                let (m, row) = lines.next().ok_or_else(|| bad(n, "CPU section without its END line"))?;
+                let (m, row) = lines
+                    .next()
+                    .ok_or_else(|| bad(n, "CPU section without its END line"))?;
                 if row == end {
                     break;
                 }
@@ -119,7 +156,10 @@ pub fn collapse_text(text: &str, all: bool) -> CliResult<Collapsed> {
                     continue;
                 }
                 let c: Vec<&str> = row.split_whitespace().collect();
-                let (count, trace) = match (c.get(3).and_then(|s| s.parse().ok()), c.get(4).and_then(|s| s.parse().ok())) {
+                let (count, trace) = match (
+                    c.get(3).and_then(|s| s.parse().ok()),
+                    c.get(4).and_then(|s| s.parse().ok()),
+                ) {
                     (Some(a), Some(b)) => (a, b),
                     _ => return Err(bad(m, "bad CPU row")),
                 };
@@ -178,7 +218,11 @@ pub fn svg(c: &Collapsed, title: &str) -> String {
     while let Some((name, node, x, level)) = stack.pop() {
         let w = node.value as f64 / total * WIDTH;
         let y = bottom - level as f64 * ROW;
-        let label = format!("{name} ({} samples, {:.2}%)", node.value, node.value as f64 * 100.0 / total);
+        let label = format!(
+            "{name} ({} samples, {:.2}%)",
+            node.value,
+            node.value as f64 * 100.0 / total
+        );
         out.push_str(&format!(
             "<g><title>{}</title><rect x=\"{:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{}\"/>",
             escape(&label),
@@ -194,7 +238,12 @@ pub fn svg(c: &Collapsed, title: &str) -> String {
             } else {
                 name.chars().take(chars - 2).collect::<String>() + ".."
             };
-            out.push_str(&format!("<text x=\"{:.2}\" y=\"{:.1}\">{}</text>", x + PAD + 3.0, y + ROW - 4.5, escape(&shown)));
+            out.push_str(&format!(
+                "<text x=\"{:.2}\" y=\"{:.1}\">{}</text>",
+                x + PAD + 3.0,
+                y + ROW - 4.5,
+                escape(&shown)
+            ));
         }
         out.push_str("</g>\n");
         let mut cx = x;
@@ -208,12 +257,17 @@ pub fn svg(c: &Collapsed, title: &str) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Warm colours, stable per name.
 fn color(name: &str) -> String {
-    let h = name.bytes().fold(2166136261u32, |h, b| (h ^ u32::from(b)).wrapping_mul(16777619));
+    let h = name.bytes().fold(2166136261u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(16777619)
+    });
     let r = 205 + (h % 50);
     let g = 80 + ((h >> 8) % 150);
     let b = 40 + ((h >> 16) % 50);
@@ -240,13 +294,19 @@ CPU SAMPLES END\n";
     #[test]
     fn text_rows_become_merged_root_first_stacks() {
         let c = collapse_text(TEXT, false).unwrap();
-        assert_eq!(collapsed_text(&c), "<no frames> 1\nA.main;A.mid 1\nA.main;A.mid;A.leaf 8\n");
+        assert_eq!(
+            collapsed_text(&c),
+            "<no frames> 1\nA.main;A.mid 1\nA.main;A.mid;A.leaf 8\n"
+        );
     }
 
     #[test]
     fn last_section_or_all_sections() {
         let two = format!("{TEXT}CPU SAMPLES BEGIN (total = 2) x\nrank   self  accum   count trace method\n   1 100.00% 100.00%       2 300002 A.mid\nCPU SAMPLES END\n");
-        assert_eq!(collapsed_text(&collapse_text(&two, false).unwrap()), "A.main;A.mid 2\n");
+        assert_eq!(
+            collapsed_text(&collapse_text(&two, false).unwrap()),
+            "A.main;A.mid 2\n"
+        );
         assert_eq!(
             collapsed_text(&collapse_text(&two, true).unwrap()),
             "<no frames> 1\nA.main;A.mid 3\nA.main;A.mid;A.leaf 8\n"
@@ -255,8 +315,14 @@ CPU SAMPLES END\n";
 
     #[test]
     fn missing_sections_and_traces_are_errors() {
-        assert!(collapse_text("JAVA PROFILE 1.0.1, created x\n", false).unwrap_err().contains("no CPU SAMPLES"));
-        let e = collapse_text("CPU SAMPLES BEGIN (total = 1) x\n   1 100.00% 100.00% 1 300009 X.y\nCPU SAMPLES END\n", false).unwrap_err();
+        assert!(collapse_text("JAVA PROFILE 1.0.1, created x\n", false)
+            .unwrap_err()
+            .contains("no CPU SAMPLES"));
+        let e = collapse_text(
+            "CPU SAMPLES BEGIN (total = 1) x\n   1 100.00% 100.00% 1 300009 X.y\nCPU SAMPLES END\n",
+            false,
+        )
+        .unwrap_err();
         assert!(e.contains("TRACE 300009"), "{e}");
     }
 
@@ -265,7 +331,11 @@ CPU SAMPLES END\n";
         let c = collapse_text(TEXT, false).unwrap();
         let s = svg(&c, "t");
         assert!(s.starts_with("<?xml") && s.ends_with("</svg>\n"));
-        assert_eq!(s.matches("<rect x=").count(), 1 + 4, "all, <no frames>, main, mid, leaf");
+        assert_eq!(
+            s.matches("<rect x=").count(),
+            1 + 4,
+            "all, <no frames>, main, mid, leaf"
+        );
         assert!(s.contains("<title>A.leaf (8 samples, 80.00%)</title>"));
         assert!(s.contains("<title>all (10 samples, 100.00%)</title>"));
     }

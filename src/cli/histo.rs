@@ -7,16 +7,21 @@ use super::CliResult;
 use crate::reader::{histogram_with, HistoEntry, HprofReader, ShallowSizeModel};
 
 pub fn run(path: &str, uncompressed_oops: bool) -> CliResult<String> {
-    let model = if uncompressed_oops { ShallowSizeModel::UNCOMPRESSED_64 } else { ShallowSizeModel::COMPRESSED_OOPS };
-    let rows = match super::histo_fast::histogram(path, &model).map_err(|e| format!("{path}: {e}"))? {
-        Some(rows) => rows,
-        // gzip: the streaming reader decompresses on the fly.
-        None => {
-            let input = super::progress::open(path)?;
-            let reader = HprofReader::new(input).map_err(|e| format!("{path}: {e}"))?;
-            histogram_with(reader, &model).map_err(|e| format!("{path}: {e}"))?
-        }
+    let model = if uncompressed_oops {
+        ShallowSizeModel::UNCOMPRESSED_64
+    } else {
+        ShallowSizeModel::COMPRESSED_OOPS
     };
+    let rows =
+        match super::histo_fast::histogram(path, &model).map_err(|e| format!("{path}: {e}"))? {
+            Some(rows) => rows,
+            // gzip: the streaming reader decompresses on the fly.
+            None => {
+                let input = super::progress::open(path)?;
+                let reader = HprofReader::new(input).map_err(|e| format!("{path}: {e}"))?;
+                histogram_with(reader, &model).map_err(|e| format!("{path}: {e}"))?
+            }
+        };
     if rows.is_empty() {
         return Err(format!("{path}: no heap dump in the file"));
     }
@@ -29,7 +34,13 @@ pub fn render(rows: &[HistoEntry]) -> String {
     out.push_str("----------------------------------------------\n");
     let (mut n, mut b) = (0u64, 0u64);
     for (i, r) in rows.iter().enumerate() {
-        out.push_str(&format!("{:4}: {:14} {:14}  {}\n", i + 1, r.instances, r.shallow_bytes, r.class_name));
+        out.push_str(&format!(
+            "{:4}: {:14} {:14}  {}\n",
+            i + 1,
+            r.instances,
+            r.shallow_bytes,
+            r.class_name
+        ));
         n += r.instances;
         b += r.shallow_bytes;
     }

@@ -61,7 +61,9 @@ impl Input {
             self.buf.resize(n.max(CHUNK), 0);
         }
         while self.end < n && !self.eof {
-            let got = self.f.read(&mut self.buf[self.end..]).map_err(|e| format!("read error at offset {}: {e}", self.base + self.end as u64))?;
+            let got = self.f.read(&mut self.buf[self.end..]).map_err(|e| {
+                format!("read error at offset {}: {e}", self.base + self.end as u64)
+            })?;
             if got == 0 {
                 self.eof = true;
             }
@@ -82,7 +84,9 @@ impl Input {
             return Ok(true);
         }
         let target = self.offset() + n;
-        self.f.seek(SeekFrom::Start(target)).map_err(|e| e.to_string())?;
+        self.f
+            .seek(SeekFrom::Start(target))
+            .map_err(|e| e.to_string())?;
         let len = self.f.metadata().map(|m| m.len()).unwrap_or(0);
         self.progress_bytes((n - avail) as usize);
         self.base = target;
@@ -110,7 +114,9 @@ impl Input {
         let v = if size == 8 {
             u64::from_be_bytes(self.buf[self.pos..self.pos + 8].try_into().unwrap())
         } else {
-            u64::from(u32::from_be_bytes(self.buf[self.pos..self.pos + 4].try_into().unwrap()))
+            u64::from(u32::from_be_bytes(
+                self.buf[self.pos..self.pos + 4].try_into().unwrap(),
+            ))
         };
         self.pos += size;
         v
@@ -151,11 +157,17 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
     if !inp.ensure(64)? || !inp.buf.starts_with(b"JAVA PROFILE ") {
         return Ok(None);
     }
-    let nul = inp.buf[..inp.end].iter().position(|&b| b == 0).ok_or("no NUL after the header label")?;
+    let nul = inp.buf[..inp.end]
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or("no NUL after the header label")?;
     inp.pos = nul + 1;
     let id_size = inp.u4() as usize;
     if id_size != 4 && id_size != 8 {
-        return Err(format!("corrupt file header: identifier size {id_size} at offset {}", nul + 1));
+        return Err(format!(
+            "corrupt file header: identifier size {id_size} at offset {}",
+            nul + 1
+        ));
     }
     inp.pos += 8;
     let ids = id_size as u64;
@@ -185,7 +197,10 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
                 let body_end = inp.pos + len as usize;
                 if tag == 0x01 {
                     let id = inp.id(id_size);
-                    strings.insert(id, String::from_utf8_lossy(&inp.buf[inp.pos..body_end]).into_owned());
+                    strings.insert(
+                        id,
+                        String::from_utf8_lossy(&inp.buf[inp.pos..body_end]).into_owned(),
+                    );
                 } else if len >= 8 + 2 * ids {
                     inp.pos += 4;
                     let cid = inp.id(id_size);
@@ -203,7 +218,9 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
                 let seg_end = rec_at + 9 + len;
                 while inp.offset() < seg_end {
                     let at = inp.offset();
-                    let bad = |t: u8| format!("corrupt {rec_name} record (at offset {rec_at}): sub-record {} at offset {at} runs past the record's end {seg_end}", sub_name(t));
+                    let bad = |t: u8| {
+                        format!("corrupt {rec_name} record (at offset {rec_at}): sub-record {} at offset {at} runs past the record's end {seg_end}", sub_name(t))
+                    };
                     if !inp.ensure(1 + 2 * id_size + 8)? && inp.end - inp.pos < 1 + id_size {
                         return Err(trunc(&format!("{rec_name} sub-record"), at));
                     }
@@ -262,7 +279,10 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
                         return Err(bad(st));
                     }
                     if !inp.skip(fixed)? {
-                        return Err(trunc(&format!("{rec_name} sub-record {}", sub_name(st)), at));
+                        return Err(trunc(
+                            &format!("{rec_name} sub-record {}", sub_name(st)),
+                            at,
+                        ));
                     }
                 }
                 if inp.offset() != seg_end {
@@ -285,7 +305,10 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
         class_names
             .get(&cid)
             .and_then(|n| strings.get(n))
-            .map_or_else(|| format!("<unknown class 0x{cid:x}>"), |n| java_class_name(n))
+            .map_or_else(
+                || format!("<unknown class 0x{cid:x}>"),
+                |n| java_class_name(n),
+            )
     };
     let field_counts = |cid: u64| -> Option<(u64, u64)> {
         let (mut refs, mut prim, mut id, mut steps) = (0, 0, cid, 0);
@@ -307,15 +330,30 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
             Some((r, p)) => model.instance_size(r, p),
             None => model.instance_size(0, value_bytes / count),
         };
-        rows.push(HistoEntry { class_name: name_of(cid), class_id: Some(cid), instances: count, shallow_bytes: per * count });
+        rows.push(HistoEntry {
+            class_name: name_of(cid),
+            class_id: Some(cid),
+            instances: count,
+            shallow_bytes: per * count,
+        });
     }
     for (&cid, &(count, bytes)) in &acc.object_arrays {
-        rows.push(HistoEntry { class_name: name_of(cid), class_id: Some(cid), instances: count, shallow_bytes: bytes });
+        rows.push(HistoEntry {
+            class_name: name_of(cid),
+            class_id: Some(cid),
+            instances: count,
+            shallow_bytes: bytes,
+        });
     }
     for (code, &(count, bytes)) in acc.primitive_arrays.iter().enumerate() {
         if count > 0 {
             let ty = BasicType::from_code(code as u8).expect("counted types are valid");
-            rows.push(HistoEntry { class_name: format!("{}[]", ty.java_name()), class_id: None, instances: count, shallow_bytes: bytes });
+            rows.push(HistoEntry {
+                class_name: format!("{}[]", ty.java_name()),
+                class_id: None,
+                instances: count,
+                shallow_bytes: bytes,
+            });
         }
     }
     rows.sort_by(|a, b| {
@@ -337,7 +375,9 @@ fn class_dump(inp: &mut Input, acc: &mut Acc, id_size: usize) -> Result<(), Stri
         }
     };
     let value_size = |code: u8| -> Result<usize, String> {
-        BasicType::from_code(code).map(|t| t.size(id_size as u32) as usize).ok_or_else(|| format!("unknown basic type {code}"))
+        BasicType::from_code(code)
+            .map(|t| t.size(id_size as u32) as usize)
+            .ok_or_else(|| format!("unknown basic type {code}"))
     };
     need(inp, 7 * id_size + 4 + 4 + 2)?;
     let cid = inp.id(id_size);
@@ -371,6 +411,13 @@ fn class_dump(inp: &mut Input, acc: &mut Acc, id_size: usize) -> Result<(), Stri
             None => return Err("unknown field type".into()),
         }
     }
-    acc.classes.insert(cid, ClassInfo { super_id, refs, prim });
+    acc.classes.insert(
+        cid,
+        ClassInfo {
+            super_id,
+            refs,
+            prim,
+        },
+    );
     Ok(())
 }

@@ -30,7 +30,10 @@ pub enum Step {
 pub fn parse_step(s: &str) -> Result<Step, String> {
     let t = s.trim();
     if let Some(ms) = t.strip_prefix("sleep") {
-        let ms: u64 = ms.trim().parse().map_err(|_| format!("'{t}': sleep needs milliseconds"))?;
+        let ms: u64 = ms
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{t}': sleep needs milliseconds"))?;
         return Ok(Step::Sleep(Duration::from_millis(ms)));
     }
     t.parse().map(Step::Send)
@@ -48,7 +51,14 @@ impl Read for Tee {
         let n = match self.inner.read(buf) {
             Ok(n) => n,
             // A peer that vanished ends the stream like a close.
-            Err(e) if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted) => 0,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted
+                ) =>
+            {
+                0
+            }
             Err(e) => return Err(e),
         };
         self.file.write_all(&buf[..n])?;
@@ -58,19 +68,29 @@ impl Read for Tee {
 }
 
 pub fn run(args: ListenArgs) -> CliResult<()> {
-    let script: Vec<Step> = args.send.iter().map(|s| parse_step(s)).collect::<Result<_, _>>()?;
+    let script: Vec<Step> = args
+        .send
+        .iter()
+        .map(|s| parse_step(s))
+        .collect::<Result<_, _>>()?;
     let listener = TcpListener::bind((args.host.as_str(), args.port))
         .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!("listening on {local}");
-    let (stream, peer) = listener.accept().map_err(|e| format!("accept failed: {e}"))?;
+    let (stream, peer) = listener
+        .accept()
+        .map_err(|e| format!("accept failed: {e}"))?;
     eprintln!("agent connected from {peer}");
     let file = File::create(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out))?;
     let sender = stream.try_clone().map_err(|e| e.to_string())?;
     let interactive = args.interactive;
     std::thread::spawn(move || send_commands(sender, script, interactive));
 
-    let mut tee = Tee { inner: stream, file: BufWriter::new(file), bytes: 0 };
+    let mut tee = Tee {
+        inner: stream,
+        file: BufWriter::new(file),
+        bytes: 0,
+    };
     let mut head = [0u8; 13];
     let mut got = 0;
     while got < head.len() {
@@ -96,8 +116,13 @@ pub fn run(args: ListenArgs) -> CliResult<()> {
             0
         }
     };
-    tee.file.flush().map_err(|e| format!("cannot write {}: {e}", args.out))?;
-    println!("stream ended: {} bytes, {records} records, recorded in {}", tee.bytes, args.out);
+    tee.file
+        .flush()
+        .map_err(|e| format!("cannot write {}: {e}", args.out))?;
+    println!(
+        "stream ended: {} bytes, {records} records, recorded in {}",
+        tee.bytes, args.out
+    );
     Ok(())
 }
 
@@ -174,7 +199,8 @@ fn summarize_text(r: impl Read) -> Result<u64, String> {
 }
 
 fn summarize_binary(r: impl Read) -> Result<u64, String> {
-    let mut reader = HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
+    let mut reader =
+        HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
     let mut out = io::stdout().lock();
     let h = reader.header().clone();
     let _ = writeln!(out, "binary: {} (identifier size {})", h.label, h.id_size);
@@ -193,7 +219,10 @@ fn summarize_binary(r: impl Read) -> Result<u64, String> {
                         _ => objects += 1,
                     }
                 }
-                format!("{} bytes: {roots} roots, {classes} classes, {objects} objects and arrays", rec.length)
+                format!(
+                    "{} bytes: {roots} roots, {classes} classes, {objects} objects and arrays",
+                    rec.length
+                )
             }
             body => {
                 let d = describe(body, &syms);
@@ -201,7 +230,12 @@ fn summarize_binary(r: impl Read) -> Result<u64, String> {
                 d
             }
         };
-        let _ = writeln!(out, "{:>10.3} ms  {name}{}{detail}", f64::from(rec.time) / 1000.0, if detail.is_empty() { "" } else { "  " });
+        let _ = writeln!(
+            out,
+            "{:>10.3} ms  {name}{}{detail}",
+            f64::from(rec.time) / 1000.0,
+            if detail.is_empty() { "" } else { "  " }
+        );
         let _ = out.flush();
     }
     Ok(n)
@@ -217,10 +251,22 @@ fn describe(body: &RecordBody, syms: &super::symbols::Symbols) -> String {
             syms.string(c.name_id).unwrap_or("?")
         ),
         RecordBody::UnloadClass { class_serial } => format!("serial={class_serial}"),
-        RecordBody::Frame(f) => format!("id=0x{:x} {}", f.id, syms.string(f.method_name_id).unwrap_or("?")),
+        RecordBody::Frame(f) => format!(
+            "id=0x{:x} {}",
+            f.id,
+            syms.string(f.method_name_id).unwrap_or("?")
+        ),
         RecordBody::Trace(t) => format!("serial={} frames={}", t.serial, t.frame_ids.len()),
-        RecordBody::AllocSites(s) => format!("flags=0x{:x} sites={} live_bytes={}", s.flags, s.sites.len(), s.total_live_bytes),
-        RecordBody::HeapSummary(s) => format!("live_bytes={} live_instances={}", s.total_live_bytes, s.total_live_instances),
+        RecordBody::AllocSites(s) => format!(
+            "flags=0x{:x} sites={} live_bytes={}",
+            s.flags,
+            s.sites.len(),
+            s.total_live_bytes
+        ),
+        RecordBody::HeapSummary(s) => format!(
+            "live_bytes={} live_instances={}",
+            s.total_live_bytes, s.total_live_instances
+        ),
         RecordBody::StartThread(t) => format!(
             "serial={} obj=0x{:x} name={:?}",
             t.thread_serial,

@@ -14,7 +14,9 @@
 use super::symbols::{class_signature, Symbols};
 use super::CliResult;
 use crate::format::{self as fmt, AsciiFormat, AsciiOptions, ProfileFormat, Stamp};
-use crate::reader::{self as rd, ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody, RootKind};
+use crate::reader::{
+    self as rd, ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody, RootKind,
+};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -25,14 +27,21 @@ struct Prepass {
     strings: HashMap<u64, String>,
 }
 
-fn open(path: &str, opts: ReadOptions) -> CliResult<HprofReader<super::progress::Progress<std::fs::File>>> {
+fn open(
+    path: &str,
+    opts: ReadOptions,
+) -> CliResult<HprofReader<super::progress::Progress<std::fs::File>>> {
     let f = super::progress::open(path)?;
     HprofReader::with_options(f, opts).map_err(|e| format!("{path}: {e}"))
 }
 
 fn prepass(path: &str) -> CliResult<Prepass> {
     let mut r = open(path, ReadOptions::skip_bodies())?;
-    let mut p = Prepass { layouts: ClassLayouts::new(r.id_size()), dumps: Vec::new(), strings: HashMap::new() };
+    let mut p = Prepass {
+        layouts: ClassLayouts::new(r.id_size()),
+        dumps: Vec::new(),
+        strings: HashMap::new(),
+    };
     let mut open_segments = false;
     while let Some(rec) = r.next_record().map_err(|e| format!("{path}: {e}"))? {
         match rec.body {
@@ -44,12 +53,19 @@ fn prepass(path: &str) -> CliResult<Prepass> {
                     p.dumps.push((0, 0));
                 }
                 open_segments = segment;
-                while let Some(sub) = r.next_heap_sub_record().map_err(|e| format!("{path}: {e}"))? {
+                while let Some(sub) = r
+                    .next_heap_sub_record()
+                    .map_err(|e| format!("{path}: {e}"))?
+                {
                     let d = p.dumps.last_mut().expect("pushed above");
                     match sub {
                         HeapSubRecord::ClassDump(cd) => p.layouts.add(&cd),
-                        HeapSubRecord::InstanceDump(i) => *d = (d.0 + 1, d.1 + u64::from(i.values_len)),
-                        HeapSubRecord::ObjectArrayDump(a) => *d = (d.0 + 1, d.1 + u64::from(a.length) * u64::from(r.id_size())),
+                        HeapSubRecord::InstanceDump(i) => {
+                            *d = (d.0 + 1, d.1 + u64::from(i.values_len))
+                        }
+                        HeapSubRecord::ObjectArrayDump(a) => {
+                            *d = (d.0 + 1, d.1 + u64::from(a.length) * u64::from(r.id_size()))
+                        }
                         HeapSubRecord::PrimitiveArrayDump(a) => *d = (d.0 + 1, d.1 + a.data_len()),
                         HeapSubRecord::Root(_) => {}
                     }
@@ -76,11 +92,21 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
             utc_offset_secs: crate::agent::clock::local_utc_offset(ms / 1000),
         }
     };
-    writeln!(out, "{}, identifier size {}, created {}", h.label, h.id_size, fmt::ctime::ctime_of(&stamp(0)).trim_end()).map_err(io)?;
+    writeln!(
+        out,
+        "{}, identifier size {}, created {}",
+        h.label,
+        h.id_size,
+        fmt::ctime::ctime_of(&stamp(0)).trim_end()
+    )
+    .map_err(io)?;
     writeln!(out, "\n--------\n").map_err(io)?;
 
     let mut f = AsciiFormat::new(AsciiOptions::default());
-    let mut syms = Symbols { strings: pre.strings.clone(), ..Default::default() };
+    let mut syms = Symbols {
+        strings: pre.strings.clone(),
+        ..Default::default()
+    };
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut dump_index = 0usize;
     let mut dump_open = false;
@@ -183,11 +209,15 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
 }
 
 fn signature_of_serial(syms: &Symbols, serial: u32) -> String {
-    syms.class_name(serial).map(class_signature).unwrap_or_else(|| "L<unknown>;".into())
+    syms.class_name(serial)
+        .map(class_signature)
+        .unwrap_or_else(|| "L<unknown>;".into())
 }
 
 fn signature_of_id(syms: &Symbols, id: u64) -> String {
-    syms.class_name_by_id(id).map(class_signature).unwrap_or_else(|| format!("Lclass@{id:x};"))
+    syms.class_name_by_id(id)
+        .map(class_signature)
+        .unwrap_or_else(|| format!("Lclass@{id:x};"))
 }
 
 fn print_trace(f: &mut AsciiFormat, buf: &mut Vec<u8>, at: Stamp, syms: &Symbols, t: &rd::Trace) {
@@ -213,7 +243,15 @@ fn print_trace(f: &mut AsciiFormat, buf: &mut Vec<u8>, at: Stamp, syms: &Symbols
                 source: syms.string(fr.source_file_id).map(str::to_string),
                 line: fr.line,
             },
-            None => Owned { id, class: "L<unknown>;".into(), serial: 0, method: String::new(), sig: String::new(), source: None, line: -1 },
+            None => Owned {
+                id,
+                class: "L<unknown>;".into(),
+                serial: 0,
+                method: String::new(),
+                sig: String::new(),
+                source: None,
+                line: -1,
+            },
         })
         .collect();
     let info = fmt::TraceInfo {
@@ -240,11 +278,24 @@ fn print_trace(f: &mut AsciiFormat, buf: &mut Vec<u8>, at: Stamp, syms: &Symbols
 fn top_frame(syms: &Symbols, serial: u32) -> Option<(String, String)> {
     let t = syms.traces.get(&serial)?;
     let fr = syms.frames.get(t.frame_ids.first()?)?;
-    Some((signature_of_serial(syms, fr.class_serial), syms.string(fr.method_name_id).unwrap_or("").to_string()))
+    Some((
+        signature_of_serial(syms, fr.class_serial),
+        syms.string(fr.method_name_id).unwrap_or("").to_string(),
+    ))
 }
 
-fn print_cpu(f: &mut AsciiFormat, buf: &mut Vec<u8>, at: Stamp, syms: &Symbols, cs: &rd::CpuSamples) {
-    let tops: Vec<Option<(String, String)>> = cs.entries.iter().map(|e| top_frame(syms, e.trace_serial)).collect();
+fn print_cpu(
+    f: &mut AsciiFormat,
+    buf: &mut Vec<u8>,
+    at: Stamp,
+    syms: &Symbols,
+    cs: &rd::CpuSamples,
+) {
+    let tops: Vec<Option<(String, String)>> = cs
+        .entries
+        .iter()
+        .map(|e| top_frame(syms, e.trace_serial))
+        .collect();
     let report = fmt::CpuReport {
         title: fmt::CpuTitle::Samples,
         cutoff: 0.0,
@@ -257,19 +308,31 @@ fn print_cpu(f: &mut AsciiFormat, buf: &mut Vec<u8>, at: Stamp, syms: &Symbols, 
                 trace_serial: e.trace_serial,
                 hits: e.count,
                 cost: u64::from(e.count),
-                top_frame: top.as_ref().map(|(c, m)| fmt::MethodRef { class_sig: c, method_name: m, method_sig: "" }),
+                top_frame: top.as_ref().map(|(c, m)| fmt::MethodRef {
+                    class_sig: c,
+                    method_name: m,
+                    method_sig: "",
+                }),
             })
             .collect(),
     };
     f.cpu(buf, at, &report);
 }
 
-fn print_sites(f: &mut AsciiFormat, buf: &mut Vec<u8>, at: Stamp, syms: &Symbols, s: &rd::AllocSites) {
+fn print_sites(
+    f: &mut AsciiFormat,
+    buf: &mut Vec<u8>,
+    at: Stamp,
+    syms: &Symbols,
+    s: &rd::AllocSites,
+) {
     let sigs: Vec<String> = s
         .sites
         .iter()
         .map(|site| match rd::BasicType::from_code(site.array_type) {
-            Some(t) if t != rd::BasicType::Object => class_signature(&format!("{}[]", t.java_name())),
+            Some(t) if t != rd::BasicType::Object => {
+                class_signature(&format!("{}[]", t.java_name()))
+            }
             _ => signature_of_serial(syms, site.class_serial),
         })
         .collect();
@@ -328,7 +391,14 @@ fn value(v: rd::Value) -> fmt::Value {
     }
 }
 
-fn print_sub(f: &mut AsciiFormat, buf: &mut Vec<u8>, syms: &Symbols, layouts: &ClassLayouts, id_size: u32, sub: &HeapSubRecord) {
+fn print_sub(
+    f: &mut AsciiFormat,
+    buf: &mut Vec<u8>,
+    syms: &Symbols,
+    layouts: &ClassLayouts,
+    id_size: u32,
+    sub: &HeapSubRecord,
+) {
     let name = |id: u64| syms.string(id).unwrap_or("<unknown field>");
     match sub {
         HeapSubRecord::Root(root) => {
@@ -336,25 +406,51 @@ fn print_sub(f: &mut AsciiFormat, buf: &mut Vec<u8>, syms: &Symbols, layouts: &C
             let sticky;
             let m = match root.kind {
                 RootKind::Unknown => fmt::Root::Unknown { obj_id },
-                RootKind::JniGlobal { jni_global_ref_id } => {
-                    fmt::Root::JniGlobal { obj_id, global_ref_id: jni_global_ref_id, trace_serial: 0 }
-                }
-                RootKind::JniLocal { thread_serial, frame_depth } => {
-                    fmt::Root::JniLocal { obj_id, thread_serial, frame_depth: frame_depth as i32 }
-                }
-                RootKind::JavaFrame { thread_serial, frame_depth } => {
-                    fmt::Root::JavaFrame { obj_id, thread_serial, frame_depth: frame_depth as i32 }
-                }
-                RootKind::NativeStack { thread_serial } => fmt::Root::NativeStack { obj_id, thread_serial },
+                RootKind::JniGlobal { jni_global_ref_id } => fmt::Root::JniGlobal {
+                    obj_id,
+                    global_ref_id: jni_global_ref_id,
+                    trace_serial: 0,
+                },
+                RootKind::JniLocal {
+                    thread_serial,
+                    frame_depth,
+                } => fmt::Root::JniLocal {
+                    obj_id,
+                    thread_serial,
+                    frame_depth: frame_depth as i32,
+                },
+                RootKind::JavaFrame {
+                    thread_serial,
+                    frame_depth,
+                } => fmt::Root::JavaFrame {
+                    obj_id,
+                    thread_serial,
+                    frame_depth: frame_depth as i32,
+                },
+                RootKind::NativeStack { thread_serial } => fmt::Root::NativeStack {
+                    obj_id,
+                    thread_serial,
+                },
                 RootKind::StickyClass => {
                     sticky = signature_of_id(syms, obj_id);
-                    fmt::Root::StickyClass { obj_id, class_sig: &sticky }
+                    fmt::Root::StickyClass {
+                        obj_id,
+                        class_sig: &sticky,
+                    }
                 }
-                RootKind::ThreadBlock { thread_serial } => fmt::Root::ThreadBlock { obj_id, thread_serial },
+                RootKind::ThreadBlock { thread_serial } => fmt::Root::ThreadBlock {
+                    obj_id,
+                    thread_serial,
+                },
                 RootKind::MonitorUsed => fmt::Root::MonitorUsed { obj_id },
-                RootKind::ThreadObject { thread_serial, trace_serial } => {
-                    fmt::Root::ThreadObject { obj_id, thread_serial, trace_serial }
-                }
+                RootKind::ThreadObject {
+                    thread_serial,
+                    trace_serial,
+                } => fmt::Root::ThreadObject {
+                    obj_id,
+                    thread_serial,
+                    trace_serial,
+                },
             };
             f.heap_root(buf, &m);
         }
@@ -363,12 +459,27 @@ fn print_sub(f: &mut AsciiFormat, buf: &mut Vec<u8>, syms: &Symbols, layouts: &C
             let cp: Vec<fmt::ConstantPoolEntry> = cd
                 .constant_pool
                 .iter()
-                .map(|e| fmt::ConstantPoolEntry { index: e.index, obj_id: e.value.as_object_id().unwrap_or(0) })
+                .map(|e| fmt::ConstantPoolEntry {
+                    index: e.index,
+                    obj_id: e.value.as_object_id().unwrap_or(0),
+                })
                 .collect();
-            let statics: Vec<fmt::NamedValue<'_>> =
-                cd.static_fields.iter().map(|s| fmt::NamedValue { name: name(s.name_id), value: value(s.value) }).collect();
-            let fields: Vec<fmt::FieldDecl<'_>> =
-                cd.instance_fields.iter().map(|d| fmt::FieldDecl { name: name(d.name_id), ty: basic_type(d.ty) }).collect();
+            let statics: Vec<fmt::NamedValue<'_>> = cd
+                .static_fields
+                .iter()
+                .map(|s| fmt::NamedValue {
+                    name: name(s.name_id),
+                    value: value(s.value),
+                })
+                .collect();
+            let fields: Vec<fmt::FieldDecl<'_>> = cd
+                .instance_fields
+                .iter()
+                .map(|d| fmt::FieldDecl {
+                    name: name(d.name_id),
+                    ty: basic_type(d.ty),
+                })
+                .collect();
             f.heap_class(
                 buf,
                 &fmt::ClassDump {
@@ -400,7 +511,10 @@ fn print_sub(f: &mut AsciiFormat, buf: &mut Vec<u8>, syms: &Symbols, layouts: &C
                         last_class = Some(v.class_id);
                     }
                     if let Some(id) = v.value.as_object_id() {
-                        groups.last_mut().expect("pushed").push((name(v.name_id), id));
+                        groups
+                            .last_mut()
+                            .expect("pushed")
+                            .push((name(v.name_id), id));
                     }
                 }
                 refs = groups.into_iter().rev().flatten().collect();
@@ -413,7 +527,10 @@ fn print_sub(f: &mut AsciiFormat, buf: &mut Vec<u8>, syms: &Symbols, layouts: &C
                     trace_serial: i.trace_serial,
                     class_id: i.class_id,
                     class_sig: &sig,
-                    values: fmt::InstanceValues::Encoded { bytes, ref_fields: &refs },
+                    values: fmt::InstanceValues::Encoded {
+                        bytes,
+                        ref_fields: &refs,
+                    },
                 },
             );
         }

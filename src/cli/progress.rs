@@ -19,22 +19,44 @@ pub struct Progress<R> {
 impl<R: Read> Progress<R> {
     /// `total`: the file size in bytes (compressed size for .gz).
     pub fn new(inner: R, what: &str, total: u64) -> Self {
-        let next_report = if total >= QUIET_BELOW { total / 20 } else { u64::MAX };
-        Progress { inner, what: what.to_string(), total, done: 0, next_report, started: Instant::now() }
+        let next_report = if total >= QUIET_BELOW {
+            total / 20
+        } else {
+            u64::MAX
+        };
+        Progress {
+            inner,
+            what: what.to_string(),
+            total,
+            done: 0,
+            next_report,
+            started: Instant::now(),
+        }
     }
 
     /// Count bytes consumed without going through `read` (skips, seeks).
     pub fn add(&mut self, n: u64) {
         self.done += n;
         if self.done >= self.next_report {
-            eprintln!("{}: {:3}% ({} of {} MiB)", self.what, self.done * 100 / self.total.max(1), self.done >> 20, self.total >> 20);
+            eprintln!(
+                "{}: {:3}% ({} of {} MiB)",
+                self.what,
+                self.done * 100 / self.total.max(1),
+                self.done >> 20,
+                self.total >> 20
+            );
             self.next_report = self.done + self.total / 20;
         }
     }
 
     pub fn finish(&self) {
         if self.total >= QUIET_BELOW {
-            eprintln!("{}: {} MiB read in {:.2} s", self.what, self.done >> 20, self.started.elapsed().as_secs_f64());
+            eprintln!(
+                "{}: {} MiB read in {:.2} s",
+                self.what,
+                self.done >> 20,
+                self.started.elapsed().as_secs_f64()
+            );
         }
     }
 }

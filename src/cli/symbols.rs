@@ -44,11 +44,15 @@ impl Symbols {
     /// Class name as written in the file (Java style for our agent, internal
     /// form for HotSpot), by serial.
     pub fn class_name(&self, serial: u32) -> Option<&str> {
-        self.classes.get(&serial).and_then(|c| self.string(c.name_id))
+        self.classes
+            .get(&serial)
+            .and_then(|c| self.string(c.name_id))
     }
 
     pub fn class_name_by_id(&self, class_id: u64) -> Option<&str> {
-        self.class_ids.get(&class_id).and_then(|s| self.class_name(*s))
+        self.class_ids
+            .get(&class_id)
+            .and_then(|s| self.class_name(*s))
     }
 
     /// `pkg.Class.method` of a frame, Java style.
@@ -56,7 +60,10 @@ impl Symbols {
         match self.frames.get(&frame_id) {
             None => format!("<unknown frame 0x{frame_id:x}>"),
             Some(f) => {
-                let class = self.class_name(f.class_serial).map(java_class_name).unwrap_or_else(|| "<Unknown Class>".into());
+                let class = self
+                    .class_name(f.class_serial)
+                    .map(java_class_name)
+                    .unwrap_or_else(|| "<Unknown Class>".into());
                 let method = self.string(f.method_name_id).unwrap_or("<Unknown Method>");
                 format!("{class}.{method}")
             }
@@ -104,8 +111,14 @@ mod tests {
         assert_eq!(class_signature("java.lang.String"), "Ljava/lang/String;");
         assert_eq!(class_signature("java/lang/String"), "Ljava/lang/String;");
         assert_eq!(class_signature("int[]"), "[I");
-        assert_eq!(class_signature("java.lang.Object[][]"), "[[Ljava/lang/Object;");
-        assert_eq!(class_signature("[Ljava/lang/String;"), "[Ljava/lang/String;");
+        assert_eq!(
+            class_signature("java.lang.Object[][]"),
+            "[[Ljava/lang/Object;"
+        );
+        assert_eq!(
+            class_signature("[Ljava/lang/String;"),
+            "[Ljava/lang/String;"
+        );
         assert_eq!(class_signature("[[J"), "[[J");
     }
 }

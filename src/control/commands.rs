@@ -48,14 +48,21 @@ pub fn execute(agent: &'static Agent, jni: *mut JNIEnv, cmd: Command) -> Flow {
     let verbose = agent.opts.verbose;
     match cmd {
         Command::Eof => {
-            crate::diag::verbose(verbose, "HPROF: received EOF command; listener stopped, output continues\n");
+            crate::diag::verbose(
+                verbose,
+                "HPROF: received EOF command; listener stopped, output continues\n",
+            );
             return Flow::Stop;
         }
         Command::Exit => return exit_vm(agent, jni),
         _ => {}
     }
-    let Some(_pass) = agent.gate.enter() else { return Flow::Stop };
-    let Some(_excl) = Exclusive::acquire(agent) else { return Flow::Stop };
+    let Some(_pass) = agent.gate.enter() else {
+        return Flow::Stop;
+    };
+    let Some(_excl) = Exclusive::acquire(agent) else {
+        return Flow::Stop;
+    };
     match cmd {
         Command::ForceGc => force_gc(agent),
         Command::DumpHeap => super::heap_commands::dump_heap_on_command(agent, jni),
@@ -88,13 +95,19 @@ fn cpu_samples(agent: &Agent, cutoff: f64) {
     use crate::format::CpuTitle;
     let sampling = agent.opts.cpu_samples || crate::profile::cpu_samples::is_running(agent);
     let binary = agent.opts.format == crate::options::Format::Binary;
-    let title = if sampling || binary { CpuTitle::Samples } else { CpuTitle::Times };
+    let title = if sampling || binary {
+        CpuTitle::Samples
+    } else {
+        CpuTitle::Times
+    };
     super::cpu_report::write_titled(agent, cutoff, title);
 }
 
 fn control(agent: &'static Agent, jni: *mut JNIEnv, c: Control) {
     match c {
-        Control::AllocTracking(on) => super::heap_commands::allocation_tracking_on_command(agent, on),
+        Control::AllocTracking(on) => {
+            super::heap_commands::allocation_tracking_on_command(agent, on)
+        }
         Control::Sampling { on, thread } => sampling(agent, jni, on, thread),
         Control::ClearCpuSamples => agent.tables.traces.reset_costs(),
         Control::ClearAllocSites => super::heap_commands::clear_alloc_sites_on_command(agent),
@@ -127,9 +140,9 @@ fn sampling(agent: &'static Agent, jni: *mut JNIEnv, on: bool, thread: ThreadRef
         for t in threads.iter().filter(|t| t.object_id == id) {
             t.sampled.store(on, Ordering::Relaxed);
         }
-        let any = threads
-            .iter()
-            .any(|t| !t.agent && t.alive.load(Ordering::Relaxed) && t.sampled.load(Ordering::Relaxed));
+        let any = threads.iter().any(|t| {
+            !t.agent && t.alive.load(Ordering::Relaxed) && t.sampled.load(Ordering::Relaxed)
+        });
         agent.sampler.set_paused(!any);
     }
     if on && !crate::profile::cpu_samples::is_running(agent) {
@@ -146,7 +159,10 @@ fn exit_vm(agent: &Agent, jni: *mut JNIEnv) -> Flow {
     if agent.gate.is_closed() {
         return Flow::Stop;
     }
-    crate::diag::verbose(agent.opts.verbose, "HPROF: received exit event, exiting ...\n");
+    crate::diag::verbose(
+        agent.opts.verbose,
+        "HPROF: received exit event, exiting ...\n",
+    );
     crate::jvmti::jni::system_exit(jni, 0);
     // Only reached if System.exit could not be called.
     std::process::exit(0)

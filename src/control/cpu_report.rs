@@ -29,7 +29,11 @@ pub fn write_titled(agent: &Agent, cutoff: f64, title: CpuTitle) {
         .map(|t| {
             let hits = t.hits.load(Ordering::Relaxed);
             let cost = t.self_cost.load(Ordering::Relaxed);
-            Captured { trace: t, hits, cost }
+            Captured {
+                trace: t,
+                hits,
+                cost,
+            }
         })
         .collect();
     let total: u64 = captured.iter().map(|c| c.cost).sum();
@@ -38,20 +42,37 @@ pub fn write_titled(agent: &Agent, cutoff: f64, title: CpuTitle) {
 
 /// Write the traces the rows need, then the section titled `title`.
 /// `total` is the cost of all traces, printed ones or not.
-pub fn write_report(agent: &Agent, title: CpuTitle, mut captured: Vec<Captured>, total: u64, cutoff: f64) {
+pub fn write_report(
+    agent: &Agent,
+    title: CpuTitle,
+    mut captured: Vec<Captured>,
+    total: u64,
+    cutoff: f64,
+) {
     captured.retain(|c| c.hits > 0);
 
     // Rows carry the top frame; resolve them to owned traces up front so
     // the report can be rebuilt (borrowing them) on the writer thread.
-    let owned: Vec<OwnedTrace> = captured.iter().map(|c| trace_info::owned(agent, &c.trace)).collect();
-    let rows_data: Vec<(u32, u32, u64)> = captured.iter().map(|c| (c.trace.serial, c.hits, c.cost)).collect();
+    let owned: Vec<OwnedTrace> = captured
+        .iter()
+        .map(|c| trace_info::owned(agent, &c.trace))
+        .collect();
+    let rows_data: Vec<(u32, u32, u64)> = captured
+        .iter()
+        .map(|c| (c.trace.serial, c.hits, c.cost))
+        .collect();
 
     // Which rows survive sorting and cutoff decides which traces print.
     let selected_serials: Vec<u32> = {
         let report = build(title, &owned, &rows_data, total, cutoff);
-        select_cpu(&report).into_iter().map(|r| r.row.trace_serial).collect()
+        select_cpu(&report)
+            .into_iter()
+            .map(|r| r.row.trace_serial)
+            .collect()
     };
-    let needed = selected_serials.iter().filter_map(|s| agent.tables.traces.get(*s));
+    let needed = selected_serials
+        .iter()
+        .filter_map(|s| agent.tables.traces.get(*s));
     trace_info::submit_traces(agent, trace_info::unprinted(agent, needed));
 
     let at = agent.stamp();
@@ -61,7 +82,13 @@ pub fn write_report(agent: &Agent, title: CpuTitle, mut captured: Vec<Captured>,
     });
 }
 
-fn build<'a>(title: CpuTitle, owned: &'a [OwnedTrace], rows: &[(u32, u32, u64)], total: u64, cutoff: f64) -> CpuReport<'a> {
+fn build<'a>(
+    title: CpuTitle,
+    owned: &'a [OwnedTrace],
+    rows: &[(u32, u32, u64)],
+    total: u64,
+    cutoff: f64,
+) -> CpuReport<'a> {
     CpuReport {
         title,
         cutoff,

@@ -51,7 +51,11 @@ pub fn write(agent: &Agent, cutoff: f64) {
         .iter()
         .filter_map(|(&serial, &(hits, self_ns, _))| {
             let trace = agent.tables.traces.get(serial)?;
-            Some(Captured { trace, hits: hits.min(u32::MAX as u64) as u32, cost: ns_to_ms(self_ns) })
+            Some(Captured {
+                trace,
+                hits: hits.min(u32::MAX as u64) as u32,
+                cost: ns_to_ms(self_ns),
+            })
         })
         .collect();
     let total = captured.iter().map(|c| c.cost).sum();
@@ -65,7 +69,11 @@ fn write_old(agent: &Agent, totals: &Totals) {
         .filter(|(_, v)| v.0 > 0)
         .filter_map(|(&serial, &(hits, _, total_ns))| {
             let t = agent.tables.traces.get(serial)?;
-            Some((hits.min(u32::MAX as u64) as u32, ns_to_ms(total_ns), trace_info::owned(agent, &t)))
+            Some((
+                hits.min(u32::MAX as u64) as u32,
+                ns_to_ms(total_ns),
+                trace_info::owned(agent, &t),
+            ))
         })
         .collect();
     let at = agent.stamp();
@@ -73,7 +81,12 @@ fn write_old(agent: &Agent, totals: &Totals) {
         let report = OldProfReport {
             rows: rows
                 .iter()
-                .map(|(hits, total_ms, t)| OldProfRow { hits: *hits, total_ms: *total_ms, callee: method(t, 0), caller: method(t, 1) })
+                .map(|(hits, total_ms, t)| OldProfRow {
+                    hits: *hits,
+                    total_ms: *total_ms,
+                    callee: method(t, 0),
+                    caller: method(t, 1),
+                })
                 .collect(),
         };
         f.cpu_old(out, at, &report);

@@ -31,7 +31,11 @@ pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
         super::cpu_report::write(agent, agent.opts.cutoff);
     }
     if agent.opts.cpu_timing() {
-        let what = if agent.opts.cpu_old { " CPU usage in old prof format ..." } else { " CPU usage by timing methods ..." };
+        let what = if agent.opts.cpu_old {
+            " CPU usage in old prof format ..."
+        } else {
+            " CPU usage by timing methods ..."
+        };
         diag::verbose(verbose, what);
         super::cpu_times_report::write(agent, agent.opts.cutoff);
     }

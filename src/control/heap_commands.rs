@@ -7,7 +7,9 @@ use crate::jvmti::sys::JNIEnv;
 use crate::net::listener::rejected;
 
 fn profile_off(command: &str, profile: &str) {
-    rejected(&format!("{command} command ignored: {profile} is off in this run"));
+    rejected(&format!(
+        "{command} command ignored: {profile} is off in this run"
+    ));
 }
 
 /// DUMP HEAP (0x02): a heap dump section, preceded by pending traces
@@ -47,7 +49,11 @@ pub fn allocation_tracking_on_command(agent: &Agent, on: bool) {
         crate::profile::alloc_sites::set_tracking(agent, on);
         return;
     }
-    let what = if on { "CONTROL allocation tracking on" } else { "CONTROL allocation tracking off" };
+    let what = if on {
+        "CONTROL allocation tracking on"
+    } else {
+        "CONTROL allocation tracking off"
+    };
     profile_off(what, "allocation tracking (heap=sites or heap=dump)");
 }
 
@@ -59,5 +65,8 @@ pub fn clear_alloc_sites_on_command(agent: &Agent) {
         agent.tables.sites.clear();
         return;
     }
-    profile_off("CONTROL clear allocation sites", "allocation sites (heap=sites)");
+    profile_off(
+        "CONTROL clear allocation sites",
+        "allocation sites (heap=sites)",
+    );
 }

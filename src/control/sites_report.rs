@@ -2,7 +2,9 @@
 
 use super::trace_info;
 use crate::agent::Agent;
-use crate::format::{HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED, SITES_FORCE_GC, SITES_INCREMENTAL};
+use crate::format::{
+    HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED, SITES_FORCE_GC, SITES_INCREMENTAL,
+};
 use crate::profile::alloc_sites::{self, report_instances};
 use crate::tables::sites::{totals_of, SiteSnapshot};
 use crate::tables::ClassEntry;
@@ -26,7 +28,11 @@ fn u32_sat(v: u64) -> u32 {
 
 /// Plain report data from site snapshots. `interval` 0 = exact counts;
 /// otherwise instance counters are in sampling units and are converted.
-fn rows_and_totals(agent: &Agent, sites: &[SiteSnapshot], interval: u64) -> (Vec<OwnedRow>, HeapTotals) {
+fn rows_and_totals(
+    agent: &Agent,
+    sites: &[SiteSnapshot],
+    interval: u64,
+) -> (Vec<OwnedRow>, HeapTotals) {
     let totals = report_totals(sites, interval);
     let rows = sites
         .iter()
@@ -72,7 +78,10 @@ pub fn write(agent: &Agent, cutoff: f64) {
 /// a GC first (also done for every report with `gcbeforedump=y`).
 pub fn write_with(agent: &Agent, request_flags: u16, cutoff: f64) {
     alloc_sites::prepare_report(agent, request_flags & SITES_FORCE_GC != 0);
-    trace_info::submit_traces(agent, trace_info::unprinted(agent, agent.tables.traces.all()));
+    trace_info::submit_traces(
+        agent,
+        trace_info::unprinted(agent, agent.tables.traces.all()),
+    );
 
     let interval = agent.alloc.interval.load(Ordering::Relaxed);
     let snapshot = agent.tables.sites.snapshot();
@@ -114,5 +123,7 @@ pub fn write_with(agent: &Agent, request_flags: u16, cutoff: f64) {
 pub fn write_heap_summary(agent: &Agent) {
     let totals = heap_totals(agent);
     let at = agent.stamp();
-    agent.out.submit(move |f, out| f.heap_summary(out, at, &totals));
+    agent
+        .out
+        .submit(move |f, out| f.heap_summary(out, at, &totals));
 }

@@ -40,13 +40,24 @@ pub fn owned(agent: &Agent, t: &Trace) -> OwnedTrace {
     OwnedTrace {
         serial: t.serial,
         thread_serial: t.thread_serial,
-        frames: t.frames.iter().filter_map(|&id| agent.tables.frames.get(id)).collect(),
+        frames: t
+            .frames
+            .iter()
+            .filter_map(|&id| agent.tables.frames.get(id))
+            .collect(),
     }
 }
 
 /// The traces among `candidates` not printed yet, marking them printed.
-pub fn unprinted(agent: &Agent, candidates: impl IntoIterator<Item = Arc<Trace>>) -> Vec<OwnedTrace> {
-    candidates.into_iter().filter(|t| t.claim_print()).map(|t| owned(agent, &t)).collect()
+pub fn unprinted(
+    agent: &Agent,
+    candidates: impl IntoIterator<Item = Arc<Trace>>,
+) -> Vec<OwnedTrace> {
+    candidates
+        .into_iter()
+        .filter(|t| t.claim_print())
+        .map(|t| owned(agent, &t))
+        .collect()
 }
 
 /// Queue TRACE records for `traces` (the format skips any already written).

@@ -586,7 +586,9 @@ pub enum PrimElements<'a> {
 impl PrimElements<'_> {
     pub fn elem_type(&self) -> BasicType {
         match self {
-            PrimElements::Omitted(t) | PrimElements::BigEndian(t, _) | PrimElements::NativeEndian(t, _) => *t,
+            PrimElements::Omitted(t)
+            | PrimElements::BigEndian(t, _)
+            | PrimElements::NativeEndian(t, _) => *t,
             PrimElements::Boolean(_) => BasicType::Boolean,
             PrimElements::Char(_) => BasicType::Char,
             PrimElements::Float(_) => BasicType::Float,
@@ -610,7 +612,9 @@ impl PrimElements<'_> {
             PrimElements::Short(v) => v.len(),
             PrimElements::Int(v) => v.len(),
             PrimElements::Long(v) => v.len(),
-            PrimElements::BigEndian(t, b) | PrimElements::NativeEndian(t, b) => b.len() / (t.size(4) as usize).max(1),
+            PrimElements::BigEndian(t, b) | PrimElements::NativeEndian(t, b) => {
+                b.len() / (t.size(4) as usize).max(1)
+            }
         }
     }
 

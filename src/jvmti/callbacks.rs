@@ -36,13 +36,30 @@ pub trait EventHandler: Send + Sync {
     fn gc_start(&self) {}
     fn gc_finish(&self) {}
     fn object_free(&self, tag: i64) {}
-    fn vm_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {}
-    fn sampled_object_alloc(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64) {}
+    fn vm_object_alloc(
+        &self,
+        jni: *mut JNIEnv,
+        thread: jthread,
+        obj: jobject,
+        klass: jclass,
+        size: i64,
+    ) {
+    }
+    fn sampled_object_alloc(
+        &self,
+        jni: *mut JNIEnv,
+        thread: jthread,
+        obj: jobject,
+        klass: jclass,
+        size: i64,
+    ) {
+    }
     fn monitor_wait(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {}
     fn monitor_waited(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timed_out: bool) {}
     fn monitor_contended_enter(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {}
     fn monitor_contended_entered(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {}
-    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, location: i64) {}
+    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, location: i64) {
+    }
 }
 
 static HANDLER: OnceLock<&'static dyn EventHandler> = OnceLock::new();
@@ -79,7 +96,9 @@ pub fn install(jvmti: Jvmti, handler: &'static dyn EventHandler) -> Result<(), s
 /// Run `f` with the handler, catching any panic. `what` names the event in
 /// the error message.
 pub fn guarded<R>(what: &str, default: R, f: impl FnOnce(&'static dyn EventHandler) -> R) -> R {
-    let Some(handler) = HANDLER.get().copied() else { return default };
+    let Some(handler) = HANDLER.get().copied() else {
+        return default;
+    };
     match catch_unwind(AssertUnwindSafe(|| f(handler))) {
         Ok(r) => r,
         Err(panic) => {
@@ -106,10 +125,20 @@ unsafe extern "C" fn on_thread_start(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread:
 unsafe extern "C" fn on_thread_end(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
     guarded("ThreadEnd", (), |h| h.thread_end(jni, thread))
 }
-unsafe extern "C" fn on_class_load(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread, klass: jclass) {
+unsafe extern "C" fn on_class_load(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    klass: jclass,
+) {
     guarded("ClassLoad", (), |h| h.class_load(jni, thread, klass))
 }
-unsafe extern "C" fn on_class_prepare(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread, klass: jclass) {
+unsafe extern "C" fn on_class_prepare(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    klass: jclass,
+) {
     guarded("ClassPrepare", (), |h| h.class_prepare(jni, thread, klass))
 }
 
@@ -133,8 +162,14 @@ unsafe extern "C" fn on_class_file_load_hook(
         // SAFETY: the VM passes `len` readable bytes at `data`, valid for the
         // duration of the callback; `name` is null or a NUL-terminated string.
         let bytes = unsafe { std::slice::from_raw_parts(data, len as usize) };
-        let name = if name.is_null() { None } else { unsafe { CStr::from_ptr(name) }.to_str().ok() };
-        if let Some(out) = h.class_file_load_hook(jni, !class_being_redefined.is_null(), loader, name, bytes) {
+        let name = if name.is_null() {
+            None
+        } else {
+            unsafe { CStr::from_ptr(name) }.to_str().ok()
+        };
+        if let Some(out) =
+            h.class_file_load_hook(jni, !class_being_redefined.is_null(), loader, name, bytes)
+        {
             if let Some(mem) = super::memory::allocate_copy(env, &out) {
                 // SAFETY: new_len/new_data are the VM's out-parameters (checked
                 // non-null above); mem is a JVMTI allocation as the spec demands.
@@ -155,22 +190,52 @@ unsafe extern "C" fn on_exception_catch(
     location: jlocation,
     _exception: jobject,
 ) {
-    guarded("ExceptionCatch", (), |h| h.exception_catch(jni, thread, method, location))
+    guarded("ExceptionCatch", (), |h| {
+        h.exception_catch(jni, thread, method, location)
+    })
 }
 unsafe extern "C" fn on_data_dump_request(_: *mut jvmtiEnv) {
     guarded("DataDumpRequest", (), |h| h.data_dump_request())
 }
-unsafe extern "C" fn on_monitor_wait(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject, timeout: jlong) {
+unsafe extern "C" fn on_monitor_wait(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    t: jthread,
+    o: jobject,
+    timeout: jlong,
+) {
     guarded("MonitorWait", (), |h| h.monitor_wait(jni, t, o, timeout))
 }
-unsafe extern "C" fn on_monitor_waited(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject, timed_out: jboolean) {
-    guarded("MonitorWaited", (), |h| h.monitor_waited(jni, t, o, timed_out != 0))
+unsafe extern "C" fn on_monitor_waited(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    t: jthread,
+    o: jobject,
+    timed_out: jboolean,
+) {
+    guarded("MonitorWaited", (), |h| {
+        h.monitor_waited(jni, t, o, timed_out != 0)
+    })
 }
-unsafe extern "C" fn on_monitor_contended_enter(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject) {
-    guarded("MonitorContendedEnter", (), |h| h.monitor_contended_enter(jni, t, o))
+unsafe extern "C" fn on_monitor_contended_enter(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    t: jthread,
+    o: jobject,
+) {
+    guarded("MonitorContendedEnter", (), |h| {
+        h.monitor_contended_enter(jni, t, o)
+    })
 }
-unsafe extern "C" fn on_monitor_contended_entered(_: *mut jvmtiEnv, jni: *mut JNIEnv, t: jthread, o: jobject) {
-    guarded("MonitorContendedEntered", (), |h| h.monitor_contended_entered(jni, t, o))
+unsafe extern "C" fn on_monitor_contended_entered(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    t: jthread,
+    o: jobject,
+) {
+    guarded("MonitorContendedEntered", (), |h| {
+        h.monitor_contended_entered(jni, t, o)
+    })
 }
 unsafe extern "C" fn on_gc_start(_: *mut jvmtiEnv) {
     guarded("GarbageCollectionStart", (), |h| h.gc_start())
@@ -189,7 +254,9 @@ unsafe extern "C" fn on_vm_object_alloc(
     k: jclass,
     size: jlong,
 ) {
-    guarded("VMObjectAlloc", (), |h| h.vm_object_alloc(jni, t, o, k, size))
+    guarded("VMObjectAlloc", (), |h| {
+        h.vm_object_alloc(jni, t, o, k, size)
+    })
 }
 unsafe extern "C" fn on_sampled_object_alloc(
     _: *mut jvmtiEnv,
@@ -199,5 +266,7 @@ unsafe extern "C" fn on_sampled_object_alloc(
     k: jclass,
     size: jlong,
 ) {
-    guarded("SampledObjectAlloc", (), |h| h.sampled_object_alloc(jni, t, o, k, size))
+    guarded("SampledObjectAlloc", (), |h| {
+        h.sampled_object_alloc(jni, t, o, k, size)
+    })
 }

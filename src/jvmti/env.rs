@@ -22,7 +22,13 @@ pub struct JvmtiError {
 
 impl fmt::Display for JvmtiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed (JVMTI Error {}({}))", self.function, error_name(self.code), self.code)
+        write!(
+            f,
+            "{} failed (JVMTI Error {}({}))",
+            self.function,
+            error_name(self.code),
+            self.code
+        )
     }
 }
 
@@ -223,19 +229,33 @@ impl Jvmti {
     }
 
     pub fn set_event_callbacks(&self, callbacks: &jvmtiEventCallbacks) -> JResult<()> {
-        call!(self, SetEventCallbacks, callbacks, std::mem::size_of::<jvmtiEventCallbacks>() as jint)
+        call!(
+            self,
+            SetEventCallbacks,
+            callbacks,
+            std::mem::size_of::<jvmtiEventCallbacks>() as jint
+        )
     }
 
     pub fn set_event_mode(&self, enable: bool, event: jvmtiEvent) -> JResult<()> {
         let mode = if enable { JVMTI_ENABLE } else { JVMTI_DISABLE };
-        call!(self, SetEventNotificationMode, mode, event, ptr::null_mut::<std::ffi::c_void>() as jthread)
+        call!(
+            self,
+            SetEventNotificationMode,
+            mode,
+            event,
+            ptr::null_mut::<std::ffi::c_void>() as jthread
+        )
     }
 
     pub fn create_raw_monitor(&self, name: &str) -> JResult<RawMonitor> {
         let cname = CString::new(name).unwrap_or_default();
         let mut mon: jrawMonitorID = ptr::null_mut();
         call!(self, CreateRawMonitor, cname.as_ptr(), &mut mon)?;
-        Ok(RawMonitor { jvmti: *self, id: mon })
+        Ok(RawMonitor {
+            jvmti: *self,
+            id: mon,
+        })
     }
 
     // ---- classes and methods ---------------------------------------------
@@ -281,10 +301,21 @@ impl Jvmti {
     pub fn method_name(&self, method: jmethodID) -> JResult<MethodNames> {
         let mut name: *mut c_char = ptr::null_mut();
         let mut sig: *mut c_char = ptr::null_mut();
-        call!(self, GetMethodName, method, &mut name, &mut sig, ptr::null_mut())?;
+        call!(
+            self,
+            GetMethodName,
+            method,
+            &mut name,
+            &mut sig,
+            ptr::null_mut()
+        )?;
         // SAFETY: both are JVMTI-allocated C strings on success.
-        let (name, signature) = unsafe { (take_string(self.env, name), take_string(self.env, sig)) };
-        Ok(MethodNames { name: name.unwrap_or_default(), signature: signature.unwrap_or_default() })
+        let (name, signature) =
+            unsafe { (take_string(self.env, name), take_string(self.env, sig)) };
+        Ok(MethodNames {
+            name: name.unwrap_or_default(),
+            signature: signature.unwrap_or_default(),
+        })
     }
 
     pub fn method_declaring_class(&self, method: jmethodID) -> JResult<jclass> {
@@ -307,9 +338,14 @@ impl Jvmti {
             Ok(()) => {
                 // SAFETY: on success the table holds `count` entries.
                 let arr = unsafe { JvmtiArray::from_raw(self.env, table, count) };
-                Ok(arr.iter().map(|e| (e.start_location, e.line_number)).collect())
+                Ok(arr
+                    .iter()
+                    .map(|e| (e.start_location, e.line_number))
+                    .collect())
             }
-            Err(e) if e.code == error::ABSENT_INFORMATION || e.code == error::NATIVE_METHOD => Ok(Vec::new()),
+            Err(e) if e.code == error::ABSENT_INFORMATION || e.code == error::NATIVE_METHOD => {
+                Ok(Vec::new())
+            }
             Err(e) => Err(e),
         }
     }
@@ -322,7 +358,11 @@ impl Jvmti {
         call!(self, GetThreadInfo, thread, &mut info)?;
         // SAFETY: name is a JVMTI-allocated C string (or null).
         let name = unsafe { take_string(self.env, info.name) };
-        Ok(ThreadInfo { name, group: info.thread_group, is_daemon: info.is_daemon != 0 })
+        Ok(ThreadInfo {
+            name,
+            group: info.thread_group,
+            is_daemon: info.is_daemon != 0,
+        })
     }
 
     pub fn thread_group_info(&self, group: jthreadGroup) -> JResult<ThreadGroupInfo> {
@@ -331,7 +371,10 @@ impl Jvmti {
         call!(self, GetThreadGroupInfo, group, &mut info)?;
         // SAFETY: name is a JVMTI-allocated C string (or null).
         let name = unsafe { take_string(self.env, info.name) };
-        Ok(ThreadGroupInfo { name, parent: info.parent })
+        Ok(ThreadGroupInfo {
+            name,
+            parent: info.parent,
+        })
     }
 
     pub fn thread_state(&self, thread: jthread) -> JResult<i32> {
@@ -349,23 +392,49 @@ impl Jvmti {
     }
 
     /// Stack of one thread (null = current thread), top frame first.
-    pub fn stack_trace(&self, thread: jthread, max_depth: usize, buf: &mut Vec<jvmtiFrameInfo>) -> JResult<()> {
+    pub fn stack_trace(
+        &self,
+        thread: jthread,
+        max_depth: usize,
+        buf: &mut Vec<jvmtiFrameInfo>,
+    ) -> JResult<()> {
         buf.clear();
         buf.reserve(max_depth);
         let mut count: jint = 0;
-        call!(self, GetStackTrace, thread, 0, max_depth as jint, buf.as_mut_ptr(), &mut count)?;
+        call!(
+            self,
+            GetStackTrace,
+            thread,
+            0,
+            max_depth as jint,
+            buf.as_mut_ptr(),
+            &mut count
+        )?;
         // SAFETY: GetStackTrace initialised `count` (<= max_depth) frames.
         unsafe { buf.set_len(count.clamp(0, max_depth as jint) as usize) };
         Ok(())
     }
 
     /// Stacks of several threads in one safepoint.
-    pub fn thread_list_stack_traces(&self, threads: &[jthread], max_depth: usize) -> JResult<StackInfos> {
+    pub fn thread_list_stack_traces(
+        &self,
+        threads: &[jthread],
+        max_depth: usize,
+    ) -> JResult<StackInfos> {
         let mut infos: *mut jvmtiStackInfo = ptr::null_mut();
-        call!(self, GetThreadListStackTraces, threads.len() as jint, threads.as_ptr(), max_depth as jint, &mut infos)?;
+        call!(
+            self,
+            GetThreadListStackTraces,
+            threads.len() as jint,
+            threads.as_ptr(),
+            max_depth as jint,
+            &mut infos
+        )?;
         // SAFETY: one JVMTI allocation holding threads.len() jvmtiStackInfo
         // (frame buffers live inside the same allocation).
-        Ok(StackInfos(unsafe { JvmtiArray::from_raw(self.env, infos, threads.len() as i32) }))
+        Ok(StackInfos(unsafe {
+            JvmtiArray::from_raw(self.env, infos, threads.len() as i32)
+        }))
     }
 
     pub fn run_agent_thread(
@@ -375,7 +444,14 @@ impl Jvmti {
         arg: *mut c_void,
         priority: i32,
     ) -> JResult<()> {
-        call!(self, RunAgentThread, thread, Some(proc_), arg as *const c_void, priority)
+        call!(
+            self,
+            RunAgentThread,
+            thread,
+            Some(proc_),
+            arg as *const c_void,
+            priority
+        )
     }
 
     pub fn current_thread_cpu_time(&self) -> JResult<i64> {
@@ -422,7 +498,14 @@ impl Jvmti {
     pub fn frame_location(&self, thread: jthread, depth: i32) -> JResult<(jmethodID, i64)> {
         let mut method: jmethodID = ptr::null_mut();
         let mut location: jlocation = 0;
-        call!(self, GetFrameLocation, thread, depth, &mut method, &mut location)?;
+        call!(
+            self,
+            GetFrameLocation,
+            thread,
+            depth,
+            &mut method,
+            &mut location
+        )?;
         Ok((method, location))
     }
 
@@ -441,7 +524,12 @@ impl Jvmti {
 
     /// Re-run the class-file load hook on `classes` (their original bytes).
     pub fn retransform_classes(&self, classes: &[jclass]) -> JResult<()> {
-        call!(self, RetransformClasses, classes.len() as jint, classes.as_ptr())
+        call!(
+            self,
+            RetransformClasses,
+            classes.len() as jint,
+            classes.as_ptr()
+        )
     }
 
     /// The methods a class declares (local method IDs, no refs to free).
@@ -522,7 +610,12 @@ impl Jvmti {
                 JvmtiArray::from_raw(self.env, u.notify_waiters, u.notify_waiter_count),
             )
         };
-        Ok(MonitorUsage { owner: u.owner, entry_count: u.entry_count, waiters, notify_waiters })
+        Ok(MonitorUsage {
+            owner: u.owner,
+            entry_count: u.entry_count,
+            waiters,
+            notify_waiters,
+        })
     }
 }
 

@@ -66,9 +66,24 @@ pub trait HeapVisitor {
     /// A primitive instance (`heap_ref::FIELD`) or static
     /// (`heap_ref::STATIC_FIELD`) field of the object tagged `owner_tag`,
     /// whose class is tagged `owner_class_tag`.
-    fn primitive_field(&mut self, kind: u32, index: i32, owner_class_tag: i64, owner_tag: i64, value: Prim);
+    fn primitive_field(
+        &mut self,
+        kind: u32,
+        index: i32,
+        owner_class_tag: i64,
+        owner_tag: i64,
+        value: Prim,
+    );
     /// The elements of a primitive array, in native byte order.
-    fn primitive_array(&mut self, class_tag: i64, tag: i64, size: i64, elem_type: u32, count: i32, data: &[u8]);
+    fn primitive_array(
+        &mut self,
+        class_tag: i64,
+        tag: i64,
+        size: i64,
+        elem_type: u32,
+        count: i32,
+        data: &[u8],
+    );
 }
 
 /// Element size of a JVMTI primitive type code.
@@ -129,29 +144,49 @@ unsafe extern "C" fn on_reference<V: HeapVisitor>(
             match kind {
                 heap_ref::STACK_LOCAL => {
                     let s = (*info).stack_local;
-                    RefDetail::Local { thread_tag: s.thread_tag, depth: s.depth }
+                    RefDetail::Local {
+                        thread_tag: s.thread_tag,
+                        depth: s.depth,
+                    }
                 }
                 heap_ref::JNI_LOCAL => {
                     let s = (*info).jni_local;
-                    RefDetail::Local { thread_tag: s.thread_tag, depth: s.depth }
+                    RefDetail::Local {
+                        thread_tag: s.thread_tag,
+                        depth: s.depth,
+                    }
                 }
-                heap_ref::FIELD | heap_ref::STATIC_FIELD | heap_ref::ARRAY_ELEMENT | heap_ref::CONSTANT_POOL => {
-                    RefDetail::Index((*info).index)
-                }
+                heap_ref::FIELD
+                | heap_ref::STATIC_FIELD
+                | heap_ref::ARRAY_ELEMENT
+                | heap_ref::CONSTANT_POOL => RefDetail::Index((*info).index),
                 _ => RefDetail::Index(-1),
             }
         }
     };
     // SAFETY: referrer_tag_ptr is null for roots or points to the
     // referrer's tag for the duration of the callback; we only read it.
-    let referrer_tag = if referrer_tag_ptr.is_null() { None } else { Some(unsafe { *referrer_tag_ptr }) };
+    let referrer_tag = if referrer_tag_ptr.is_null() {
+        None
+    } else {
+        Some(unsafe { *referrer_tag_ptr })
+    };
     run::<V>(user_data, |v| {
         // SAFETY: tag_ptr (checked non-null) points to the referee's tag,
         // writable during the callback. The only other pointer that may
         // alias it (referrer_tag_ptr, for self references) was read above
         // and is not used while this borrow lives.
         let tag = unsafe { &mut *tag_ptr };
-        v.reference(Reference { kind, detail, class_tag, referrer_class_tag, size, tag, referrer_tag, length })
+        v.reference(Reference {
+            kind,
+            detail,
+            class_tag,
+            referrer_class_tag,
+            size,
+            tag,
+            referrer_tag,
+            length,
+        })
     })
 }
 
@@ -183,7 +218,9 @@ unsafe extern "C" fn on_primitive_field<V: HeapVisitor>(
         };
         ((*info).index, *object_tag_ptr, v)
     };
-    run::<V>(user_data, |v| v.primitive_field(kind, index, object_class_tag, owner_tag, value))
+    run::<V>(user_data, |v| {
+        v.primitive_field(kind, index, object_class_tag, owner_tag, value)
+    })
 }
 
 unsafe extern "C" fn on_array_primitive<V: HeapVisitor>(
@@ -208,7 +245,9 @@ unsafe extern "C" fn on_array_primitive<V: HeapVisitor>(
     };
     // SAFETY: tag_ptr checked non-null, valid during the callback.
     let tag = unsafe { *tag_ptr };
-    run::<V>(user_data, |v| v.primitive_array(class_tag, tag, size, element_type, element_count, data))
+    run::<V>(user_data, |v| {
+        v.primitive_array(class_tag, tag, size, element_type, element_count, data)
+    })
 }
 
 /// A field of a class as GetClassFields / GetFieldName /
@@ -228,31 +267,60 @@ impl Jvmti {
     /// filter). Primitive field values and primitive array contents are
     /// reported only when asked for. Returns an error if the walk failed or
     /// the visitor panicked.
-    pub fn follow_references<V: HeapVisitor>(&self, visitor: &mut V, prim_fields: bool, prim_arrays: bool) -> JResult<()> {
+    pub fn follow_references<V: HeapVisitor>(
+        &self,
+        visitor: &mut V,
+        prim_fields: bool,
+        prim_arrays: bool,
+    ) -> JResult<()> {
         let callbacks = jvmtiHeapCallbacks {
             heap_iteration_callback: None,
             heap_reference_callback: Some(on_reference::<V>),
-            primitive_field_callback: if prim_fields { Some(on_primitive_field::<V>) } else { None },
-            array_primitive_value_callback: if prim_arrays { Some(on_array_primitive::<V>) } else { None },
+            primitive_field_callback: if prim_fields {
+                Some(on_primitive_field::<V>)
+            } else {
+                None
+            },
+            array_primitive_value_callback: if prim_arrays {
+                Some(on_array_primitive::<V>)
+            } else {
+                None
+            },
             string_primitive_value_callback: None,
             reserved: [ptr::null(); 11],
         };
-        let mut walk = Walk { visitor, panicked: false };
+        let mut walk = Walk {
+            visitor,
+            panicked: false,
+        };
         let env = self.raw();
         // SAFETY: env is the agent's live jvmtiEnv; callbacks and user_data
         // outlive the call (the VM uses them only until it returns); the
         // callbacks interpret user_data as the `Walk<V>` passed here.
         let code = unsafe {
             match (**env).FollowReferences {
-                Some(f) => f(env, 0, ptr::null_mut(), ptr::null_mut(), &callbacks, &mut walk as *mut Walk<'_, V> as *const c_void),
+                Some(f) => f(
+                    env,
+                    0,
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                    &callbacks,
+                    &mut walk as *mut Walk<'_, V> as *const c_void,
+                ),
                 None => error::NOT_AVAILABLE,
             }
         };
         if walk.panicked {
-            return Err(super::JvmtiError { code: error::INTERNAL, function: "FollowReferences (visitor panicked)" });
+            return Err(super::JvmtiError {
+                code: error::INTERNAL,
+                function: "FollowReferences (visitor panicked)",
+            });
         }
         if code != error::NONE {
-            return Err(super::JvmtiError { code, function: "FollowReferences" });
+            return Err(super::JvmtiError {
+                code,
+                function: "FollowReferences",
+            });
         }
         Ok(())
     }
@@ -271,7 +339,10 @@ impl Jvmti {
             }
         };
         if code != error::NONE {
-            return Err(super::JvmtiError { code, function: "GetClassFields" });
+            return Err(super::JvmtiError {
+                code,
+                function: "GetClassFields",
+            });
         }
         // SAFETY: on success, `count` field IDs in a JVMTI buffer we now own.
         let ids = unsafe { JvmtiArray::from_raw(env, fields, count) };
@@ -295,10 +366,16 @@ impl Jvmti {
                 (c1, c2, take_string(env, name), take_string(env, sig))
             };
             if c1 != error::NONE {
-                return Err(super::JvmtiError { code: c1, function: "GetFieldName" });
+                return Err(super::JvmtiError {
+                    code: c1,
+                    function: "GetFieldName",
+                });
             }
             if c2 != error::NONE {
-                return Err(super::JvmtiError { code: c2, function: "GetFieldModifiers" });
+                return Err(super::JvmtiError {
+                    code: c2,
+                    function: "GetFieldModifiers",
+                });
             }
             out.push(FieldInfo {
                 name: name.unwrap_or_default(),
@@ -322,7 +399,10 @@ impl Jvmti {
             }
         };
         if code != error::NONE {
-            return Err(super::JvmtiError { code, function: "GetImplementedInterfaces" });
+            return Err(super::JvmtiError {
+                code,
+                function: "GetImplementedInterfaces",
+            });
         }
         // SAFETY: `count` local refs in a JVMTI buffer we now own.
         Ok(unsafe { JvmtiArray::from_raw(env, list, count) })
@@ -341,7 +421,10 @@ impl Jvmti {
             }
         };
         if code != error::NONE {
-            return Err(super::JvmtiError { code, function: "IsInterface" });
+            return Err(super::JvmtiError {
+                code,
+                function: "IsInterface",
+            });
         }
         Ok(b != 0)
     }

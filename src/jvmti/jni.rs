@@ -31,7 +31,11 @@ pub fn new_thread_object(raw: *mut JNIEnv, name: &str) -> Option<jthread> {
     let result = (|| {
         let jname = env.new_string(name).ok()?;
         let t = env
-            .new_object("java/lang/Thread", "(Ljava/lang/String;)V", &[JValue::Object(&JObject::from(jname))])
+            .new_object(
+                "java/lang/Thread",
+                "(Ljava/lang/String;)V",
+                &[JValue::Object(&JObject::from(jname))],
+            )
             .ok()?;
         Some(t.into_raw())
     })();
@@ -44,7 +48,12 @@ pub fn runtime_max_memory(raw: *mut JNIEnv) -> Option<i64> {
     let mut env = env(raw)?;
     let result = (|| {
         let rt = env
-            .call_static_method("java/lang/Runtime", "getRuntime", "()Ljava/lang/Runtime;", &[])
+            .call_static_method(
+                "java/lang/Runtime",
+                "getRuntime",
+                "()Ljava/lang/Runtime;",
+                &[],
+            )
             .ok()?
             .l()
             .ok()?;
@@ -120,7 +129,8 @@ pub fn object_class(raw: *mut JNIEnv, obj: jobject) -> Option<jni::sys::jclass> 
 
 /// The process's JavaVM, stored at Agent_OnLoad so threads that receive no
 /// JNIEnv with their event (DataDumpRequest) can get theirs.
-static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> = std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
 pub fn set_vm(vm: *mut super::sys::JavaVM) {
     VM.store(vm, std::sync::atomic::Ordering::Release);
@@ -146,13 +156,19 @@ pub fn current_env() -> *mut JNIEnv {
             None => -1,
         }
     };
-    if rc == 0 { env as *mut JNIEnv } else { std::ptr::null_mut() }
+    if rc == 0 {
+        env as *mut JNIEnv
+    } else {
+        std::ptr::null_mut()
+    }
 }
 
 /// Superclass of a class as a local reference (null for java.lang.Object,
 /// interfaces and primitive types).
 pub fn superclass(raw: *mut JNIEnv, klass: super::sys::jclass) -> super::sys::jclass {
-    let Some(mut env) = env(raw) else { return std::ptr::null_mut() };
+    let Some(mut env) = env(raw) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: klass is a live class reference on this thread; the wrapper
     // borrows it and must not delete it.
     let k = unsafe { jni::objects::JClass::from_raw(klass) };
@@ -169,9 +185,15 @@ pub fn superclass(raw: *mut JNIEnv, klass: super::sys::jclass) -> super::sys::jc
 /// DefineClass with a null loader); a global reference to it, kept for the
 /// life of the process. Any pending exception (e.g. the class exists
 /// already) is cleared and reported as `Err` with its text.
-pub fn define_boot_class(raw: *mut JNIEnv, name: &str, bytes: &[u8]) -> Result<jni::objects::GlobalRef, String> {
+pub fn define_boot_class(
+    raw: *mut JNIEnv,
+    name: &str,
+    bytes: &[u8],
+) -> Result<jni::objects::GlobalRef, String> {
     let mut env = env(raw).ok_or("no JNIEnv")?;
-    let r = env.define_class(name, &JObject::null(), bytes).and_then(|c| env.new_global_ref(c));
+    let r = env
+        .define_class(name, &JObject::null(), bytes)
+        .and_then(|c| env.new_global_ref(c));
     if env.exception_check().unwrap_or(false) {
         let _ = env.exception_describe();
     }
@@ -180,7 +202,12 @@ pub fn define_boot_class(raw: *mut JNIEnv, name: &str, bytes: &[u8]) -> Result<j
 }
 
 /// Set a static `int` field (any access) of `class`.
-pub fn set_static_int(raw: *mut JNIEnv, class: jobject, field: &str, value: i32) -> Result<(), String> {
+pub fn set_static_int(
+    raw: *mut JNIEnv,
+    class: jobject,
+    field: &str,
+    value: i32,
+) -> Result<(), String> {
     let mut env = env(raw).ok_or("no JNIEnv")?;
     // SAFETY: as in register_natives, a borrowed live class reference.
     let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
@@ -198,7 +225,10 @@ pub fn class_module(raw: *mut JNIEnv, klass: jobject) -> Option<jobject> {
     let mut env = env(raw)?;
     // SAFETY: a borrowed live class reference.
     let class_obj = unsafe { JObject::from_raw(klass) };
-    let r = env.call_method(&class_obj, "getModule", "()Ljava/lang/Module;", &[]).ok().and_then(|v| v.l().ok());
+    let r = env
+        .call_method(&class_obj, "getModule", "()Ljava/lang/Module;", &[])
+        .ok()
+        .and_then(|v| v.l().ok());
     std::mem::forget(class_obj);
     clear(&mut env);
     r.filter(|m| !m.is_null()).map(|m| m.into_raw())
@@ -217,11 +247,19 @@ pub fn is_same_object(raw: *mut JNIEnv, a: jobject, b: jobject) -> bool {
 
 /// Call a static void method of `class` (any access) with int/object
 /// arguments; any exception it throws is cleared and reported as `Err`.
-pub fn call_static_void(raw: *mut JNIEnv, class: jobject, name: &str, sig: &str, args: &[JValue<'_, '_>]) -> Result<(), String> {
+pub fn call_static_void(
+    raw: *mut JNIEnv,
+    class: jobject,
+    name: &str,
+    sig: &str,
+    args: &[JValue<'_, '_>],
+) -> Result<(), String> {
     let mut env = env(raw).ok_or("no JNIEnv")?;
     // SAFETY: a borrowed live class reference.
     let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
-    let r = env.call_static_method(&class_obj, name, sig, args).map(|_| ());
+    let r = env
+        .call_static_method(&class_obj, name, sig, args)
+        .map(|_| ());
     std::mem::forget(class_obj);
     let threw = env.exception_check().unwrap_or(false);
     clear(&mut env);

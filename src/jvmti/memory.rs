@@ -4,7 +4,7 @@
 //! agent must release with `Deallocate`; these guards do it in `Drop`, so no
 //! early return or `?` can leak them.
 
-use super::sys::{jvmtiEnv, jlong};
+use super::sys::{jlong, jvmtiEnv};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_uchar};
 
@@ -20,7 +20,15 @@ impl<T> JvmtiArray<T> {
     /// `ptr` must be null or a JVMTI allocation from `env` holding `len`
     /// initialised `T`s, owned by nobody else.
     pub(crate) unsafe fn from_raw(env: *mut jvmtiEnv, ptr: *mut T, len: i32) -> Self {
-        JvmtiArray { env, ptr, len: if ptr.is_null() { 0 } else { len.max(0) as usize } }
+        JvmtiArray {
+            env,
+            ptr,
+            len: if ptr.is_null() {
+                0
+            } else {
+                len.max(0) as usize
+            },
+        }
     }
 
     pub fn as_slice(&self) -> &[T] {
@@ -60,7 +68,9 @@ pub(crate) unsafe fn take_string(env: *mut jvmtiEnv, ptr: *mut c_char) -> Option
         return None;
     }
     // SAFETY: caller guarantees a NUL-terminated string.
-    let s = unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned();
+    let s = unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned();
     deallocate(env, ptr as *mut c_uchar);
     Some(s)
 }

@@ -40,28 +40,56 @@ pub fn install(calls: &'static dyn TrackerCalls) {
 
 #[inline]
 fn run(what: &str, f: impl FnOnce(&'static dyn TrackerCalls)) {
-    let Some(calls) = CALLS.get().copied() else { return };
+    let Some(calls) = CALLS.get().copied() else {
+        return;
+    };
     if catch_unwind(AssertUnwindSafe(|| f(calls))).is_err() {
         crate::diag::error(&format!("internal error in Tracker.{what}; call ignored"));
     }
 }
 
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeCallSite(jni: *mut JNIEnv, _cls: jclass, thread: jobject, cnum: jint, mnum: jint) {
-    run("CallSite", |c| c.call_site(jni, thread, cnum as u32, mnum as u32))
+pub extern "system" fn Java_java_lang_HprofTracker_nativeCallSite(
+    jni: *mut JNIEnv,
+    _cls: jclass,
+    thread: jobject,
+    cnum: jint,
+    mnum: jint,
+) {
+    run("CallSite", |c| {
+        c.call_site(jni, thread, cnum as u32, mnum as u32)
+    })
 }
 
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeReturnSite(jni: *mut JNIEnv, _cls: jclass, thread: jobject, cnum: jint, mnum: jint) {
-    run("ReturnSite", |c| c.return_site(jni, thread, cnum as u32, mnum as u32))
+pub extern "system" fn Java_java_lang_HprofTracker_nativeReturnSite(
+    jni: *mut JNIEnv,
+    _cls: jclass,
+    thread: jobject,
+    cnum: jint,
+    mnum: jint,
+) {
+    run("ReturnSite", |c| {
+        c.return_site(jni, thread, cnum as u32, mnum as u32)
+    })
 }
 
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeObjectInit(jni: *mut JNIEnv, _cls: jclass, thread: jobject, obj: jobject) {
+pub extern "system" fn Java_java_lang_HprofTracker_nativeObjectInit(
+    jni: *mut JNIEnv,
+    _cls: jclass,
+    thread: jobject,
+    obj: jobject,
+) {
     run("ObjectInit", |c| c.object_init(jni, thread, obj))
 }
 
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeNewArray(jni: *mut JNIEnv, _cls: jclass, thread: jobject, obj: jobject) {
+pub extern "system" fn Java_java_lang_HprofTracker_nativeNewArray(
+    jni: *mut JNIEnv,
+    _cls: jclass,
+    thread: jobject,
+    obj: jobject,
+) {
     run("NewArray", |c| c.new_array(jni, thread, obj))
 }

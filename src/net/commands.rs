@@ -92,14 +92,19 @@ impl ThreadRef {
     /// The known ID this reference names: big-endian first, then the
     /// original's native order; `None` if neither is known.
     pub fn resolve(self, known: impl Fn(u32) -> bool) -> Option<u32> {
-        [self.big_endian(), self.little_endian()].into_iter().find(|&id| known(id))
+        [self.big_endian(), self.little_endian()]
+            .into_iter()
+            .find(|&id| known(id))
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Control {
     AllocTracking(bool),
-    Sampling { on: bool, thread: ThreadRef },
+    Sampling {
+        on: bool,
+        thread: ThreadRef,
+    },
     ClearCpuSamples,
     ClearAllocSites,
     SetMaxDepth(u16),
@@ -111,12 +116,18 @@ pub enum Control {
 pub enum Command {
     ForceGc,
     DumpHeap,
-    AllocSites { flags: u16, cutoff: f32 },
+    AllocSites {
+        flags: u16,
+        cutoff: f32,
+    },
     HeapSummary,
     Exit,
     DumpTraces,
     /// `ignored` is the u2 field the agent does not use.
-    CpuSamples { ignored: u16, cutoff: f32 },
+    CpuSamples {
+        ignored: u16,
+        cutoff: f32,
+    },
     Control(Control),
     Eof,
 }
@@ -141,9 +152,15 @@ impl fmt::Display for CommandError {
         match self {
             CommandError::Closed => write!(f, "connection closed"),
             CommandError::Truncated { tag, offset } => {
-                write!(f, "command {} at offset {offset} cut short by the end of the stream", command_name(*tag))
+                write!(
+                    f,
+                    "command {} at offset {offset} cut short by the end of the stream",
+                    command_name(*tag)
+                )
             }
-            CommandError::UnknownTag { tag, offset } => write!(f, "failed to recognize cmd {tag} at offset {offset}"),
+            CommandError::UnknownTag { tag, offset } => {
+                write!(f, "failed to recognize cmd {tag} at offset {offset}")
+            }
             CommandError::Io(e) => write!(f, "read error: {e}"),
         }
     }
@@ -216,11 +233,17 @@ impl<R: Read> CommandReader<R> {
             return Ok(Command::Eof);
         }
         if !(tag::FORCE_GC..=tag::CONTROL).contains(&t) {
-            return Err(CommandError::UnknownTag { tag: t, offset: start });
+            return Err(CommandError::UnknownTag {
+                tag: t,
+                offset: start,
+            });
         }
         self.body(t).map_err(|e| {
             if e.kind() == io::ErrorKind::UnexpectedEof || is_disconnect(&e) {
-                CommandError::Truncated { tag: t, offset: start }
+                CommandError::Truncated {
+                    tag: t,
+                    offset: start,
+                }
             } else {
                 CommandError::Io(e)
             }
@@ -256,21 +279,28 @@ impl<R: Read> CommandReader<R> {
             tag::DUMP_HEAP => Command::DumpHeap,
             tag::ALLOC_SITES => {
                 let flags = self.u2()?;
-                Command::AllocSites { flags, cutoff: f32_of(self.u4()?) }
+                Command::AllocSites {
+                    flags,
+                    cutoff: f32_of(self.u4()?),
+                }
             }
             tag::HEAP_SUMMARY => Command::HeapSummary,
             tag::EXIT => Command::Exit,
             tag::DUMP_TRACES => Command::DumpTraces,
             tag::CPU_SAMPLES => {
                 let ignored = self.u2()?;
-                Command::CpuSamples { ignored, cutoff: f32_of(self.u4()?) }
+                Command::CpuSamples {
+                    ignored,
+                    cutoff: f32_of(self.u4()?),
+                }
             }
             tag::CONTROL => Command::Control(match self.u2()? {
                 control::ALLOC_TRACKING_ON => Control::AllocTracking(true),
                 control::ALLOC_TRACKING_OFF => Control::AllocTracking(false),
-                s @ (control::SAMPLING_ON | control::SAMPLING_OFF) => {
-                    Control::Sampling { on: s == control::SAMPLING_ON, thread: ThreadRef(self.u4()?) }
-                }
+                s @ (control::SAMPLING_ON | control::SAMPLING_OFF) => Control::Sampling {
+                    on: s == control::SAMPLING_ON,
+                    thread: ThreadRef(self.u4()?),
+                },
                 control::CLEAR_CPU_SAMPLES => Control::ClearCpuSamples,
                 control::CLEAR_ALLOC_SITES => Control::ClearAllocSites,
                 control::SET_MAX_DEPTH => Control::SetMaxDepth(self.u2()?),
@@ -284,7 +314,10 @@ impl<R: Read> CommandReader<R> {
 /// Errors that mean the peer or the socket is gone.
 fn is_disconnect(e: &io::Error) -> bool {
     use io::ErrorKind::*;
-    matches!(e.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | NotConnected)
+    matches!(
+        e.kind(),
+        ConnectionReset | ConnectionAborted | BrokenPipe | NotConnected
+    )
 }
 
 impl Command {
@@ -319,9 +352,14 @@ impl Command {
                 let (sub, extra): (u16, Vec<u8>) = match c {
                     Control::AllocTracking(true) => (control::ALLOC_TRACKING_ON, vec![]),
                     Control::AllocTracking(false) => (control::ALLOC_TRACKING_OFF, vec![]),
-                    Control::Sampling { on, thread } => {
-                        (if on { control::SAMPLING_ON } else { control::SAMPLING_OFF }, thread.0.to_vec())
-                    }
+                    Control::Sampling { on, thread } => (
+                        if on {
+                            control::SAMPLING_ON
+                        } else {
+                            control::SAMPLING_OFF
+                        },
+                        thread.0.to_vec(),
+                    ),
                     Control::ClearCpuSamples => (control::CLEAR_CPU_SAMPLES, vec![]),
                     Control::ClearAllocSites => (control::CLEAR_ALLOC_SITES, vec![]),
                     Control::SetMaxDepth(d) => (control::SET_MAX_DEPTH, d.to_be_bytes().to_vec()),
@@ -385,7 +423,9 @@ impl std::str::FromStr for Command {
         let ratio = |i: usize| -> Result<f32, String> {
             match args.get(i) {
                 None => Ok(0.0001),
-                Some(a) => a.parse::<f32>().map_err(|_| format!("'{a}' is not a cutoff ratio")),
+                Some(a) => a
+                    .parse::<f32>()
+                    .map_err(|_| format!("'{a}' is not a cutoff ratio")),
             }
         };
         let u16_of = |v: u32| u16::try_from(v).map_err(|_| format!("{v} does not fit in 16 bits"));
@@ -394,14 +434,20 @@ impl std::str::FromStr for Command {
             "heap-dump" | "dump" => Command::DumpHeap,
             "sites" => {
                 arity(2)?;
-                Command::AllocSites { flags: u16_of(num(0, 0)?)?, cutoff: ratio(1)? }
+                Command::AllocSites {
+                    flags: u16_of(num(0, 0)?)?,
+                    cutoff: ratio(1)?,
+                }
             }
             "heap-summary" | "summary" => Command::HeapSummary,
             "exit" => Command::Exit,
             "traces" => Command::DumpTraces,
             "cpu" => {
                 arity(1)?;
-                Command::CpuSamples { ignored: 0, cutoff: ratio(0)? }
+                Command::CpuSamples {
+                    ignored: 0,
+                    cutoff: ratio(0)?,
+                }
             }
             "alloc-on" => Command::Control(Control::AllocTracking(true)),
             "alloc-off" => Command::Control(Control::AllocTracking(false)),
@@ -412,19 +458,27 @@ impl std::str::FromStr for Command {
                     Some(a) => u32::from_str_radix(a.trim_start_matches("0x"), 16)
                         .map_err(|_| format!("'{a}' is not a hex thread object ID"))?,
                 };
-                Command::Control(Control::Sampling { on: name == "sampling-on", thread: ThreadRef::from_id(id) })
+                Command::Control(Control::Sampling {
+                    on: name == "sampling-on",
+                    thread: ThreadRef::from_id(id),
+                })
             }
             "clear-cpu" => Command::Control(Control::ClearCpuSamples),
             "clear-sites" => Command::Control(Control::ClearAllocSites),
             "depth" => {
                 arity(1)?;
                 let d = args.first().ok_or("depth needs a number")?;
-                Command::Control(Control::SetMaxDepth(u16_of(parse_int(d).ok_or(format!("'{d}' is not a number"))?)?))
+                Command::Control(Control::SetMaxDepth(u16_of(
+                    parse_int(d).ok_or(format!("'{d}' is not a number"))?,
+                )?))
             }
             "eof" => Command::Eof,
             other => return Err(format!("unknown command '{other}'")),
         };
-        if !matches!(name, "sites" | "cpu" | "sampling-on" | "sampling-off" | "depth") {
+        if !matches!(
+            name,
+            "sites" | "cpu" | "sampling-on" | "sampling-off" | "depth"
+        ) {
             arity(0)?;
         }
         Ok(cmd)
@@ -441,10 +495,16 @@ fn parse_int(s: &str) -> Option<u32> {
 impl fmt::Display for Command {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Command::AllocSites { flags, cutoff } => write!(f, "ALLOC SITES flags=0x{flags:x} cutoff={cutoff}"),
+            Command::AllocSites { flags, cutoff } => {
+                write!(f, "ALLOC SITES flags=0x{flags:x} cutoff={cutoff}")
+            }
             Command::CpuSamples { cutoff, .. } => write!(f, "CPU SAMPLES cutoff={cutoff}"),
             Command::Control(c) => match c {
-                Control::AllocTracking(on) => write!(f, "CONTROL allocation tracking {}", if *on { "on" } else { "off" }),
+                Control::AllocTracking(on) => write!(
+                    f,
+                    "CONTROL allocation tracking {}",
+                    if *on { "on" } else { "off" }
+                ),
                 Control::Sampling { on, thread } => write!(
                     f,
                     "CONTROL cpu sampling {} thread=0x{:x}",
@@ -504,14 +564,26 @@ mod tests {
             vec![
                 Command::ForceGc,
                 Command::DumpHeap,
-                Command::AllocSites { flags: 6, cutoff: 0.01 },
+                Command::AllocSites {
+                    flags: 6,
+                    cutoff: 0.01
+                },
                 Command::HeapSummary,
                 Command::DumpTraces,
-                Command::CpuSamples { ignored: 0xABCD, cutoff: 0.5 },
+                Command::CpuSamples {
+                    ignored: 0xABCD,
+                    cutoff: 0.5
+                },
                 Command::Control(Control::AllocTracking(true)),
                 Command::Control(Control::AllocTracking(false)),
-                Command::Control(Control::Sampling { on: true, thread: ThreadRef([0x50, 0, 0, 0x12]) }),
-                Command::Control(Control::Sampling { on: false, thread: ThreadRef([0; 4]) }),
+                Command::Control(Control::Sampling {
+                    on: true,
+                    thread: ThreadRef([0x50, 0, 0, 0x12])
+                }),
+                Command::Control(Control::Sampling {
+                    on: false,
+                    thread: ThreadRef([0; 4])
+                }),
                 Command::Control(Control::ClearCpuSamples),
                 Command::Control(Control::ClearAllocSites),
                 Command::Control(Control::SetMaxDepth(3)),
@@ -527,13 +599,22 @@ mod tests {
         let all = [
             Command::ForceGc,
             Command::DumpHeap,
-            Command::AllocSites { flags: 3, cutoff: 0.25 },
+            Command::AllocSites {
+                flags: 3,
+                cutoff: 0.25,
+            },
             Command::HeapSummary,
             Command::Exit,
             Command::DumpTraces,
-            Command::CpuSamples { ignored: 0, cutoff: 0.0001 },
+            Command::CpuSamples {
+                ignored: 0,
+                cutoff: 0.0001,
+            },
             Command::Control(Control::AllocTracking(true)),
-            Command::Control(Control::Sampling { on: false, thread: ThreadRef::from_id(0x5000_0007) }),
+            Command::Control(Control::Sampling {
+                on: false,
+                thread: ThreadRef::from_id(0x5000_0007),
+            }),
             Command::Control(Control::SetMaxDepth(12)),
             Command::Control(Control::ClearAllocSites),
             Command::Eof,
@@ -562,17 +643,28 @@ mod tests {
 
     #[test]
     fn truncated_commands_are_reported_with_their_offset() {
-        let bytes = [0x01, 0, 0, 0, 0, 0, 0, 0, 0, /* cut inside SITES: */ 0x03, 0, 0, 0, 1, 0, 0, 0, 6, 0, 1, 0x3C];
+        let bytes = [
+            0x01, 0, 0, 0, 0, 0, 0, 0, 0, /* cut inside SITES: */ 0x03, 0, 0, 0, 1, 0, 0, 0,
+            6, 0, 1, 0x3C,
+        ];
         let (cmds, end) = read_all(&bytes);
         assert_eq!(cmds, vec![Command::ForceGc]);
         match end {
-            CommandError::Truncated { tag, offset } => assert_eq!((tag, offset), (tag::ALLOC_SITES, 9)),
+            CommandError::Truncated { tag, offset } => {
+                assert_eq!((tag, offset), (tag::ALLOC_SITES, 9))
+            }
             other => panic!("{other}"),
         }
         // Cut inside the header of a CONTROL depth command.
         let (cmds, end) = read_all(&[0x08, 0, 0, 0, 0, 0, 0, 0, 4, 0, 7, 0]);
         assert!(cmds.is_empty());
-        assert!(matches!(end, CommandError::Truncated { tag: tag::CONTROL, offset: 0 }));
+        assert!(matches!(
+            end,
+            CommandError::Truncated {
+                tag: tag::CONTROL,
+                offset: 0
+            }
+        ));
     }
 
     #[test]
@@ -596,9 +688,17 @@ mod tests {
         let known = |id: u32| id == 0x5000_0012 || id == 0x1200_0050;
         let be = ThreadRef([0x50, 0, 0, 0x12]);
         assert_eq!(be.big_endian(), 0x5000_0012);
-        assert_eq!(be.resolve(known), Some(0x5000_0012), "both match: the documented order wins");
+        assert_eq!(
+            be.resolve(known),
+            Some(0x5000_0012),
+            "both match: the documented order wins"
+        );
         let le = ThreadRef(0x5000_0012u32.to_le_bytes());
-        assert_eq!(le.resolve(|id| id == 0x5000_0012), Some(0x5000_0012), "original's native order");
+        assert_eq!(
+            le.resolve(|id| id == 0x5000_0012),
+            Some(0x5000_0012),
+            "original's native order"
+        );
         assert_eq!(ThreadRef::from_id(0x5000_0099).resolve(known), None);
         assert!(ThreadRef([0; 4]).is_all());
     }
@@ -607,17 +707,47 @@ mod tests {
     fn text_syntax() {
         let p = |s: &str| s.parse::<Command>();
         assert_eq!(p("gc"), Ok(Command::ForceGc));
-        assert_eq!(p("sites"), Ok(Command::AllocSites { flags: 0, cutoff: 0.0001 }));
-        assert_eq!(p("sites 0x6 0.05"), Ok(Command::AllocSites { flags: 6, cutoff: 0.05 }));
-        assert_eq!(p("cpu 0"), Ok(Command::CpuSamples { ignored: 0, cutoff: 0.0 }));
+        assert_eq!(
+            p("sites"),
+            Ok(Command::AllocSites {
+                flags: 0,
+                cutoff: 0.0001
+            })
+        );
+        assert_eq!(
+            p("sites 0x6 0.05"),
+            Ok(Command::AllocSites {
+                flags: 6,
+                cutoff: 0.05
+            })
+        );
+        assert_eq!(
+            p("cpu 0"),
+            Ok(Command::CpuSamples {
+                ignored: 0,
+                cutoff: 0.0
+            })
+        );
         assert_eq!(
             p("sampling-off 50000012"),
-            Ok(Command::Control(Control::Sampling { on: false, thread: ThreadRef::from_id(0x5000_0012) }))
+            Ok(Command::Control(Control::Sampling {
+                on: false,
+                thread: ThreadRef::from_id(0x5000_0012)
+            }))
         );
-        assert_eq!(p("sampling-on"), Ok(Command::Control(Control::Sampling { on: true, thread: ThreadRef([0; 4]) })));
+        assert_eq!(
+            p("sampling-on"),
+            Ok(Command::Control(Control::Sampling {
+                on: true,
+                thread: ThreadRef([0; 4])
+            }))
+        );
         assert_eq!(p("depth 4"), Ok(Command::Control(Control::SetMaxDepth(4))));
         assert_eq!(p("  eof "), Ok(Command::Eof));
-        assert_eq!(p("depth 70000"), Err("70000 does not fit in 16 bits".into()));
+        assert_eq!(
+            p("depth 70000"),
+            Err("70000 does not fit in 16 bits".into())
+        );
         assert_eq!(p("gc now"), Err("too many arguments for 'gc'".into()));
         assert_eq!(p("frobnicate"), Err("unknown command 'frobnicate'".into()));
         assert_eq!(p("cpu x"), Err("'x' is not a cutoff ratio".into()));

@@ -35,7 +35,10 @@ pub struct NetState {
 
 impl NetState {
     pub fn new(socket: Option<TcpStream>) -> Self {
-        NetState { socket: Mutex::new(socket), ..Default::default() }
+        NetState {
+            socket: Mutex::new(socket),
+            ..Default::default()
+        }
     }
 
     pub fn is_running(&self) -> bool {
@@ -53,11 +56,17 @@ pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
     if agent.net.socket.lock().is_none() {
         return Err("no socket to read commands from".into());
     }
-    let thread = crate::jvmti::jni::new_thread_object(jni, THREAD_NAME).ok_or("cannot create the listener's Thread object")?;
+    let thread = crate::jvmti::jni::new_thread_object(jni, THREAD_NAME)
+        .ok_or("cannot create the listener's Thread object")?;
     // An agent thread: never sampled, no THREAD START.
     threads::register(agent, jni, thread, true, false);
     agent.net.running.store(true, Ordering::Release);
-    let r = agent.jvmti.run_agent_thread(thread, listener_main, std::ptr::null_mut(), crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY);
+    let r = agent.jvmti.run_agent_thread(
+        thread,
+        listener_main,
+        std::ptr::null_mut(),
+        crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY,
+    );
     crate::jvmti::jni::delete_local_ref(jni, thread);
     // The front-end sees the header (and CONTROL SETTINGS) at once rather
     // than when the first 64 KiB of output have accumulated.
@@ -93,7 +102,9 @@ pub fn close(agent: &Agent) {
 }
 
 unsafe extern "C" fn listener_main(_env: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
-    let Some(agent) = crate::agent::agent() else { return };
+    let Some(agent) = crate::agent::agent() else {
+        return;
+    };
     ON_LISTENER.with(|c| c.set(true));
     if catch_unwind(AssertUnwindSafe(|| run(agent, jni))).is_err() {
         crate::diag::error("internal error in the listener thread; commands are no longer read");
@@ -120,7 +131,10 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             }
             Err(CommandError::Closed) => {
                 if !agent.net.stop.load(Ordering::Acquire) {
-                    crate::diag::verbose(verbose, "HPROF: front-end closed the command stream; listener stopped\n");
+                    crate::diag::verbose(
+                        verbose,
+                        "HPROF: front-end closed the command stream; listener stopped\n",
+                    );
                 }
                 return;
             }
@@ -129,7 +143,9 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 return;
             }
             Err(e) => {
-                rejected(&format!("{e}; no further commands are read (profiling and output continue)"));
+                rejected(&format!(
+                    "{e}; no further commands are read (profiling and output continue)"
+                ));
                 return;
             }
         }

@@ -80,7 +80,10 @@ pub fn weight(size: u64, interval: u64) -> (u64, u64) {
     }
     let p = -(-(size.max(1) as f64) / interval as f64).exp_m1();
     let w = if p > 0.0 { 1.0 / p } else { 1.0 };
-    ((size as f64 * w).round() as u64, (w * INSTANCE_SCALE as f64).round() as u64)
+    (
+        (size as f64 * w).round() as u64,
+        (w * INSTANCE_SCALE as f64).round() as u64,
+    )
 }
 
 /// Instances for a report from counter units.
@@ -101,7 +104,9 @@ pub fn on_load(agent: &Agent) {
     let interval = agent.opts.heap_sample_bytes.min(i32::MAX as u64);
     agent.alloc.interval.store(interval, Ordering::Relaxed);
     if let Err(e) = agent.jvmti.set_heap_sampling_interval(interval as i32) {
-        diag::error(&format!("cannot set the heap sampling interval: {e}; allocation sites are incomplete"));
+        diag::error(&format!(
+            "cannot set the heap sampling interval: {e}; allocation sites are incomplete"
+        ));
     }
 }
 
@@ -119,7 +124,9 @@ pub fn start(agent: &Agent) {
     }
     for ev in events {
         if let Err(e) = j.set_event_mode(true, ev) {
-            diag::error(&format!("cannot enable JVMTI event {ev}: {e}; allocation sites are incomplete"));
+            diag::error(&format!(
+                "cannot enable JVMTI event {ev}: {e}; allocation sites are incomplete"
+            ));
         }
     }
     // Threads keep allocating in the TLAB they already hold without
@@ -131,7 +138,13 @@ pub fn start(agent: &Agent) {
     if let Err(e) = j.force_garbage_collection() {
         diag::error(&format!("cannot force a garbage collection at start-up: {e}; allocations already in thread-local buffers are missed"));
     }
-    diag::verbose(agent.opts.verbose, &format!("Allocation tracking on ({} ms to retire thread-local buffers)\n", t0.elapsed().as_millis()));
+    diag::verbose(
+        agent.opts.verbose,
+        &format!(
+            "Allocation tracking on ({} ms to retire thread-local buffers)\n",
+            t0.elapsed().as_millis()
+        ),
+    );
     st.enabled.store(true, Ordering::Release);
 }
 
@@ -155,7 +168,11 @@ pub fn stop(agent: &Agent) {
     if !agent.alloc.enabled.swap(false, Ordering::AcqRel) {
         return;
     }
-    for ev in [event::SAMPLED_OBJECT_ALLOC, event::VM_OBJECT_ALLOC, event::OBJECT_FREE] {
+    for ev in [
+        event::SAMPLED_OBJECT_ALLOC,
+        event::VM_OBJECT_ALLOC,
+        event::OBJECT_FREE,
+    ] {
         let _ = agent.jvmti.set_event_mode(false, ev);
     }
 }
@@ -187,7 +204,15 @@ thread_local! {
 
 /// SampledObjectAlloc / VMObjectAlloc. `vm_event`: from VMObjectAlloc,
 /// which may report an object SampledObjectAlloc reported already.
-pub fn on_alloc(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, klass: jclass, size: i64, vm_event: bool) {
+pub fn on_alloc(
+    agent: &Agent,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    obj: jobject,
+    klass: jclass,
+    size: i64,
+    vm_event: bool,
+) {
     let st = &agent.alloc;
     let j = agent.jvmti;
     // SampledObjectAlloc reports a fresh object before anyone could tag
@@ -218,13 +243,18 @@ pub fn on_alloc(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, 
     if vm_event {
         st.from_vm_events.fetch_add(1, Ordering::Relaxed);
     }
-    let info = ObjectInfo { owner: site, size: size.min(u32::MAX as u64) as u32 };
+    let info = ObjectInfo {
+        owner: site,
+        size: size.min(u32::MAX as u64) as u32,
+    };
     match agent.tables.objects.insert(info) {
         Some(slot) => {
             // Count before tagging: once tagged, a free may arrive (not
             // while we hold the local reference, but keep the order simple).
             sites.allocated(site, bytes, units, true);
-            if j.set_tag(obj, make_tag(TagKind::Object, slot as u64)).is_err() {
+            if j.set_tag(obj, make_tag(TagKind::Object, slot as u64))
+                .is_err()
+            {
                 agent.tables.objects.remove(slot);
                 sites.freed(site, bytes, units);
                 st.untracked.fetch_add(1, Ordering::Relaxed);
@@ -248,7 +278,12 @@ pub fn on_alloc(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, 
 /// VMObjectAlloc events are rare: resolving the top frame here is cheap.
 fn allocated_by_clone(agent: &Agent) -> bool {
     let mut top = Vec::with_capacity(1);
-    if agent.jvmti.stack_trace(std::ptr::null_mut(), 1, &mut top).is_err() || top.is_empty() {
+    if agent
+        .jvmti
+        .stack_trace(std::ptr::null_mut(), 1, &mut top)
+        .is_err()
+        || top.is_empty()
+    {
         return false;
     }
     stacks::method_entry(agent, top[0].method)
@@ -290,12 +325,20 @@ fn slot_of(key: &[u64]) -> usize {
 /// Site index for the current thread's stack and `klass`: first the
 /// thread's cache (same stack, same class by IsSameObject), then the
 /// shared fingerprint map, then (new site) frames and trace interning.
-fn site_of(agent: &Agent, jni: *mut JNIEnv, klass: jclass, thread_serial: u32, b: &mut Buffers) -> Option<u32> {
+fn site_of(
+    agent: &Agent,
+    jni: *mut JNIEnv,
+    klass: jclass,
+    thread_serial: u32,
+    b: &mut Buffers,
+) -> Option<u32> {
     let depth = agent.depth() as usize;
     b.frames.clear();
     if depth > 0 {
         // A thread with no Java frames (e.g. VM-internal) gets the empty trace.
-        let _ = agent.jvmti.stack_trace(std::ptr::null_mut(), depth, &mut b.frames);
+        let _ = agent
+            .jvmti
+            .stack_trace(std::ptr::null_mut(), depth, &mut b.frames);
     }
     b.key.clear();
     b.key.push(thread_serial as u64);
@@ -308,7 +351,10 @@ fn site_of(agent: &Agent, jni: *mut JNIEnv, klass: jclass, thread_serial: u32, b
         b.cache.resize_with(CACHE_SLOTS, || None);
     }
     if let Some(e) = &b.cache[slot] {
-        if e.key == b.key && !e.class.is_null() && crate::jvmti::jni::is_same_object(jni, klass, e.class) {
+        if e.key == b.key
+            && !e.class.is_null()
+            && crate::jvmti::jni::is_same_object(jni, klass, e.class)
+        {
             return Some(e.site);
         }
     }
@@ -339,7 +385,13 @@ fn site_of(agent: &Agent, jni: *mut JNIEnv, klass: jclass, thread_serial: u32, b
             e.class = class;
             e.site = site;
         }
-        empty => *empty = Some(CacheEntry { key: b.key.clone(), class, site }),
+        empty => {
+            *empty = Some(CacheEntry {
+                key: b.key.clone(),
+                class,
+                site,
+            })
+        }
     }
     Some(site)
 }
@@ -351,7 +403,9 @@ pub fn on_free(agent: &Agent, tag: i64) {
     st.frees_in_flight.fetch_add(1, Ordering::AcqRel);
     let slot = match split_tag(tag) {
         Some((TagKind::Object, slot)) => Some(slot as u32),
-        Some((TagKind::Class | TagKind::Thread, _)) => st.retagged.remove(&tag).map(|(_, slot)| slot),
+        Some((TagKind::Class | TagKind::Thread, _)) => {
+            st.retagged.remove(&tag).map(|(_, slot)| slot)
+        }
         None => None,
     };
     if let Some(info) = slot.and_then(|s| agent.tables.objects.remove(s)) {
@@ -395,7 +449,9 @@ pub fn prepare_report(agent: &Agent, force_gc: bool) {
     let t0 = Instant::now();
     let frees0 = st.frees.load(Ordering::Relaxed);
     if let Err(e) = agent.jvmti.force_garbage_collection() {
-        diag::error(&format!("cannot force a garbage collection before the report: {e}"));
+        diag::error(&format!(
+            "cannot force a garbage collection before the report: {e}"
+        ));
         return;
     }
     let limit = Instant::now() + Duration::from_secs(10);
@@ -481,7 +537,10 @@ mod tests {
             let est_objs = p * u as f64 / INSTANCE_SCALE as f64;
             let est_bytes = p * b as f64;
             assert!((est_objs - 1.0).abs() < 1e-3, "{s}: {est_objs}");
-            assert!((est_bytes / s as f64 - 1.0).abs() < 1e-3, "{s}: {est_bytes}");
+            assert!(
+                (est_bytes / s as f64 - 1.0).abs() < 1e-3,
+                "{s}: {est_bytes}"
+            );
         }
     }
 }

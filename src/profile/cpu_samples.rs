@@ -42,14 +42,23 @@ pub fn is_running(agent: &Agent) -> bool {
 
 /// Start the sampling agent thread (at VM init, or on a socket command).
 pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
-    let mon = agent.jvmti.create_raw_monitor("HPROF cpu sampler").map_err(|e| e.to_string())?;
+    let mon = agent
+        .jvmti
+        .create_raw_monitor("HPROF cpu sampler")
+        .map_err(|e| e.to_string())?;
     *agent.sampler.monitor.lock() = Some(mon);
-    let thread = crate::jvmti::jni::new_thread_object(jni, THREAD_NAME).ok_or("cannot create the sampler's Thread object")?;
+    let thread = crate::jvmti::jni::new_thread_object(jni, THREAD_NAME)
+        .ok_or("cannot create the sampler's Thread object")?;
     // Known and flagged as an agent thread before it runs, so it never
     // samples itself nor appears in THREAD START.
     threads::register(agent, jni, thread, true, false);
     agent.sampler.running.store(true, Ordering::Release);
-    let r = agent.jvmti.run_agent_thread(thread, sampler_main, std::ptr::null_mut(), crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY);
+    let r = agent.jvmti.run_agent_thread(
+        thread,
+        sampler_main,
+        std::ptr::null_mut(),
+        crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY,
+    );
     crate::jvmti::jni::delete_local_ref(jni, thread);
     r.map_err(|e| {
         agent.sampler.running.store(false, Ordering::Release);
@@ -64,13 +73,16 @@ pub fn stop(agent: &Agent) {
         m.enter().notify_all();
     }
     let start = Instant::now();
-    while agent.sampler.running.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(5) {
+    while agent.sampler.running.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(5)
+    {
         std::thread::sleep(Duration::from_millis(1));
     }
 }
 
 unsafe extern "C" fn sampler_main(_env: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
-    let Some(agent) = crate::agent::agent() else { return };
+    let Some(agent) = crate::agent::agent() else {
+        return;
+    };
     if catch_unwind(AssertUnwindSafe(|| run(agent, jni))).is_err() {
         crate::diag::error("internal error in the cpu sampling thread; sampling stopped");
     }
@@ -98,23 +110,37 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             continue;
         }
         let t0 = Instant::now();
-        crate::jvmti::jni::with_local_frame(jni, 64, || sample_pass(agent, &mut threads, &mut serials, &mut key));
+        crate::jvmti::jni::with_local_frame(jni, 64, || {
+            sample_pass(agent, &mut threads, &mut serials, &mut key)
+        });
         agent.sampler.passes.fetch_add(1, Ordering::Relaxed);
-        agent.sampler.pass_nanos.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        agent
+            .sampler
+            .pass_nanos
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 }
 
 /// One pass: stacks of all known, non-agent threads; one hit per eligible thread.
-fn sample_pass(agent: &Agent, threads: &mut Vec<jthread>, serials: &mut Vec<u32>, key: &mut Vec<u32>) {
+fn sample_pass(
+    agent: &Agent,
+    threads: &mut Vec<jthread>,
+    serials: &mut Vec<u32>,
+    key: &mut Vec<u32>,
+) {
     let depth = agent.depth() as usize;
     if depth == 0 {
         return;
     }
-    let Ok(all) = agent.jvmti.all_threads() else { return };
+    let Ok(all) = agent.jvmti.all_threads() else {
+        return;
+    };
     threads.clear();
     serials.clear();
     for &t in all.iter() {
-        let Some(serial) = threads::known_serial(agent, t) else { continue };
+        let Some(serial) = threads::known_serial(agent, t) else {
+            continue;
+        };
         match agent.tables.threads.get(serial) {
             Some(rec) if !rec.agent && rec.sampled.load(Ordering::Relaxed) => {
                 threads.push(t);
@@ -128,7 +154,9 @@ fn sample_pass(agent: &Agent, threads: &mut Vec<jthread>, serials: &mut Vec<u32>
     }
     // With cpu=times, up to two Tracker frames may sit on top (profiles.md §11).
     let extra = if agent.opts.cpu_timing() { 2 } else { 0 };
-    let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, depth + extra) else { return };
+    let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, depth + extra) else {
+        return;
+    };
     for (i, &serial) in serials.iter().enumerate().take(stacks.len()) {
         let (state, frames) = stacks.get(i);
         let frames = crate::profile::cpu_times::strip_tracker_frames(frames);

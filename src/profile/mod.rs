@@ -2,6 +2,6 @@
 //! profile that is off enables nothing and costs nothing.
 pub mod alloc_sites;
 pub mod cpu_samples;
+pub mod cpu_times;
 pub mod heap_dump;
 pub mod monitors;
-pub mod cpu_times;

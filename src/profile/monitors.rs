@@ -29,8 +29,12 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The four events this profile enables (only with monitor=y).
-pub const EVENTS: [u32; 4] =
-    [event::MONITOR_CONTENDED_ENTER, event::MONITOR_CONTENDED_ENTERED, event::MONITOR_WAIT, event::MONITOR_WAITED];
+pub const EVENTS: [u32; 4] = [
+    event::MONITOR_CONTENDED_ENTER,
+    event::MONITOR_CONTENDED_ENTERED,
+    event::MONITOR_WAIT,
+    event::MONITOR_WAITED,
+];
 
 /// Capabilities monitor=y needs (refusal is fatal, as for the original).
 pub const CAPABILITIES: [u32; 4] = [
@@ -52,7 +56,10 @@ pub struct MonitorEntry {
 impl MonitorEntry {
     /// One contended entry that blocked for `blocked`.
     pub fn add(&self, blocked: Duration) {
-        self.nanos.fetch_add(blocked.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+        self.nanos.fetch_add(
+            blocked.as_nanos().min(u64::MAX as u128) as u64,
+            Ordering::Relaxed,
+        );
         self.count.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -178,7 +185,10 @@ fn current_trace(agent: &Agent, thread_serial: u32) -> u32 {
     SCRATCH
         .with(|s| {
             let (frames, key) = &mut *s.try_borrow_mut().ok()?;
-            agent.jvmti.stack_trace(std::ptr::null_mut(), agent.opts.depth as usize, frames).ok()?;
+            agent
+                .jvmti
+                .stack_trace(std::ptr::null_mut(), agent.opts.depth as usize, frames)
+                .ok()?;
             stacks::trace_of(agent, thread_serial, frames, key).map(|t| t.serial)
         })
         .unwrap_or_else(|| agent.system_trace())
@@ -186,9 +196,15 @@ fn current_trace(agent: &Agent, thread_serial: u32) -> u32 {
 
 pub fn contended_enter(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject) {
     let start = Instant::now();
-    let Some(class) = object_class(agent, jni, obj) else { return };
+    let Some(class) = object_class(agent, jni, obj) else {
+        return;
+    };
     // The thread serial is only part of the trace key with thread=y.
-    let serial = if agent.opts.thread { thread_serial(agent, jni, thread) } else { 0 };
+    let serial = if agent.opts.thread {
+        thread_serial(agent, jni, thread)
+    } else {
+        0
+    };
     let trace = current_trace(agent, serial);
     let entry = state().entry(&class, trace);
     CONTENDING.with(|c| c.set(Some((entry, start))));
@@ -202,23 +218,43 @@ pub fn contended_entered() {
 
 pub fn wait(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {
     let start = Instant::now();
-    let Some(class) = object_class(agent, jni, obj) else { return };
+    let Some(class) = object_class(agent, jni, obj) else {
+        return;
+    };
     let thread_serial = thread_serial(agent, jni, thread);
-    WAITING.with(|w| w.set(Some(Waiting { class_serial: class.serial, thread_serial, start })));
+    WAITING.with(|w| {
+        w.set(Some(Waiting {
+            class_serial: class.serial,
+            thread_serial,
+            start,
+        }))
+    });
     let at = agent.stamp();
     agent.out.submit(move |f, out| {
-        let w = crate::format::MonitorWait { class_sig: &class.signature, timeout_ms, thread_serial };
+        let w = crate::format::MonitorWait {
+            class_sig: &class.signature,
+            timeout_ms,
+            thread_serial,
+        };
         f.monitor_wait(out, at, &w)
     });
 }
 
 pub fn waited(agent: &Agent) {
-    let Some(w) = WAITING.with(|w| w.take()) else { return };
+    let Some(w) = WAITING.with(|w| w.take()) else {
+        return;
+    };
     let time_waited_ms = w.start.elapsed().as_millis().min(i64::MAX as u128) as i64;
-    let Some(class) = agent.tables.classes.get(w.class_serial) else { return };
+    let Some(class) = agent.tables.classes.get(w.class_serial) else {
+        return;
+    };
     let at = agent.stamp();
     agent.out.submit(move |f, out| {
-        let w = crate::format::MonitorWaited { class_sig: &class.signature, time_waited_ms, thread_serial: w.thread_serial };
+        let w = crate::format::MonitorWaited {
+            class_sig: &class.signature,
+            time_waited_ms,
+            thread_serial: w.thread_serial,
+        };
         f.monitor_waited(out, at, &w)
     });
 }
@@ -228,7 +264,13 @@ mod tests {
     use super::*;
 
     fn class(serial: u32, sig: &str) -> Arc<ClassEntry> {
-        Arc::new(ClassEntry { serial, signature: sig.into(), object_id: 0x5000_0001, load_trace: 300_000, source_file: None })
+        Arc::new(ClassEntry {
+            serial,
+            signature: sig.into(),
+            object_id: 0x5000_0001,
+            load_trace: 300_000,
+            source_file: None,
+        })
     }
 
     #[test]
@@ -237,7 +279,10 @@ mod tests {
         let hot = class(100_010, "LHot;");
         let other = class(100_011, "LOther;");
         let a = m.entry(&hot, 300_005);
-        assert!(std::ptr::eq(a, m.entry(&hot, 300_005)), "same key, same entry");
+        assert!(
+            std::ptr::eq(a, m.entry(&hot, 300_005)),
+            "same key, same entry"
+        );
         let b = m.entry(&hot, 300_006);
         let c = m.entry(&other, 300_005);
         a.add(Duration::from_millis(30));
@@ -245,9 +290,19 @@ mod tests {
         b.add(Duration::from_millis(1));
         let snap = m.snapshot();
         assert_eq!(snap.len(), 3);
-        assert_eq!((snap[0].trace_serial, snap[0].count, snap[0].nanos), (300_005, 2, 42_500_000));
+        assert_eq!(
+            (snap[0].trace_serial, snap[0].count, snap[0].nanos),
+            (300_005, 2, 42_500_000)
+        );
         assert_eq!((snap[1].trace_serial, snap[1].count), (300_006, 1));
-        assert_eq!((snap[2].class.signature.as_str(), snap[2].count, snap[2].nanos), ("LOther;", 0, 0));
+        assert_eq!(
+            (
+                snap[2].class.signature.as_str(),
+                snap[2].count,
+                snap[2].nanos
+            ),
+            ("LOther;", 0, 0)
+        );
         let _ = c;
         m.reset_times();
         let snap = m.snapshot();

@@ -30,7 +30,10 @@ impl Sink {
         let f = File::create(path)?;
         if path.extension().is_some_and(|e| e == "gz") {
             // Fast compression: the writer thread must keep up with heap dumps.
-            return Ok(Sink::Gzip(flate2::write::GzEncoder::new(f, flate2::Compression::fast())));
+            return Ok(Sink::Gzip(flate2::write::GzEncoder::new(
+                f,
+                flate2::Compression::fast(),
+            )));
         }
         Ok(Sink::File(f))
     }
@@ -65,7 +68,10 @@ impl Sink {
     pub fn describe(&self) -> String {
         match self {
             Sink::File(_) | Sink::Gzip(_) => "output file".into(),
-            Sink::Socket(s) => s.peer_addr().map(|a| format!("socket {a}")).unwrap_or_else(|_| "socket".into()),
+            Sink::Socket(s) => s
+                .peer_addr()
+                .map(|a| format!("socket {a}"))
+                .unwrap_or_else(|_| "socket".into()),
             Sink::Memory(_) => "memory".into(),
         }
     }

@@ -58,7 +58,11 @@ impl<F: Pending + Send + 'static> Writer<F> {
         let thread = std::thread::Builder::new()
             .name("hprof-writer".into())
             .spawn(move || run(rx, sink, format, f2))?;
-        Ok(Writer { tx: parking_lot::Mutex::new(Some(tx)), failed, thread: parking_lot::Mutex::new(Some(thread)) })
+        Ok(Writer {
+            tx: parking_lot::Mutex::new(Some(tx)),
+            failed,
+            thread: parking_lot::Mutex::new(Some(thread)),
+        })
     }
 
     /// Queue a job; dropped silently once output has failed or stopped.
@@ -105,17 +109,23 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
             buf.clear();
             return;
         }
-        let r = sink.write_all(buf).and_then(|_| if force { sink.flush() } else { Ok(()) });
+        let r = sink
+            .write_all(buf)
+            .and_then(|_| if force { sink.flush() } else { Ok(()) });
         buf.clear();
         if let Err(e) = r {
             failed.store(true, Ordering::Relaxed);
-            crate::diag::error(&format!("write to {target} failed: {e}; profile output stopped"));
+            crate::diag::error(&format!(
+                "write to {target} failed: {e}; profile output stopped"
+            ));
         }
     };
     for msg in rx.iter() {
         match msg {
             Msg::Job(job) => {
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut format, &mut buf)));
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    job(&mut format, &mut buf)
+                }));
                 if r.is_err() {
                     crate::diag::error("internal error while formatting output; record dropped");
                 }
@@ -135,7 +145,9 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
     push(&mut sink, &mut buf, true);
     if !failed.load(Ordering::Relaxed) {
         if let Err(e) = sink.finish() {
-            crate::diag::error(&format!("write to {target} failed: {e}; profile output incomplete"));
+            crate::diag::error(&format!(
+                "write to {target} failed: {e}; profile output incomplete"
+            ));
         }
     }
 }

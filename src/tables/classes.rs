@@ -34,10 +34,22 @@ impl ClassTable {
     }
 
     /// Add a class; returns its new entry.
-    pub fn insert(&self, signature: String, object_id: u32, load_trace: u32, source_file: Option<String>) -> Arc<ClassEntry> {
+    pub fn insert(
+        &self,
+        signature: String,
+        object_id: u32,
+        load_trace: u32,
+        source_file: Option<String>,
+    ) -> Arc<ClassEntry> {
         let mut v = self.entries.write();
         let serial = CLASS_SERIAL_BASE + v.len() as u32;
-        let e = Arc::new(ClassEntry { serial, signature, object_id, load_trace, source_file });
+        let e = Arc::new(ClassEntry {
+            serial,
+            signature,
+            object_id,
+            load_trace,
+            source_file,
+        });
         v.push(e.clone());
         e
     }

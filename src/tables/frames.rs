@@ -76,14 +76,23 @@ impl FrameTable {
         let id = *self.by_key.entry((method, location)).or_insert_with(|| {
             let mut v = self.entries.write();
             let id = FRAME_ID_BASE + v.len() as u32 + 1;
-            v.push(Arc::new(FrameEntry { id, method: entry, location, line }));
+            v.push(Arc::new(FrameEntry {
+                id,
+                method: entry,
+                location,
+                line,
+            }));
             id
         });
         Some(id)
     }
 
     /// Cached method description, resolving it on first use.
-    pub fn method(&self, method: usize, resolve: impl FnOnce() -> Option<MethodEntry>) -> Option<Arc<MethodEntry>> {
+    pub fn method(
+        &self,
+        method: usize,
+        resolve: impl FnOnce() -> Option<MethodEntry>,
+    ) -> Option<Arc<MethodEntry>> {
         if let Some(m) = self.methods.get(&method) {
             return Some(m.clone());
         }
@@ -134,9 +143,24 @@ mod tests {
     fn frames_are_interned_per_method_and_location() {
         let t = FrameTable::default();
         let mut resolves = 0;
-        let a = t.frame_id(0x10, 0, true, || { resolves += 1; Some(method()) }).unwrap();
-        let b = t.frame_id(0x10, 0, true, || { resolves += 1; Some(method()) }).unwrap();
-        let c = t.frame_id(0x10, 4, true, || { resolves += 1; Some(method()) }).unwrap();
+        let a = t
+            .frame_id(0x10, 0, true, || {
+                resolves += 1;
+                Some(method())
+            })
+            .unwrap();
+        let b = t
+            .frame_id(0x10, 0, true, || {
+                resolves += 1;
+                Some(method())
+            })
+            .unwrap();
+        let c = t
+            .frame_id(0x10, 4, true, || {
+                resolves += 1;
+                Some(method())
+            })
+            .unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(resolves, 1, "method resolved once");

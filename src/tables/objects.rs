@@ -59,13 +59,19 @@ fn pack(i: ObjectInfo) -> u64 {
 }
 
 fn unpack(v: u64) -> ObjectInfo {
-    ObjectInfo { owner: (v >> 32) as u32, size: v as u32 }
+    ObjectInfo {
+        owner: (v >> 32) as u32,
+        size: v as u32,
+    }
 }
 
 impl ObjectTable {
     fn cell(&self, slot: u32) -> Option<&AtomicU64> {
         let c = (slot >> CHUNK_BITS) as usize;
-        let chunk = self.chunks.get(c)?.get_or_init(|| (0..CHUNK).map(|_| AtomicU64::new(0)).collect());
+        let chunk = self
+            .chunks
+            .get(c)?
+            .get_or_init(|| (0..CHUNK).map(|_| AtomicU64::new(0)).collect());
         chunk.get(slot as usize & (CHUNK - 1))
     }
 
@@ -106,7 +112,11 @@ impl ObjectTable {
     /// An ID for an object that is named but not counted in allocation
     /// sites (class mirrors, Thread objects); 0 if the table is full.
     pub fn allocate_id(&self) -> u32 {
-        self.insert(ObjectInfo { owner: NO_OWNER, size: 0 }).map_or(0, Self::object_id)
+        self.insert(ObjectInfo {
+            owner: NO_OWNER,
+            size: 0,
+        })
+        .map_or(0, Self::object_id)
     }
 
     pub fn object_id(slot: u32) -> u32 {
@@ -150,7 +160,11 @@ mod tests {
         let hs: Vec<_> = (0..4)
             .map(|k| {
                 let t = t.clone();
-                std::thread::spawn(move || (0..50_000).map(|i| t.insert(ObjectInfo { owner: k, size: i }).unwrap()).collect::<Vec<_>>())
+                std::thread::spawn(move || {
+                    (0..50_000)
+                        .map(|i| t.insert(ObjectInfo { owner: k, size: i }).unwrap())
+                        .collect::<Vec<_>>()
+                })
             })
             .collect();
         let mut all: Vec<u32> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();

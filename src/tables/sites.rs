@@ -125,12 +125,17 @@ impl SiteTable {
         if index >= self.len.load(Ordering::Acquire) {
             return None;
         }
-        self.chunks.get((index >> CHUNK_BITS) as usize)?.get()?.get(index as usize & (CHUNK - 1))
+        self.chunks
+            .get((index >> CHUNK_BITS) as usize)?
+            .get()?
+            .get(index as usize & (CHUNK - 1))
     }
 
     fn chunk_site(&self, index: u32) -> Option<&Site> {
         let chunk = self.chunks.get((index >> CHUNK_BITS) as usize)?;
-        chunk.get_or_init(|| (0..CHUNK).map(|_| Site::default()).collect()).get(index as usize & (CHUNK - 1))
+        chunk
+            .get_or_init(|| (0..CHUNK).map(|_| Site::default()).collect())
+            .get(index as usize & (CHUNK - 1))
     }
 
     /// Index of the site (class, trace), creating it on first sight; None
@@ -142,19 +147,23 @@ impl SiteTable {
         // entry() holds this identity's shard lock, so one identity gets one
         // index; `create` (taken inside it, never the other way round)
         // serialises the rare creations so indices are dense.
-        let idx = *self.by_identity.entry((class_serial, trace_serial)).or_insert_with(|| {
-            let _g = self.create.lock();
-            let i = self.len.load(Ordering::Acquire);
-            let Some(s) = (i < MAX_SITES).then(|| self.chunk_site(i)).flatten() else {
-                return u32::MAX;
-            };
-            s.class_serial.store(class_serial, Ordering::Relaxed);
-            s.trace_serial.store(trace_serial, Ordering::Relaxed);
-            self.len.store(i + 1, Ordering::Release);
-            i
-        });
+        let idx = *self
+            .by_identity
+            .entry((class_serial, trace_serial))
+            .or_insert_with(|| {
+                let _g = self.create.lock();
+                let i = self.len.load(Ordering::Acquire);
+                let Some(s) = (i < MAX_SITES).then(|| self.chunk_site(i)).flatten() else {
+                    return u32::MAX;
+                };
+                s.class_serial.store(class_serial, Ordering::Relaxed);
+                s.trace_serial.store(trace_serial, Ordering::Relaxed);
+                self.len.store(i + 1, Ordering::Release);
+                i
+            });
         if idx == u32::MAX {
-            self.by_identity.remove_if(&(class_serial, trace_serial), |_, v| *v == u32::MAX);
+            self.by_identity
+                .remove_if(&(class_serial, trace_serial), |_, v| *v == u32::MAX);
             return None;
         }
         Some(idx)
@@ -204,7 +213,12 @@ impl SiteTable {
     /// Zero every counter (socket CONTROL "clear sites"); sites stay known.
     pub fn clear(&self) {
         for s in self.iter() {
-            for c in [&s.alloc_bytes, &s.alloc_instances, &s.live_bytes, &s.live_instances] {
+            for c in [
+                &s.alloc_bytes,
+                &s.alloc_instances,
+                &s.live_bytes,
+                &s.live_instances,
+            ] {
                 c.store(0, Ordering::Relaxed);
             }
         }
@@ -255,7 +269,11 @@ impl SiteTable {
     /// maps' entries (approximate: key bytes and a per-entry overhead).
     pub fn memory_bytes(&self) -> usize {
         let chunks = self.chunks.iter().filter(|c| c.get().is_some()).count();
-        let fp: usize = self.by_fingerprint.iter().map(|e| e.key().len() * 8 + 48).sum();
+        let fp: usize = self
+            .by_fingerprint
+            .iter()
+            .map(|e| e.key().len() * 8 + 48)
+            .sum();
         chunks * CHUNK * std::mem::size_of::<Site>() + self.by_identity.len() * 32 + fp
     }
 
@@ -274,7 +292,9 @@ pub fn totals_of(sites: &[SiteSnapshot]) -> SiteTotals {
 }
 
 fn sub_saturating(c: &AtomicU64, v: u64) {
-    let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(x.saturating_sub(v)));
+    let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| {
+        Some(x.saturating_sub(v))
+    });
 }
 
 #[cfg(test)]
@@ -294,19 +314,30 @@ mod tests {
         t.allocated(b, 1000, 1, true);
         t.freed(a, 24, 1);
         let snap = t.snapshot();
-        assert_eq!(snap[0], SiteSnapshot {
-            index: 0,
-            class_serial: 100_001,
-            trace_serial: 300_005,
-            alloc_bytes: 48,
-            alloc_instances: 2,
-            live_bytes: 24,
-            live_instances: 1,
-            changed: true,
-        });
+        assert_eq!(
+            snap[0],
+            SiteSnapshot {
+                index: 0,
+                class_serial: 100_001,
+                trace_serial: 300_005,
+                alloc_bytes: 48,
+                alloc_instances: 2,
+                live_bytes: 24,
+                live_instances: 1,
+                changed: true,
+            }
+        );
         t.clear_changed();
         assert!(!t.snapshot()[0].changed);
-        assert_eq!(t.totals(), SiteTotals { alloc_bytes: 1048, alloc_instances: 3, live_bytes: 1024, live_instances: 2 });
+        assert_eq!(
+            t.totals(),
+            SiteTotals {
+                alloc_bytes: 1048,
+                alloc_instances: 3,
+                live_bytes: 1024,
+                live_instances: 2
+            }
+        );
     }
 
     #[test]
@@ -352,7 +383,11 @@ mod tests {
         assert_eq!(t.len(), 700);
         let tot = t.totals();
         assert_eq!((tot.alloc_instances, tot.alloc_bytes), (80_000, 1_280_000));
-        let mut ids: Vec<(u32, u32)> = t.snapshot().iter().map(|s| (s.class_serial, s.trace_serial)).collect();
+        let mut ids: Vec<(u32, u32)> = t
+            .snapshot()
+            .iter()
+            .map(|s| (s.class_serial, s.trace_serial))
+            .collect();
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), 700, "every index holds a distinct site");

@@ -75,7 +75,13 @@ mod tests {
     #[test]
     fn first_real_thread_is_200001() {
         let t = ThreadTable::default();
-        let main = t.insert(0x5000_0001, Some("main".into()), Some("main".into()), Some("system".into()), false);
+        let main = t.insert(
+            0x5000_0001,
+            Some("main".into()),
+            Some("main".into()),
+            Some("system".into()),
+            false,
+        );
         assert_eq!(main.serial, 200_001);
         let w = t.insert(0x5000_0002, Some("w".into()), None, None, false);
         assert_eq!(w.serial, 200_002);

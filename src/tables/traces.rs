@@ -135,7 +135,11 @@ mod tests {
         let hs: Vec<_> = (0..4)
             .map(|_| {
                 let t = t.clone();
-                std::thread::spawn(move || (0..1000u32).map(|i| t.intern(&[0, i % 50]).serial).collect::<Vec<_>>())
+                std::thread::spawn(move || {
+                    (0..1000u32)
+                        .map(|i| t.intern(&[0, i % 50]).serial)
+                        .collect::<Vec<_>>()
+                })
             })
             .collect();
         for h in hs {

@@ -57,9 +57,16 @@ pub struct Report {
 
 /// Parse a whole text report; panics with context on malformed lines.
 pub fn parse(text: &str) -> Report {
-    let mut r = Report { body: text.to_string(), ..Default::default() };
+    let mut r = Report {
+        body: text.to_string(),
+        ..Default::default()
+    };
     r.header_line = text.lines().next().unwrap_or("").to_string();
-    assert!(r.header_line.starts_with("JAVA PROFILE 1.0.1, created "), "bad header: {:?}", r.header_line);
+    assert!(
+        r.header_line.starts_with("JAVA PROFILE 1.0.1, created "),
+        "bad header: {:?}",
+        r.header_line
+    );
     let sep = text.find("\n--------\n\n").expect("prelude separator");
     let lines: Vec<&str> = text[sep + 11..].lines().collect();
     let mut i = 0;
@@ -68,7 +75,9 @@ pub fn parse(text: &str) -> Report {
         if let Some(rest) = l.strip_prefix("TRACE ") {
             let (serial, tail) = rest.split_once(':').expect("TRACE n:");
             let serial: u32 = serial.parse().unwrap();
-            let thread = tail.strip_prefix(" (thread=").map(|t| t.trim_end_matches(')').parse().unwrap());
+            let thread = tail
+                .strip_prefix(" (thread=")
+                .map(|t| t.trim_end_matches(')').parse().unwrap());
             let mut frames = Vec::new();
             i += 1;
             while i < lines.len() && lines[i].starts_with('\t') {
@@ -78,7 +87,19 @@ pub fn parse(text: &str) -> Report {
                 }
                 i += 1;
             }
-            assert!(r.traces.insert(serial, Trace { serial, thread, frames }).is_none(), "TRACE {serial} printed twice");
+            assert!(
+                r.traces
+                    .insert(
+                        serial,
+                        Trace {
+                            serial,
+                            thread,
+                            frames
+                        }
+                    )
+                    .is_none(),
+                "TRACE {serial} printed twice"
+            );
             r.trace_order.push(serial);
             continue;
         }
@@ -87,11 +108,21 @@ pub fn parse(text: &str) -> Report {
             let id = field(rest, "id = ", ",").parse().unwrap();
             let name = field(rest, "name=\"", "\"");
             let group = field(rest, "group=\"", "\"");
-            r.thread_starts.push(ThreadStart { obj, id, name, group });
+            r.thread_starts.push(ThreadStart {
+                obj,
+                id,
+                name,
+                group,
+            });
         } else if let Some(rest) = l.strip_prefix("THREAD END (id = ") {
-            r.thread_ends.push(rest.trim_end_matches(')').parse().unwrap());
+            r.thread_ends
+                .push(rest.trim_end_matches(')').parse().unwrap());
         } else if l.starts_with("CPU SAMPLES BEGIN") || l.starts_with("CPU TIME (ms) BEGIN") {
-            let title = if l.starts_with("CPU SAMPLES") { "CPU SAMPLES" } else { "CPU TIME (ms)" };
+            let title = if l.starts_with("CPU SAMPLES") {
+                "CPU SAMPLES"
+            } else {
+                "CPU TIME (ms)"
+            };
             let total: u64 = field(l, "(total = ", ")").parse().unwrap();
             let mut rows = Vec::new();
             i += 1;
@@ -110,7 +141,11 @@ pub fn parse(text: &str) -> Report {
                 }
                 i += 1;
             }
-            r.cpu.push(CpuSection { title: title.into(), total, rows });
+            r.cpu.push(CpuSection {
+                title: title.into(),
+                total,
+                rows,
+            });
         }
         i += 1;
     }
@@ -118,7 +153,10 @@ pub fn parse(text: &str) -> Report {
 }
 
 fn field(s: &str, start: &str, end: &str) -> String {
-    let a = s.find(start).unwrap_or_else(|| panic!("no {start:?} in {s:?}")) + start.len();
+    let a = s
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start:?} in {s:?}"))
+        + start.len();
     let b = s[a..].find(end).map(|b| a + b).unwrap_or(s.len());
     s[a..b].to_string()
 }
@@ -130,5 +168,10 @@ pub fn parse_frame(f: &str) -> Frame {
     let dot = qual.rfind('.').expect("class.method");
     let inner = &f[open + 1..f.len() - 1];
     let (source, line) = inner.rsplit_once(':').expect("source:line");
-    Frame { class: qual[..dot].into(), method: qual[dot + 1..].into(), source: source.into(), line: line.into() }
+    Frame {
+        class: qual[..dot].into(),
+        method: qual[dot + 1..].into(),
+        source: source.into(),
+        line: line.into(),
+    }
 }

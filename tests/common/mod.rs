@@ -19,9 +19,16 @@ pub fn jdk_home() -> PathBuf {
             return PathBuf::from(p);
         }
     }
-    let out = Command::new("sh").arg("-c").arg("readlink -f \"$(command -v java)\"").output().expect("find java");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("readlink -f \"$(command -v java)\"")
+        .output()
+        .expect("find java");
     let java = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-    java.parent().and_then(|p| p.parent()).expect("java under JDK/bin").to_path_buf()
+    java.parent()
+        .and_then(|p| p.parent())
+        .expect("java under JDK/bin")
+        .to_path_buf()
 }
 
 pub fn java() -> PathBuf {
@@ -67,7 +74,8 @@ pub fn fixtures_src() -> PathBuf {
 pub fn fixture_classes() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fixtures-{}", std::process::id()));
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("fixtures-{}", std::process::id()));
         std::fs::create_dir_all(&out).unwrap();
         let mut sources = Vec::new();
         for e in std::fs::read_dir(fixtures_src()).unwrap() {
@@ -91,7 +99,8 @@ pub fn fixture_classes() -> &'static Path {
 pub fn scratch(name: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}-{n}", std::process::id()));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -69,7 +69,11 @@ pub struct LocalVariable {
     pub index: u16,
 }
 
-pub fn parse_attributes(r: &mut Reader, cp: &ConstantPool, ctx: AttrContext) -> Result<Vec<Attribute>> {
+pub fn parse_attributes(
+    r: &mut Reader,
+    cp: &ConstantPool,
+    ctx: AttrContext,
+) -> Result<Vec<Attribute>> {
     let n = r.u16("attributes_count")?;
     let mut out = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -77,7 +81,8 @@ pub fn parse_attributes(r: &mut Reader, cp: &ConstantPool, ctx: AttrContext) -> 
         let len = r.u32("attribute_length")? as usize;
         let body = r.bytes(len, "attribute body")?;
         let name = cp.utf8(name_index).unwrap_or(b"");
-        let info = parse_known(name, body, cp, ctx).unwrap_or_else(|| AttributeInfo::Raw(body.to_vec()));
+        let info =
+            parse_known(name, body, cp, ctx).unwrap_or_else(|| AttributeInfo::Raw(body.to_vec()));
         out.push(Attribute { name_index, info });
     }
     Ok(out)
@@ -85,20 +90,32 @@ pub fn parse_attributes(r: &mut Reader, cp: &ConstantPool, ctx: AttrContext) -> 
 
 /// Decodes a known attribute; `None` (keep raw) if unknown here or if the
 /// body does not decode to exactly its length.
-fn parse_known(name: &[u8], body: &[u8], cp: &ConstantPool, ctx: AttrContext) -> Option<AttributeInfo> {
+fn parse_known(
+    name: &[u8],
+    body: &[u8],
+    cp: &ConstantPool,
+    ctx: AttrContext,
+) -> Option<AttributeInfo> {
     let mut r = Reader::new(body);
     let info = match (ctx, name) {
         (AttrContext::Method, b"Code") => AttributeInfo::Code(parse_code(&mut r, cp).ok()?),
-        (AttrContext::Code, b"StackMapTable") => AttributeInfo::StackMapTable(stackmap::parse_frames(&mut r).ok()?),
+        (AttrContext::Code, b"StackMapTable") => {
+            AttributeInfo::StackMapTable(stackmap::parse_frames(&mut r).ok()?)
+        }
         (AttrContext::Code, b"LineNumberTable") => {
             let n = r.u16("").ok()?;
             let mut v = Vec::with_capacity(n as usize);
             for _ in 0..n {
-                v.push(LineNumber { start_pc: r.u16("").ok()?, line_number: r.u16("").ok()? });
+                v.push(LineNumber {
+                    start_pc: r.u16("").ok()?,
+                    line_number: r.u16("").ok()?,
+                });
             }
             AttributeInfo::LineNumberTable(v)
         }
-        (AttrContext::Code, b"LocalVariableTable") => AttributeInfo::LocalVariableTable(parse_locals(&mut r).ok()?),
+        (AttrContext::Code, b"LocalVariableTable") => {
+            AttributeInfo::LocalVariableTable(parse_locals(&mut r).ok()?)
+        }
         (AttrContext::Code, b"LocalVariableTypeTable") => {
             AttributeInfo::LocalVariableTypeTable(parse_locals(&mut r).ok()?)
         }
@@ -126,7 +143,13 @@ fn parse_code(r: &mut Reader, cp: &ConstantPool) -> Result<Code> {
         });
     }
     let attributes = parse_attributes(r, cp, AttrContext::Code)?;
-    Ok(Code { max_stack, max_locals, code, exception_table, attributes })
+    Ok(Code {
+        max_stack,
+        max_locals,
+        code,
+        exception_table,
+        attributes,
+    })
 }
 
 fn parse_locals(r: &mut Reader) -> Result<Vec<LocalVariable>> {

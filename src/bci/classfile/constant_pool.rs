@@ -18,14 +18,35 @@ pub enum Constant {
     Double(u64),
     Class(u16),
     String(u16),
-    Fieldref { class_index: u16, name_and_type_index: u16 },
-    Methodref { class_index: u16, name_and_type_index: u16 },
-    InterfaceMethodref { class_index: u16, name_and_type_index: u16 },
-    NameAndType { name_index: u16, descriptor_index: u16 },
-    MethodHandle { reference_kind: u8, reference_index: u16 },
+    Fieldref {
+        class_index: u16,
+        name_and_type_index: u16,
+    },
+    Methodref {
+        class_index: u16,
+        name_and_type_index: u16,
+    },
+    InterfaceMethodref {
+        class_index: u16,
+        name_and_type_index: u16,
+    },
+    NameAndType {
+        name_index: u16,
+        descriptor_index: u16,
+    },
+    MethodHandle {
+        reference_kind: u8,
+        reference_index: u16,
+    },
     MethodType(u16),
-    Dynamic { bootstrap_method_attr_index: u16, name_and_type_index: u16 },
-    InvokeDynamic { bootstrap_method_attr_index: u16, name_and_type_index: u16 },
+    Dynamic {
+        bootstrap_method_attr_index: u16,
+        name_and_type_index: u16,
+    },
+    InvokeDynamic {
+        bootstrap_method_attr_index: u16,
+        name_and_type_index: u16,
+    },
     Module(u16),
     Package(u16),
 }
@@ -45,7 +66,9 @@ pub struct ConstantPool {
 
 impl Default for ConstantPool {
     fn default() -> Self {
-        ConstantPool { entries: vec![Constant::Unusable] }
+        ConstantPool {
+            entries: vec![Constant::Unusable],
+        }
     }
 }
 
@@ -76,12 +99,30 @@ impl ConstantPool {
                     let a = r.u16("ref")?;
                     let b = r.u16("ref")?;
                     match tag {
-                        9 => Constant::Fieldref { class_index: a, name_and_type_index: b },
-                        10 => Constant::Methodref { class_index: a, name_and_type_index: b },
-                        11 => Constant::InterfaceMethodref { class_index: a, name_and_type_index: b },
-                        12 => Constant::NameAndType { name_index: a, descriptor_index: b },
-                        17 => Constant::Dynamic { bootstrap_method_attr_index: a, name_and_type_index: b },
-                        _ => Constant::InvokeDynamic { bootstrap_method_attr_index: a, name_and_type_index: b },
+                        9 => Constant::Fieldref {
+                            class_index: a,
+                            name_and_type_index: b,
+                        },
+                        10 => Constant::Methodref {
+                            class_index: a,
+                            name_and_type_index: b,
+                        },
+                        11 => Constant::InterfaceMethodref {
+                            class_index: a,
+                            name_and_type_index: b,
+                        },
+                        12 => Constant::NameAndType {
+                            name_index: a,
+                            descriptor_index: b,
+                        },
+                        17 => Constant::Dynamic {
+                            bootstrap_method_attr_index: a,
+                            name_and_type_index: b,
+                        },
+                        _ => Constant::InvokeDynamic {
+                            bootstrap_method_attr_index: a,
+                            name_and_type_index: b,
+                        },
                     }
                 }
                 15 => Constant::MethodHandle {
@@ -97,7 +138,9 @@ impl ConstantPool {
             entries.push(c);
             if wide {
                 if entries.len() >= count as usize {
-                    return Err(BciError::Malformed(format!("wide constant at last index {index}")));
+                    return Err(BciError::Malformed(format!(
+                        "wide constant at last index {index}"
+                    )));
                 }
                 entries.push(Constant::Unusable);
             }
@@ -133,30 +176,39 @@ impl ConstantPool {
                 }
                 Constant::Class(i) => two(w, 7, *i),
                 Constant::String(i) => two(w, 8, *i),
-                Constant::Fieldref { class_index, name_and_type_index } => {
-                    four(w, 9, *class_index, *name_and_type_index)
-                }
-                Constant::Methodref { class_index, name_and_type_index } => {
-                    four(w, 10, *class_index, *name_and_type_index)
-                }
-                Constant::InterfaceMethodref { class_index, name_and_type_index } => {
-                    four(w, 11, *class_index, *name_and_type_index)
-                }
-                Constant::NameAndType { name_index, descriptor_index } => {
-                    four(w, 12, *name_index, *descriptor_index)
-                }
-                Constant::MethodHandle { reference_kind, reference_index } => {
+                Constant::Fieldref {
+                    class_index,
+                    name_and_type_index,
+                } => four(w, 9, *class_index, *name_and_type_index),
+                Constant::Methodref {
+                    class_index,
+                    name_and_type_index,
+                } => four(w, 10, *class_index, *name_and_type_index),
+                Constant::InterfaceMethodref {
+                    class_index,
+                    name_and_type_index,
+                } => four(w, 11, *class_index, *name_and_type_index),
+                Constant::NameAndType {
+                    name_index,
+                    descriptor_index,
+                } => four(w, 12, *name_index, *descriptor_index),
+                Constant::MethodHandle {
+                    reference_kind,
+                    reference_index,
+                } => {
                     w.u8(15);
                     w.u8(*reference_kind);
                     w.u16(*reference_index);
                 }
                 Constant::MethodType(i) => two(w, 16, *i),
-                Constant::Dynamic { bootstrap_method_attr_index, name_and_type_index } => {
-                    four(w, 17, *bootstrap_method_attr_index, *name_and_type_index)
-                }
-                Constant::InvokeDynamic { bootstrap_method_attr_index, name_and_type_index } => {
-                    four(w, 18, *bootstrap_method_attr_index, *name_and_type_index)
-                }
+                Constant::Dynamic {
+                    bootstrap_method_attr_index,
+                    name_and_type_index,
+                } => four(w, 17, *bootstrap_method_attr_index, *name_and_type_index),
+                Constant::InvokeDynamic {
+                    bootstrap_method_attr_index,
+                    name_and_type_index,
+                } => four(w, 18, *bootstrap_method_attr_index, *name_and_type_index),
                 Constant::Module(i) => two(w, 19, *i),
                 Constant::Package(i) => two(w, 20, *i),
             }
@@ -180,7 +232,10 @@ impl ConstantPool {
     pub fn utf8(&self, index: u16) -> Result<&[u8]> {
         match self.get(index) {
             Some(Constant::Utf8(b)) => Ok(b),
-            _ => Err(BciError::BadConstantIndex { index, expected: "Utf8" }),
+            _ => Err(BciError::BadConstantIndex {
+                index,
+                expected: "Utf8",
+            }),
         }
     }
 
@@ -193,17 +248,24 @@ impl ConstantPool {
     pub fn class_name(&self, index: u16) -> Result<&[u8]> {
         match self.get(index) {
             Some(Constant::Class(n)) => self.utf8(*n),
-            _ => Err(BciError::BadConstantIndex { index, expected: "Class" }),
+            _ => Err(BciError::BadConstantIndex {
+                index,
+                expected: "Class",
+            }),
         }
     }
 
     /// (name, descriptor) of a NameAndType entry.
     pub fn name_and_type(&self, index: u16) -> Result<(&[u8], &[u8])> {
         match self.get(index) {
-            Some(Constant::NameAndType { name_index, descriptor_index }) => {
-                Ok((self.utf8(*name_index)?, self.utf8(*descriptor_index)?))
-            }
-            _ => Err(BciError::BadConstantIndex { index, expected: "NameAndType" }),
+            Some(Constant::NameAndType {
+                name_index,
+                descriptor_index,
+            }) => Ok((self.utf8(*name_index)?, self.utf8(*descriptor_index)?)),
+            _ => Err(BciError::BadConstantIndex {
+                index,
+                expected: "NameAndType",
+            }),
         }
     }
 
@@ -211,14 +273,26 @@ impl ConstantPool {
     pub fn member_ref(&self, index: u16) -> Result<(&[u8], &[u8], &[u8])> {
         match self.get(index) {
             Some(
-                Constant::Fieldref { class_index, name_and_type_index }
-                | Constant::Methodref { class_index, name_and_type_index }
-                | Constant::InterfaceMethodref { class_index, name_and_type_index },
+                Constant::Fieldref {
+                    class_index,
+                    name_and_type_index,
+                }
+                | Constant::Methodref {
+                    class_index,
+                    name_and_type_index,
+                }
+                | Constant::InterfaceMethodref {
+                    class_index,
+                    name_and_type_index,
+                },
             ) => {
                 let (n, d) = self.name_and_type(*name_and_type_index)?;
                 Ok((self.class_name(*class_index)?, n, d))
             }
-            _ => Err(BciError::BadConstantIndex { index, expected: "member ref" }),
+            _ => Err(BciError::BadConstantIndex {
+                index,
+                expected: "member ref",
+            }),
         }
     }
 
@@ -226,10 +300,19 @@ impl ConstantPool {
     pub fn dynamic_name_and_type(&self, index: u16) -> Result<(&[u8], &[u8])> {
         match self.get(index) {
             Some(
-                Constant::InvokeDynamic { name_and_type_index, .. }
-                | Constant::Dynamic { name_and_type_index, .. },
+                Constant::InvokeDynamic {
+                    name_and_type_index,
+                    ..
+                }
+                | Constant::Dynamic {
+                    name_and_type_index,
+                    ..
+                },
             ) => self.name_and_type(*name_and_type_index),
-            _ => Err(BciError::BadConstantIndex { index, expected: "(Invoke)Dynamic" }),
+            _ => Err(BciError::BadConstantIndex {
+                index,
+                expected: "(Invoke)Dynamic",
+            }),
         }
     }
 
@@ -274,13 +357,19 @@ impl ConstantPool {
     pub fn add_name_and_type(&mut self, name: &[u8], descriptor: &[u8]) -> Result<u16> {
         let name_index = self.add_utf8(name)?;
         let descriptor_index = self.add_utf8(descriptor)?;
-        self.add(Constant::NameAndType { name_index, descriptor_index })
+        self.add(Constant::NameAndType {
+            name_index,
+            descriptor_index,
+        })
     }
 
     pub fn add_methodref(&mut self, class: &[u8], name: &[u8], descriptor: &[u8]) -> Result<u16> {
         let class_index = self.add_class(class)?;
         let name_and_type_index = self.add_name_and_type(name, descriptor)?;
-        self.add(Constant::Methodref { class_index, name_and_type_index })
+        self.add(Constant::Methodref {
+            class_index,
+            name_and_type_index,
+        })
     }
 
     pub fn add_integer(&mut self, v: i32) -> Result<u16> {
@@ -311,7 +400,10 @@ pub fn decode_mutf8(b: &[u8]) -> String {
         } else if x & 0xE0 == 0xC0 && i + 1 < b.len() {
             (((x & 0x1F) << 6) | (b[i + 1] as u32 & 0x3F), 2)
         } else if x & 0xF0 == 0xE0 && i + 2 < b.len() {
-            (((x & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F), 3)
+            (
+                ((x & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F),
+                3,
+            )
         } else {
             (0xFFFD, 1)
         };
@@ -362,9 +454,18 @@ mod tests {
         let cp = ConstantPool::parse(&mut Reader::new(&bytes)).unwrap();
         assert_eq!(cp.count(), 21);
         assert_eq!(cp.get(5), Some(&Constant::Unusable));
-        assert_eq!(cp.get(16), Some(&Constant::Dynamic { bootstrap_method_attr_index: 0, name_and_type_index: 10 }));
+        assert_eq!(
+            cp.get(16),
+            Some(&Constant::Dynamic {
+                bootstrap_method_attr_index: 0,
+                name_and_type_index: 10
+            })
+        );
         assert_eq!(cp.utf8_string(20).unwrap(), "\0");
-        assert_eq!(cp.member_ref(13).unwrap(), (&b"abc"[..], &b"abc"[..], &b"abc"[..]));
+        assert_eq!(
+            cp.member_ref(13).unwrap(),
+            (&b"abc"[..], &b"abc"[..], &b"abc"[..])
+        );
         let mut out = Writer::new();
         cp.write(&mut out);
         assert_eq!(out.buf, bytes);

@@ -75,12 +75,19 @@ impl ClassFile {
 
     /// Internal name of this class (e.g. `java/lang/String`).
     pub fn name(&self) -> Result<String> {
-        Ok(constant_pool::decode_mutf8(self.constant_pool.class_name(self.this_class)?))
+        Ok(constant_pool::decode_mutf8(
+            self.constant_pool.class_name(self.this_class)?,
+        ))
     }
 
     /// An empty class (no members) for building class files from scratch,
     /// e.g. the Tracker class or test inputs.
-    pub fn new(major_version: u16, access_flags: u16, name: &str, super_name: Option<&str>) -> Result<ClassFile> {
+    pub fn new(
+        major_version: u16,
+        access_flags: u16,
+        name: &str,
+        super_name: Option<&str>,
+    ) -> Result<ClassFile> {
         let mut constant_pool = ConstantPool::new();
         let this_class = constant_pool.add_class(name.as_bytes())?;
         let super_class = match super_name {
@@ -105,19 +112,38 @@ impl ClassFile {
     pub fn add_field(&mut self, access_flags: u16, name: &str, descriptor: &str) -> Result<()> {
         let name_index = self.constant_pool.add_utf8(name.as_bytes())?;
         let descriptor_index = self.constant_pool.add_utf8(descriptor.as_bytes())?;
-        self.fields.push(Member { access_flags, name_index, descriptor_index, attributes: vec![] });
+        self.fields.push(Member {
+            access_flags,
+            name_index,
+            descriptor_index,
+            attributes: vec![],
+        });
         Ok(())
     }
 
     /// Appends a method, with a Code attribute when `code` is given; returns its index.
-    pub fn add_method(&mut self, access_flags: u16, name: &str, descriptor: &str, code: Option<Code>) -> Result<usize> {
+    pub fn add_method(
+        &mut self,
+        access_flags: u16,
+        name: &str,
+        descriptor: &str,
+        code: Option<Code>,
+    ) -> Result<usize> {
         let name_index = self.constant_pool.add_utf8(name.as_bytes())?;
         let descriptor_index = self.constant_pool.add_utf8(descriptor.as_bytes())?;
         let mut attributes = vec![];
         if let Some(c) = code {
-            attributes.push(Attribute { name_index: self.constant_pool.add_utf8(b"Code")?, info: AttributeInfo::Code(c) });
+            attributes.push(Attribute {
+                name_index: self.constant_pool.add_utf8(b"Code")?,
+                info: AttributeInfo::Code(c),
+            });
         }
-        self.methods.push(Member { access_flags, name_index, descriptor_index, attributes });
+        self.methods.push(Member {
+            access_flags,
+            name_index,
+            descriptor_index,
+            attributes,
+        });
         Ok(self.methods.len() - 1)
     }
 }

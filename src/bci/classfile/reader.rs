@@ -28,7 +28,10 @@ impl<'a> Reader<'a> {
 
     pub fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
         if self.remaining() < n {
-            return Err(BciError::Truncated { what, offset: self.pos });
+            return Err(BciError::Truncated {
+                what,
+                offset: self.pos,
+            });
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -65,14 +68,19 @@ pub fn parse_class(bytes: &[u8]) -> Result<ClassFile> {
     let minor_version = r.u16("minor_version")?;
     let major_version = r.u16("major_version")?;
     if !(MIN_MAJOR..=MAX_MAJOR).contains(&major_version) {
-        return Err(BciError::UnsupportedVersion { major: major_version, minor: minor_version });
+        return Err(BciError::UnsupportedVersion {
+            major: major_version,
+            minor: minor_version,
+        });
     }
     let constant_pool = ConstantPool::parse(&mut r)?;
     let access_flags = r.u16("access_flags")?;
     let this_class = r.u16("this_class")?;
     let super_class = r.u16("super_class")?;
     let n = r.u16("interfaces_count")?;
-    let interfaces = (0..n).map(|_| r.u16("interfaces")).collect::<Result<Vec<_>>>()?;
+    let interfaces = (0..n)
+        .map(|_| r.u16("interfaces"))
+        .collect::<Result<Vec<_>>>()?;
     let fields = parse_members(&mut r, &constant_pool, AttrContext::Field)?;
     let methods = parse_members(&mut r, &constant_pool, AttrContext::Method)?;
     let attributes = parse_attributes(&mut r, &constant_pool, AttrContext::Class)?;
@@ -101,7 +109,12 @@ fn parse_members(r: &mut Reader, cp: &ConstantPool, ctx: AttrContext) -> Result<
         let name_index = r.u16("member name_index")?;
         let descriptor_index = r.u16("member descriptor_index")?;
         let attributes = parse_attributes(r, cp, ctx)?;
-        out.push(Member { access_flags, name_index, descriptor_index, attributes });
+        out.push(Member {
+            access_flags,
+            name_index,
+            descriptor_index,
+            attributes,
+        });
     }
     Ok(out)
 }

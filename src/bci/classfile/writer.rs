@@ -14,7 +14,9 @@ impl Writer {
         Writer { buf: Vec::new() }
     }
     pub fn with_capacity(n: usize) -> Self {
-        Writer { buf: Vec::with_capacity(n) }
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
     }
     pub fn len(&self) -> usize {
         self.buf.len()

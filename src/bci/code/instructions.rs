@@ -88,8 +88,14 @@ pub fn invert_condition(opcode: u8) -> u8 {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SwitchTable {
-    Table { low: i32, high: i32, targets: Vec<u32> },
-    Lookup { pairs: Vec<(i32, u32)> },
+    Table {
+        low: i32,
+        high: i32,
+        targets: Vec<u32>,
+    },
+    Lookup {
+        pairs: Vec<(i32, u32)>,
+    },
 }
 
 impl SwitchTable {
@@ -107,10 +113,17 @@ pub enum InsnKind {
     /// Copied verbatim (includes `wide` forms and `ret`).
     Plain,
     /// if*, goto, jsr with a 16-bit displacement.
-    Branch16 { target: u32 },
+    Branch16 {
+        target: u32,
+    },
     /// goto_w, jsr_w.
-    Branch32 { target: u32 },
-    Switch { default: u32, table: SwitchTable },
+    Branch32 {
+        target: u32,
+    },
+    Switch {
+        default: u32,
+        table: SwitchTable,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +140,9 @@ impl Insn {
         match &self.kind {
             InsnKind::Plain => vec![],
             InsnKind::Branch16 { target } | InsnKind::Branch32 { target } => vec![*target],
-            InsnKind::Switch { default, table } => std::iter::once(*default).chain(table.all_targets()).collect(),
+            InsnKind::Switch { default, table } => std::iter::once(*default)
+                .chain(table.all_targets())
+                .collect(),
         }
     }
 
@@ -160,13 +175,19 @@ impl Insn {
 fn read_i32(code: &[u8], at: usize, offset: u32) -> Result<i32> {
     code.get(at..at + 4)
         .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-        .ok_or_else(|| BciError::BadCode { offset, msg: "truncated switch".into() })
+        .ok_or_else(|| BciError::BadCode {
+            offset,
+            msg: "truncated switch".into(),
+        })
 }
 
 fn target(offset: u32, disp: i64, code_len: usize) -> Result<u32> {
     let t = offset as i64 + disp;
     if t < 0 || t >= code_len as i64 {
-        return Err(BciError::BadCode { offset, msg: format!("branch target {t} outside code") });
+        return Err(BciError::BadCode {
+            offset,
+            msg: format!("branch target {t} outside code"),
+        });
     }
     Ok(t as u32)
 }
@@ -180,7 +201,10 @@ pub fn switch_padding(offset: u32) -> u32 {
 pub fn decode_at(code: &[u8], offset: u32) -> Result<Insn> {
     let o = offset as usize;
     let opcode = code[o];
-    let bad = |msg: &str| BciError::BadCode { offset, msg: msg.to_string() };
+    let bad = |msg: &str| BciError::BadCode {
+        offset,
+        msg: msg.to_string(),
+    };
     let (len, kind) = match opcode {
         op::TABLESWITCH | op::LOOKUPSWITCH => {
             let base = o + 1 + switch_padding(offset) as usize;
@@ -196,9 +220,21 @@ pub fn decode_at(code: &[u8], offset: u32) -> Result<Insn> {
                     return Err(bad("tableswitch too large"));
                 }
                 let targets = (0..n)
-                    .map(|i| target(offset, read_i32(code, base + 12 + 4 * i, offset)? as i64, code.len()))
+                    .map(|i| {
+                        target(
+                            offset,
+                            read_i32(code, base + 12 + 4 * i, offset)? as i64,
+                            code.len(),
+                        )
+                    })
                     .collect::<Result<Vec<_>>>()?;
-                ((base + 12 + 4 * n - o) as u32, InsnKind::Switch { default, table: SwitchTable::Table { low, high, targets } })
+                (
+                    (base + 12 + 4 * n - o) as u32,
+                    InsnKind::Switch {
+                        default,
+                        table: SwitchTable::Table { low, high, targets },
+                    },
+                )
             } else {
                 let n = read_i32(code, base + 4, offset)?;
                 if n < 0 || n as usize > code.len() {
@@ -212,7 +248,13 @@ pub fn decode_at(code: &[u8], offset: u32) -> Result<Insn> {
                         Ok((k, target(offset, d as i64, code.len())?))
                     })
                     .collect::<Result<Vec<_>>>()?;
-                ((base + 8 + 8 * n - o) as u32, InsnKind::Switch { default, table: SwitchTable::Lookup { pairs } })
+                (
+                    (base + 8 + 8 * n - o) as u32,
+                    InsnKind::Switch {
+                        default,
+                        table: SwitchTable::Lookup { pairs },
+                    },
+                )
             }
         }
         op::WIDE => {
@@ -235,11 +277,15 @@ pub fn decode_at(code: &[u8], offset: u32) -> Result<Insn> {
             let kind = match opcode {
                 op::IFEQ..=op::JSR | op::IFNULL | op::IFNONNULL => {
                     let d = i16::from_be_bytes([code[o + 1], code[o + 2]]);
-                    InsnKind::Branch16 { target: target(offset, d as i64, code.len())? }
+                    InsnKind::Branch16 {
+                        target: target(offset, d as i64, code.len())?,
+                    }
                 }
                 op::GOTO_W | op::JSR_W => {
                     let d = read_i32(code, o + 1, offset)?;
-                    InsnKind::Branch32 { target: target(offset, d as i64, code.len())? }
+                    InsnKind::Branch32 {
+                        target: target(offset, d as i64, code.len())?,
+                    }
                 }
                 _ => InsnKind::Plain,
             };
@@ -249,14 +295,22 @@ pub fn decode_at(code: &[u8], offset: u32) -> Result<Insn> {
     if o + len as usize > code.len() {
         return Err(bad("truncated instruction"));
     }
-    Ok(Insn { offset, opcode, len, kind })
+    Ok(Insn {
+        offset,
+        opcode,
+        len,
+        kind,
+    })
 }
 
 /// Decodes a whole method body and checks that every branch target is the
 /// start of an instruction.
 pub fn decode_all(code: &[u8]) -> Result<Vec<Insn>> {
     if code.is_empty() {
-        return Err(BciError::BadCode { offset: 0, msg: "empty code".into() });
+        return Err(BciError::BadCode {
+            offset: 0,
+            msg: "empty code".into(),
+        });
     }
     let mut insns = Vec::new();
     let mut offset = 0u32;
@@ -269,7 +323,10 @@ pub fn decode_all(code: &[u8]) -> Result<Vec<Insn>> {
     for i in &insns {
         for t in i.targets() {
             if starts.index_of(t).is_none() {
-                return Err(BciError::BadCode { offset: i.offset, msg: format!("branch into the middle of an instruction at {t}") });
+                return Err(BciError::BadCode {
+                    offset: i.offset,
+                    msg: format!("branch into the middle of an instruction at {t}"),
+                });
             }
         }
     }
@@ -315,7 +372,21 @@ mod tests {
         for opc in 0xca..=0xff {
             assert_eq!(fixed_length(opc), 0, "opcode {opc:#x} must be rejected");
         }
-        let spot = [(0x10, 2), (0x11, 3), (0x12, 2), (0x14, 3), (0x19, 2), (0x3a, 2), (0x84, 3), (0xa9, 2), (0xb9, 5), (0xba, 5), (0xbc, 2), (0xc5, 4), (0xc8, 5)];
+        let spot = [
+            (0x10, 2),
+            (0x11, 3),
+            (0x12, 2),
+            (0x14, 3),
+            (0x19, 2),
+            (0x3a, 2),
+            (0x84, 3),
+            (0xa9, 2),
+            (0xb9, 5),
+            (0xba, 5),
+            (0xbc, 2),
+            (0xc5, 4),
+            (0xc8, 5),
+        ];
         for (o, l) in spot {
             assert_eq!(fixed_length(o), l, "opcode {o:#x}");
         }
@@ -324,7 +395,9 @@ mod tests {
     #[test]
     fn decodes_wide_and_switches() {
         // 0: wide iload 300; 4: wide iinc 300 -1000; 10: nop; 11: tableswitch (pad 0)
-        let mut c = vec![0xc4, 0x15, 0x01, 0x2c, 0xc4, 0x84, 0x01, 0x2c, 0xfc, 0x18, 0x00, 0xaa];
+        let mut c = vec![
+            0xc4, 0x15, 0x01, 0x2c, 0xc4, 0x84, 0x01, 0x2c, 0xfc, 0x18, 0x00, 0xaa,
+        ];
         // default +17 (-> 28), low 1, high 1, target +17 -> 28
         for v in [17i32, 1, 1, 17] {
             c.extend_from_slice(&v.to_be_bytes());
@@ -338,7 +411,10 @@ mod tests {
         c.push(0xb1);
         let insns = decode_all(&c).unwrap();
         let shape: Vec<(u32, u32)> = insns.iter().map(|i| (i.offset, i.len)).collect();
-        assert_eq!(shape, vec![(0, 4), (4, 6), (10, 1), (11, 17), (28, 20), (48, 1)]);
+        assert_eq!(
+            shape,
+            vec![(0, 4), (4, 6), (10, 1), (11, 17), (28, 20), (48, 1)]
+        );
         assert_eq!(insns[0].local_index(&c), 300);
         assert_eq!(insns[0].effective_opcode(&c), 0x15);
         assert_eq!(insns[3].targets(), vec![28, 28]);
@@ -362,7 +438,16 @@ mod tests {
 
     #[test]
     fn inverts_every_conditional() {
-        let pairs = [(0x99, 0x9a), (0x9b, 0x9c), (0x9d, 0x9e), (0x9f, 0xa0), (0xa1, 0xa2), (0xa3, 0xa4), (0xa5, 0xa6), (0xc6, 0xc7)];
+        let pairs = [
+            (0x99, 0x9a),
+            (0x9b, 0x9c),
+            (0x9d, 0x9e),
+            (0x9f, 0xa0),
+            (0xa1, 0xa2),
+            (0xa3, 0xa4),
+            (0xa5, 0xa6),
+            (0xc6, 0xc7),
+        ];
         for (a, b) in pairs {
             assert_eq!(invert_condition(a), b);
             assert_eq!(invert_condition(b), a);

@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use super::instructions::{invert_condition, is_conditional, op, switch_padding, Insn, InsnIndex, InsnKind, SwitchTable};
+use super::instructions::{
+    invert_condition, is_conditional, op, switch_padding, Insn, InsnIndex, InsnKind, SwitchTable,
+};
 use crate::bci::errors::{BciError, Result};
 
 /// Bytes inserted before one original instruction.
@@ -46,7 +48,10 @@ impl Relocation {
         self.index
             .index_of(orig)
             .map(|k| self.target_pos[k])
-            .ok_or_else(|| BciError::BadCode { offset: orig, msg: "offset is not an instruction boundary".into() })
+            .ok_or_else(|| BciError::BadCode {
+                offset: orig,
+                msg: "offset is not an instruction boundary".into(),
+            })
     }
 
     /// New position of the original instruction's opcode.
@@ -54,7 +59,10 @@ impl Relocation {
         self.index
             .index_of(orig)
             .map(|k| self.insn_pos[k])
-            .ok_or_else(|| BciError::BadCode { offset: orig, msg: "offset is not an instruction boundary".into() })
+            .ok_or_else(|| BciError::BadCode {
+                offset: orig,
+                msg: "offset is not an instruction boundary".into(),
+            })
     }
 }
 
@@ -80,7 +88,11 @@ fn size(insn: &Insn, pos: u64, widened: bool) -> u64 {
 
 /// Relocates `insns` (decoded from `code`) with `insertions` keyed by the
 /// original offset of the instruction they precede.
-pub fn relocate(code: &[u8], insns: &[Insn], insertions: &BTreeMap<u32, Insertion>) -> Result<Relocation> {
+pub fn relocate(
+    code: &[u8],
+    insns: &[Insn],
+    insertions: &BTreeMap<u32, Insertion>,
+) -> Result<Relocation> {
     let n = insns.len();
     let index = InsnIndex::new(insns, code.len());
     let mut skip = vec![0u64; n + 1];
@@ -89,7 +101,10 @@ pub fn relocate(code: &[u8], insns: &[Insn], insertions: &BTreeMap<u32, Insertio
         let k = index
             .index_of(off)
             .filter(|&k| k < n)
-            .ok_or_else(|| BciError::BadCode { offset: off, msg: "insertion not at an instruction".into() })?;
+            .ok_or_else(|| BciError::BadCode {
+                offset: off,
+                msg: "insertion not at an instruction".into(),
+            })?;
         skip[k] = ins.skip.len() as u64;
         land[k] = ins.land.len() as u64;
     }
@@ -129,11 +144,14 @@ pub fn relocate(code: &[u8], insns: &[Insn], insertions: &BTreeMap<u32, Insertio
         }
     }
     if block[n] > 0xFFFF {
-        return Err(BciError::CodeTooLarge { new_length: block[n] as usize });
+        return Err(BciError::CodeTooLarge {
+            new_length: block[n] as usize,
+        });
     }
     let target_pos: Vec<u32> = (0..=n).map(|k| (block[k] + skip[k]) as u32).collect();
     let insn_pos: Vec<u32> = ipos.iter().map(|&p| p as u32).collect();
-    let tpos = |t: u32| target_pos[index.index_of(t).expect("decoded targets are boundaries")] as i64;
+    let tpos =
+        |t: u32| target_pos[index.index_of(t).expect("decoded targets are boundaries")] as i64;
 
     let mut out = Vec::with_capacity(block[n] as usize);
     let mut widened_conditionals = Vec::new();
@@ -146,7 +164,9 @@ pub fn relocate(code: &[u8], insns: &[Insn], insertions: &BTreeMap<u32, Insertio
         debug_assert_eq!(out.len() as i64, here);
         match &insn.kind {
             InsnKind::Plain => {
-                out.extend_from_slice(&code[insn.offset as usize..(insn.offset + insn.len) as usize]);
+                out.extend_from_slice(
+                    &code[insn.offset as usize..(insn.offset + insn.len) as usize],
+                );
             }
             InsnKind::Branch16 { target } if !widened[k] => {
                 out.push(insn.opcode);
@@ -160,7 +180,11 @@ pub fn relocate(code: &[u8], insns: &[Insn], insertions: &BTreeMap<u32, Insertio
                     out.extend_from_slice(&((tpos(*target) - here - 3) as i32).to_be_bytes());
                     widened_conditionals.push(insn.offset);
                 } else {
-                    out.push(if insn.opcode == op::GOTO { op::GOTO_W } else { op::JSR_W });
+                    out.push(if insn.opcode == op::GOTO {
+                        op::GOTO_W
+                    } else {
+                        op::JSR_W
+                    });
                     out.extend_from_slice(&((tpos(*target) - here) as i32).to_be_bytes());
                 }
             }
@@ -192,7 +216,13 @@ pub fn relocate(code: &[u8], insns: &[Insn], insertions: &BTreeMap<u32, Insertio
         }
     }
     debug_assert_eq!(out.len() as u64, block[n]);
-    Ok(Relocation { code: out, widened_conditionals, index, target_pos, insn_pos })
+    Ok(Relocation {
+        code: out,
+        widened_conditionals,
+        index,
+        target_pos,
+        insn_pos,
+    })
 }
 
 #[cfg(test)]
@@ -204,7 +234,15 @@ mod tests {
         let insns = decode_all(code).unwrap();
         let map = ins
             .iter()
-            .map(|(o, s, l)| (*o, Insertion { skip: s.to_vec(), land: l.to_vec() }))
+            .map(|(o, s, l)| {
+                (
+                    *o,
+                    Insertion {
+                        skip: s.to_vec(),
+                        land: l.to_vec(),
+                    },
+                )
+            })
             .collect();
         relocate(code, &insns, &map).unwrap()
     }
@@ -232,7 +270,10 @@ mod tests {
         // 0: iconst_0; 1: ifeq +4 -> 5; 4: nop; 5: return
         let code = [0x03, 0x99, 0x00, 0x04, 0x00, 0xb1];
         let r = reloc(&code, &[(5, &[], &[0xEE, 0xEE, 0xEE])]);
-        assert_eq!(r.code, vec![0x03, 0x99, 0x00, 0x04, 0x00, 0xEE, 0xEE, 0xEE, 0xb1]);
+        assert_eq!(
+            r.code,
+            vec![0x03, 0x99, 0x00, 0x04, 0x00, 0xEE, 0xEE, 0xEE, 0xb1]
+        );
         assert_eq!(r.map(5).unwrap(), 5);
         assert_eq!(r.insn_pos(5).unwrap(), 8);
     }
@@ -243,7 +284,10 @@ mod tests {
         let code = [0x00, 0xa7, 0x00, 0x04, 0xb1, 0xa7, 0xff, 0xfc, 0xb1];
         let r = reloc(&code, &[(4, &[], &[1, 2]), (8, &[], &[3, 4, 5])]);
         // 0 nop; 1 goto -> 7; 4,5 ins; 6 return; 7 goto -> 1; 10.. ins; 13 return
-        assert_eq!(r.code, vec![0x00, 0xa7, 0x00, 0x06, 1, 2, 0xb1, 0xa7, 0xff, 0xfa, 3, 4, 5, 0xb1]);
+        assert_eq!(
+            r.code,
+            vec![0x00, 0xa7, 0x00, 0x06, 1, 2, 0xb1, 0xa7, 0xff, 0xfa, 3, 4, 5, 0xb1]
+        );
     }
 
     #[test]
@@ -307,9 +351,15 @@ mod tests {
         assert_eq!(r.code[4], op::GOTO_W);
         let ret = r.map(32764).unwrap() as i32;
         assert_eq!(ret, 32764 + 10 + 5 + 2);
-        assert_eq!(i32::from_be_bytes(r.code[5..9].try_into().unwrap()), ret - 4);
+        assert_eq!(
+            i32::from_be_bytes(r.code[5..9].try_into().unwrap()),
+            ret - 4
+        );
         assert_eq!(r.code[9], op::GOTO_W);
-        assert_eq!(i32::from_be_bytes(r.code[10..14].try_into().unwrap()), ret - 9);
+        assert_eq!(
+            i32::from_be_bytes(r.code[10..14].try_into().unwrap()),
+            ret - 9
+        );
         assert_eq!(r.map(4).unwrap(), 9);
         assert_eq!(r.map(7).unwrap(), 14);
         assert_eq!(r.code[ret as usize], 0xb1);
@@ -327,7 +377,13 @@ mod tests {
         code.push(0xb1);
         let insns = decode_all(&code).unwrap();
         let mut m = BTreeMap::new();
-        m.insert(6, Insertion { skip: vec![], land: vec![0x00] });
+        m.insert(
+            6,
+            Insertion {
+                skip: vec![],
+                land: vec![0x00],
+            },
+        );
         let r = relocate(&code, &insns, &m).unwrap();
         assert_eq!(r.code[0], op::GOTO_W);
         assert_eq!(r.code[5], op::GOTO_W);
@@ -340,7 +396,16 @@ mod tests {
         code.push(0xb1);
         let insns = decode_all(&code).unwrap();
         let mut m = BTreeMap::new();
-        m.insert(65530, Insertion { skip: vec![], land: vec![0; 8] });
-        assert!(matches!(relocate(&code, &insns, &m), Err(BciError::CodeTooLarge { new_length: 65539 })));
+        m.insert(
+            65530,
+            Insertion {
+                skip: vec![],
+                land: vec![0; 8],
+            },
+        );
+        assert!(matches!(
+            relocate(&code, &insns, &m),
+            Err(BciError::CodeTooLarge { new_length: 65539 })
+        ));
     }
 }

@@ -40,7 +40,9 @@ fn skip_annotation(r: &mut Reader) -> Result<()> {
 pub fn relocate_type_annotations(body: &[u8], reloc: &Relocation) -> Result<Vec<u8>> {
     let mut out = body.to_vec();
     let mut r = Reader::new(body);
-    let patch = |out: &mut Vec<u8>, at: usize, v: u32| out[at..at + 2].copy_from_slice(&(v as u16).to_be_bytes());
+    let patch = |out: &mut Vec<u8>, at: usize, v: u32| {
+        out[at..at + 2].copy_from_slice(&(v as u16).to_be_bytes())
+    };
     for _ in 0..r.u16("num_annotations")? {
         match r.u8("target_type")? {
             0x40 | 0x41 => {
@@ -65,14 +67,20 @@ pub fn relocate_type_annotations(body: &[u8], reloc: &Relocation) -> Result<Vec<
                     r.u8("type_argument_index")?;
                 }
             }
-            t => return Err(BciError::Malformed(format!("type annotation target {t:#x} inside Code"))),
+            t => {
+                return Err(BciError::Malformed(format!(
+                    "type annotation target {t:#x} inside Code"
+                )))
+            }
         }
         let path_length = r.u8("path_length")? as usize;
         r.bytes(2 * path_length, "type_path")?;
         skip_annotation(&mut r)?;
     }
     if r.remaining() != 0 {
-        return Err(BciError::Malformed("trailing bytes in type annotations".into()));
+        return Err(BciError::Malformed(
+            "trailing bytes in type annotations".into(),
+        ));
     }
     Ok(out)
 }
@@ -90,11 +98,19 @@ mod tests {
         let code = [0x01, 0x4b, 0x01, 0xc0, 0x00, 0x01, 0x57, 0xb1];
         let insns = decode_all(&code).unwrap();
         let mut ins = BTreeMap::new();
-        ins.insert(0, Insertion { skip: vec![0; 4], land: vec![] });
+        ins.insert(
+            0,
+            Insertion {
+                skip: vec![0; 4],
+                land: vec![],
+            },
+        );
         let r = relocate(&code, &insns, &ins).unwrap();
         let mut body = vec![0, 2];
         // localvar: one range start 2 len 6 index 0; empty path; @A(v = [1, 'x'])
-        body.extend([0x40, 0, 1, 0, 2, 0, 6, 0, 0, 0, 0, 9, 0, 1, 0, 10, b'[', 0, 2, b'I', 0, 3, b's', 0, 4]);
+        body.extend([
+            0x40, 0, 1, 0, 2, 0, 6, 0, 0, 0, 0, 9, 0, 1, 0, 10, b'[', 0, 2, b'I', 0, 3, b's', 0, 4,
+        ]);
         // type_argument on the checkcast at 3, index 0, path of one step; @B()
         body.extend([0x47, 0, 3, 0, 1, 3, 0, 0, 11, 0, 0]);
         let out = relocate_type_annotations(&body, &r).unwrap();

@@ -70,7 +70,9 @@ pub fn descriptor_type(cp: &mut ConstantPool, d: &[u8], pos: &mut usize) -> Resu
                 *pos += 1;
             }
             match d.get(*pos).ok_or_else(bad)? {
-                b'L' => *pos = d[*pos..].iter().position(|&b| b == b';').ok_or_else(bad)? + *pos + 1,
+                b'L' => {
+                    *pos = d[*pos..].iter().position(|&b| b == b';').ok_or_else(bad)? + *pos + 1
+                }
                 _ => *pos += 1,
             }
             let name = d[start..*pos].to_vec();
@@ -88,7 +90,10 @@ pub fn method_types(cp: &mut ConstantPool, d: &[u8]) -> Result<(Vec<VType>, Opti
     let mut pos = 1;
     let mut args = Vec::new();
     while d.get(pos) != Some(&b')') {
-        args.push(descriptor_type(cp, d, &mut pos)?.ok_or_else(|| BciError::Malformed("void parameter".into()))?);
+        args.push(
+            descriptor_type(cp, d, &mut pos)?
+                .ok_or_else(|| BciError::Malformed("void parameter".into()))?,
+        );
     }
     pos += 1;
     let ret = descriptor_type(cp, d, &mut pos)?;
@@ -114,7 +119,11 @@ pub fn initial_locals(
 ) -> Result<Vec<VType>> {
     let mut v = Vec::new();
     if !is_static {
-        v.push(if name == b"<init>" && !is_object_class { VType::UninitializedThis } else { VType::Object(this_class) });
+        v.push(if name == b"<init>" && !is_object_class {
+            VType::UninitializedThis
+        } else {
+            VType::Object(this_class)
+        });
     }
     v.extend(method_types(cp, descriptor)?.0);
     Ok(v)
@@ -128,7 +137,10 @@ struct Sim<'a> {
 }
 
 fn underflow(o: u32) -> BciError {
-    BciError::BadCode { offset: o, msg: "operand stack underflow in type inference".into() }
+    BciError::BadCode {
+        offset: o,
+        msg: "operand stack underflow in type inference".into(),
+    }
 }
 
 impl Sim<'_> {
@@ -188,17 +200,24 @@ impl Sim<'_> {
             Some(Constant::String(_)) => self.class_type(b"java/lang/String"),
             Some(Constant::Class(_)) => self.class_type(b"java/lang/Class"),
             Some(Constant::MethodType(_)) => self.class_type(b"java/lang/invoke/MethodType"),
-            Some(Constant::MethodHandle { .. }) => self.class_type(b"java/lang/invoke/MethodHandle"),
+            Some(Constant::MethodHandle { .. }) => {
+                self.class_type(b"java/lang/invoke/MethodHandle")
+            }
             Some(Constant::Dynamic { .. }) => {
                 let d = self.cp.dynamic_name_and_type(idx)?.1.to_vec();
-                descriptor_type(self.cp, &d, &mut 0)?.ok_or_else(|| BciError::Malformed("void constant".into()))
+                descriptor_type(self.cp, &d, &mut 0)?
+                    .ok_or_else(|| BciError::Malformed("void constant".into()))
             }
-            _ => Err(BciError::BadConstantIndex { index: idx, expected: "loadable constant" }),
+            _ => Err(BciError::BadConstantIndex {
+                index: idx,
+                expected: "loadable constant",
+            }),
         }
     }
     fn field_type(&mut self, idx: u16) -> Result<VType> {
         let d = self.cp.member_ref(idx)?.2.to_vec();
-        descriptor_type(self.cp, &d, &mut 0)?.ok_or_else(|| BciError::Malformed("void field".into()))
+        descriptor_type(self.cp, &d, &mut 0)?
+            .ok_or_else(|| BciError::Malformed("void field".into()))
     }
     fn replace_all(&mut self, from: VType, to: VType) {
         for s in self.st.locals.iter_mut().chain(self.st.stack.iter_mut()) {
@@ -237,7 +256,11 @@ impl Sim<'_> {
             0x2a..=0x2d => self.push(self.local((opc - 0x2a) as usize)),
             0x2e..=0x31 | 0x33..=0x35 => {
                 self.pop_slots(2, o)?;
-                self.push(if opc >= 0x33 { Integer } else { prim[(opc - 0x2e) as usize] })
+                self.push(if opc >= 0x33 {
+                    Integer
+                } else {
+                    prim[(opc - 0x2e) as usize]
+                })
             }
             0x32 => {
                 self.pop_slots(1, o)?;
@@ -246,11 +269,19 @@ impl Sim<'_> {
                     Object(i) => {
                         let name = self.cp.class_name(i)?.to_vec();
                         if name.first() != Some(&b'[') {
-                            return Err(BciError::BadCode { offset: o, msg: "aaload on a non-array".into() });
+                            return Err(BciError::BadCode {
+                                offset: o,
+                                msg: "aaload on a non-array".into(),
+                            });
                         }
                         descriptor_type(self.cp, &name[1..], &mut 0)?.unwrap_or(Top)
                     }
-                    _ => return Err(BciError::BadCode { offset: o, msg: "aaload on a non-reference".into() }),
+                    _ => {
+                        return Err(BciError::BadCode {
+                            offset: o,
+                            msg: "aaload on a non-reference".into(),
+                        })
+                    }
                 };
                 self.push(t)
             }
@@ -339,7 +370,10 @@ impl Sim<'_> {
             op::GOTO | op::GOTO_W | 0xac..=0xb1 | op::ATHROW => return Ok(false),
             op::TABLESWITCH | op::LOOKUPSWITCH => return Ok(false),
             op::JSR | op::RET | op::JSR_W => {
-                return Err(BciError::BadCode { offset: o, msg: "jsr/ret in a method with a StackMapTable".into() })
+                return Err(BciError::BadCode {
+                    offset: o,
+                    msg: "jsr/ret in a method with a StackMapTable".into(),
+                })
             }
             0xb2 => {
                 let t = self.field_type(insn.u16_operand(code))?;
@@ -377,7 +411,10 @@ impl Sim<'_> {
                             Uninitialized(at) => {
                                 let at = at as usize;
                                 if code.get(at) != Some(&op::NEW) || at + 2 >= code.len() {
-                                    return Err(BciError::BadCode { offset: o, msg: "Uninitialized without new".into() });
+                                    return Err(BciError::BadCode {
+                                        offset: o,
+                                        msg: "Uninitialized without new".into(),
+                                    });
                                 }
                                 Object(u16::from_be_bytes([code[at + 1], code[at + 2]]))
                             }
@@ -402,7 +439,12 @@ impl Sim<'_> {
                     9 => b'S',
                     10 => b'I',
                     11 => b'J',
-                    t => return Err(BciError::BadCode { offset: o, msg: format!("bad newarray type {t}") }),
+                    t => {
+                        return Err(BciError::BadCode {
+                            offset: o,
+                            msg: format!("bad newarray type {t}"),
+                        })
+                    }
                 };
                 let t = self.class_type(&[b'[', c])?;
                 self.push(t)
@@ -434,7 +476,12 @@ impl Sim<'_> {
                 self.pop_slots(code[o as usize + 3] as usize, o)?;
                 self.push(Object(insn.u16_operand(code)))
             }
-            _ => return Err(BciError::BadCode { offset: o, msg: format!("opcode {opc:#x} in type inference") }),
+            _ => {
+                return Err(BciError::BadCode {
+                    offset: o,
+                    msg: format!("opcode {opc:#x} in type inference"),
+                })
+            }
         }
         Ok(true)
     }
@@ -457,10 +504,18 @@ pub fn frame_after(
         None => (0, initial_locals, &[][..]),
     };
     let index = InsnIndex::new(insns, code.len());
-    let first = index
-        .index_of(start)
-        .ok_or_else(|| BciError::BadStackMap(format!("frame at {start} is not at an instruction")))?;
-    let mut sim = Sim { code, cp, this_class, st: State { locals: to_slots(locals), stack: to_slots(stack) } };
+    let first = index.index_of(start).ok_or_else(|| {
+        BciError::BadStackMap(format!("frame at {start} is not at an instruction"))
+    })?;
+    let mut sim = Sim {
+        code,
+        cp,
+        this_class,
+        st: State {
+            locals: to_slots(locals),
+            stack: to_slots(stack),
+        },
+    };
     for (k, insn) in insns.iter().enumerate().take(target + 1).skip(first) {
         if !sim.step(insn)? && k != target {
             return Err(BciError::BadStackMap(format!(
@@ -484,14 +539,32 @@ mod tests {
     #[test]
     fn descriptors() {
         let mut cp = ConstantPool::new();
-        let (args, ret) = method_types(&mut cp, b"(IJ[[Ljava/lang/String;Ljava/lang/Object;[DZ)V").unwrap();
+        let (args, ret) =
+            method_types(&mut cp, b"(IJ[[Ljava/lang/String;Ljava/lang/Object;[DZ)V").unwrap();
         assert_eq!(ret, None);
         assert_eq!(args.len(), 6);
         assert_eq!(args[1], VType::Long);
-        assert_eq!(cp.class_name(match args[2] { VType::Object(i) => i, _ => 0 }).unwrap(), b"[[Ljava/lang/String;");
-        assert_eq!(cp.class_name(match args[4] { VType::Object(i) => i, _ => 0 }).unwrap(), b"[D");
+        assert_eq!(
+            cp.class_name(match args[2] {
+                VType::Object(i) => i,
+                _ => 0,
+            })
+            .unwrap(),
+            b"[[Ljava/lang/String;"
+        );
+        assert_eq!(
+            cp.class_name(match args[4] {
+                VType::Object(i) => i,
+                _ => 0,
+            })
+            .unwrap(),
+            b"[D"
+        );
         let init = initial_locals(&mut cp, 7, false, b"<init>", b"(JI)V", false).unwrap();
-        assert_eq!(init, vec![VType::UninitializedThis, VType::Long, VType::Integer]);
+        assert_eq!(
+            init,
+            vec![VType::UninitializedThis, VType::Long, VType::Integer]
+        );
         assert_eq!(to_slots(&init).len(), 4);
         assert_eq!(from_slots(&to_slots(&init), true), init);
     }
@@ -502,7 +575,9 @@ mod tests {
         let s = cp.add_class(b"[Ljava/lang/String;").unwrap();
         // static void m(String[] a): 0: lconst_1; 1: lstore_1; 2: aload_0; 3: iconst_0; 4: aaload;
         // 5: iconst_2; 6: newarray int; 8: iconst_1; 9: ifeq ... ; 12: return
-        let code = [0x0a, 0x40, 0x2a, 0x03, 0x32, 0x05, 0xbc, 10, 0x04, 0x99, 0x00, 0x03, 0xb1];
+        let code = [
+            0x0a, 0x40, 0x2a, 0x03, 0x32, 0x05, 0xbc, 10, 0x04, 0x99, 0x00, 0x03, 0xb1,
+        ];
         let insns = decode_all(&code).unwrap();
         let init = vec![VType::Object(s)];
         let f = frame_after(&code, &insns, 8, &[], &init, &mut cp, 1).unwrap();
@@ -516,16 +591,23 @@ mod tests {
     #[test]
     fn constructor_initialises_uninitialized() {
         let mut cp = ConstantPool::new();
-        let init = cp.add_methodref(b"java/lang/Object", b"<init>", b"()V").unwrap();
+        let init = cp
+            .add_methodref(b"java/lang/Object", b"<init>", b"()V")
+            .unwrap();
         let obj = cp.find_class(b"java/lang/Object").unwrap();
         // 0: new Object; 3: dup; 4: invokespecial <init>; 7: aload_0; 8: invokespecial <init>; 11: ifnull; 14: return
         let [hi, lo] = init.to_be_bytes();
         let [ohi, olo] = obj.to_be_bytes();
-        let code = [0xbb, ohi, olo, 0x59, 0xb7, hi, lo, 0x2a, 0xb7, hi, lo, 0xc6, 0x00, 0x03, 0xb1];
+        let code = [
+            0xbb, ohi, olo, 0x59, 0xb7, hi, lo, 0x2a, 0xb7, hi, lo, 0xc6, 0x00, 0x03, 0xb1,
+        ];
         let insns = decode_all(&code).unwrap();
         let this = [VType::UninitializedThis];
         let before = frame_after(&code, &insns, 1, &[], &this, &mut cp, 9).unwrap();
-        assert_eq!(before.stack, vec![VType::Uninitialized(0), VType::Uninitialized(0)]);
+        assert_eq!(
+            before.stack,
+            vec![VType::Uninitialized(0), VType::Uninitialized(0)]
+        );
         let f = frame_after(&code, &insns, 4, &[], &this, &mut cp, 9).unwrap();
         assert_eq!(f.locals, vec![VType::Object(9)]);
         assert_eq!(f.stack, vec![VType::Object(obj)]);
@@ -540,7 +622,16 @@ mod tests {
         let code = [0xb1, 0x03, 0x99, 0x00, 0x03, 0xb1];
         let insns = decode_all(&code).unwrap();
         assert!(frame_after(&code, &insns, 2, &[], &[], &mut cp, 1).is_err());
-        let frames = [Frame { offset: 1, locals: vec![], stack: vec![] }];
-        assert_eq!(frame_after(&code, &insns, 2, &frames, &[], &mut cp, 1).unwrap().offset, 5);
+        let frames = [Frame {
+            offset: 1,
+            locals: vec![],
+            stack: vec![],
+        }];
+        assert_eq!(
+            frame_after(&code, &insns, 2, &frames, &[], &mut cp, 1)
+                .unwrap()
+                .offset,
+            5
+        );
     }
 }

@@ -503,13 +503,22 @@ fn estimated_sites_say_so_in_the_begin_line() {
     let r = SitesReport {
         flags: SITES_ESTIMATED,
         cutoff: 0.0,
-        totals: HeapTotals { live_bytes: 100, ..Default::default() },
+        totals: HeapTotals {
+            live_bytes: 100,
+            ..Default::default()
+        },
         rows: vec![site("LA;", 300001, 100, 100)],
     };
     let s = run(|f, out| f.sites(out, at(T_DUMP), &r));
     let lines: Vec<&str> = s.lines().collect();
-    assert_eq!(lines[0], "SITES BEGIN (ordered by live bytes, estimated from samples) Tue Mar  4 10:15:04 2008");
-    assert_eq!(lines[3], "    1 100.00% 100.00%       100    1       100     2 300001 A");
+    assert_eq!(
+        lines[0],
+        "SITES BEGIN (ordered by live bytes, estimated from samples) Tue Mar  4 10:15:04 2008"
+    );
+    assert_eq!(
+        lines[3],
+        "    1 100.00% 100.00%       100    1       100     2 300001 A"
+    );
 }
 
 #[test]

@@ -3,12 +3,12 @@
 
 use super::enc::{self, sub, tag, IdSize};
 use super::HprofVersion;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
 use crate::format::model::{
     ClassDump, InstanceDump, InstanceValues, ObjArrayDump, PrimArrayDump, PrimElements, Root,
 };
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 /// Buffers the sub-records of the current segment (1.0.2) or of the whole
 /// dump (1.0.1) until their record length is known. A 1.0.1 dump can be
@@ -40,8 +40,17 @@ pub const DRAIN_CHUNK: usize = 4 << 20;
 
 impl Staged {
     pub fn create(path: &Path) -> io::Result<Staged> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
-        Ok(Staged { file, path: path.to_path_buf(), len: 0 })
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Staged {
+            file,
+            path: path.to_path_buf(),
+            len: 0,
+        })
     }
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -164,16 +173,32 @@ impl HeapWriter {
     /// segment).
     /// A staged 1.0.1 dump returns what is still to be copied out after
     /// the record header.
-    pub fn finish(mut self, out: &mut Vec<u8>, version: HprofVersion, time: u32) -> Option<Draining> {
+    pub fn finish(
+        mut self,
+        out: &mut Vec<u8>,
+        version: HprofVersion,
+        time: u32,
+    ) -> Option<Draining> {
         match version {
             HprofVersion::V1_0_1 => {
                 if let Some(mut stage) = self.stage.take() {
                     let staged = stage.len;
-                    enc::record_header(out, tag::HEAP_DUMP, time, (staged + self.buf.len() as u64) as u32);
+                    enc::record_header(
+                        out,
+                        tag::HEAP_DUMP,
+                        time,
+                        (staged + self.buf.len() as u64) as u32,
+                    );
                     if stage.file.seek(SeekFrom::Start(0)).is_ok() {
-                        return Some(Draining { stage, left: staged, tail: std::mem::take(&mut self.buf) });
+                        return Some(Draining {
+                            stage,
+                            left: staged,
+                            tail: std::mem::take(&mut self.buf),
+                        });
                     }
-                    crate::diag::error("heap dump: cannot read back the temporary file; dump truncated");
+                    crate::diag::error(
+                        "heap dump: cannot read back the temporary file; dump truncated",
+                    );
                     return None;
                 }
                 enc::record_header(out, tag::HEAP_DUMP, time, self.buf.len() as u32);
@@ -381,7 +406,12 @@ fn extend_swapped(b: &mut Vec<u8>, bytes: &[u8], size: usize) {
     }
 }
 
-fn swap_into<const N: usize, T>(dst: &mut [u8], src: &[u8], from: fn([u8; N]) -> T, to: fn(T) -> [u8; N]) {
+fn swap_into<const N: usize, T>(
+    dst: &mut [u8],
+    src: &[u8],
+    from: fn([u8; N]) -> T,
+    to: fn(T) -> [u8; N],
+) {
     for (d, s) in dst.chunks_exact_mut(N).zip(src.chunks_exact(N)) {
         d.copy_from_slice(&to(from(s.try_into().unwrap_or([0; N]))));
     }

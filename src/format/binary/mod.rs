@@ -320,7 +320,9 @@ impl ProfileFormat for BinaryFormat {
     }
 
     fn drain_staged(&mut self, out: &mut Vec<u8>) -> bool {
-        let Some(d) = self.draining.as_mut() else { return false };
+        let Some(d) = self.draining.as_mut() else {
+            return false;
+        };
         match d.step(out, heap::DRAIN_CHUNK) {
             Ok(true) => true,
             Ok(false) => {
@@ -328,7 +330,9 @@ impl ProfileFormat for BinaryFormat {
                 false
             }
             Err(e) => {
-                crate::diag::error(&format!("heap dump: cannot read back the temporary file: {e}; dump truncated"));
+                crate::diag::error(&format!(
+                    "heap dump: cannot read back the temporary file: {e}; dump truncated"
+                ));
                 self.draining = None;
                 true
             }

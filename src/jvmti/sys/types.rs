@@ -337,7 +337,15 @@ pub type jvmtiPrimitiveFieldCallback = Option<
     ) -> jint,
 >;
 pub type jvmtiArrayPrimitiveValueCallback = Option<
-    unsafe extern "C" fn(jlong, jlong, *mut jlong, jint, jvmtiPrimitiveType, *const c_void, *mut c_void) -> jint,
+    unsafe extern "C" fn(
+        jlong,
+        jlong,
+        *mut jlong,
+        jint,
+        jvmtiPrimitiveType,
+        *const c_void,
+        *mut c_void,
+    ) -> jint,
 >;
 pub type jvmtiStringPrimitiveValueCallback =
     Option<unsafe extern "C" fn(jlong, jlong, *mut jlong, *const jchar, jint, *mut c_void) -> jint>;
@@ -425,8 +433,9 @@ pub struct jvmtiEventCallbacks {
     pub ClassPrepare: Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jclass)>,
     pub VMStart: Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv)>,
     pub Exception: Cb<unsafe extern "C" fn()>,
-    pub ExceptionCatch:
-        Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jmethodID, jlocation, jobject)>,
+    pub ExceptionCatch: Cb<
+        unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jmethodID, jlocation, jobject),
+    >,
     pub SingleStep: Cb<unsafe extern "C" fn()>,
     pub FramePop: Cb<unsafe extern "C" fn()>,
     pub Breakpoint: Cb<unsafe extern "C" fn()>,
@@ -441,9 +450,12 @@ pub struct jvmtiEventCallbacks {
     pub DataDumpRequest: Cb<unsafe extern "C" fn(*mut jvmtiEnv)>,
     pub reserved72: Cb<unsafe extern "C" fn()>,
     pub MonitorWait: Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject, jlong)>,
-    pub MonitorWaited: Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject, jboolean)>,
-    pub MonitorContendedEnter: Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject)>,
-    pub MonitorContendedEntered: Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject)>,
+    pub MonitorWaited:
+        Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject, jboolean)>,
+    pub MonitorContendedEnter:
+        Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject)>,
+    pub MonitorContendedEntered:
+        Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject)>,
     pub reserved77: Cb<unsafe extern "C" fn()>,
     pub reserved78: Cb<unsafe extern "C" fn()>,
     pub reserved79: Cb<unsafe extern "C" fn()>,
@@ -451,7 +463,8 @@ pub struct jvmtiEventCallbacks {
     pub GarbageCollectionStart: Cb<unsafe extern "C" fn(*mut jvmtiEnv)>,
     pub GarbageCollectionFinish: Cb<unsafe extern "C" fn(*mut jvmtiEnv)>,
     pub ObjectFree: Cb<unsafe extern "C" fn(*mut jvmtiEnv, jlong)>,
-    pub VMObjectAlloc: Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject, jclass, jlong)>,
+    pub VMObjectAlloc:
+        Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject, jclass, jlong)>,
     pub reserved85: Cb<unsafe extern "C" fn()>,
     pub SampledObjectAlloc:
         Cb<unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, jthread, jobject, jclass, jlong)>,
@@ -459,12 +472,41 @@ pub struct jvmtiEventCallbacks {
 
 /// Field names of `jvmtiEventCallbacks` in order, for the ABI test.
 pub const EVENT_CALLBACK_FIELDS: &[&str] = &[
-    "VMInit", "VMDeath", "ThreadStart", "ThreadEnd", "ClassFileLoadHook", "ClassLoad",
-    "ClassPrepare", "VMStart", "Exception", "ExceptionCatch", "SingleStep", "FramePop",
-    "Breakpoint", "FieldAccess", "FieldModification", "MethodEntry", "MethodExit",
-    "NativeMethodBind", "CompiledMethodLoad", "CompiledMethodUnload", "DynamicCodeGenerated",
-    "DataDumpRequest", "reserved72", "MonitorWait", "MonitorWaited", "MonitorContendedEnter",
-    "MonitorContendedEntered", "reserved77", "reserved78", "reserved79", "ResourceExhausted",
-    "GarbageCollectionStart", "GarbageCollectionFinish", "ObjectFree", "VMObjectAlloc",
-    "reserved85", "SampledObjectAlloc",
+    "VMInit",
+    "VMDeath",
+    "ThreadStart",
+    "ThreadEnd",
+    "ClassFileLoadHook",
+    "ClassLoad",
+    "ClassPrepare",
+    "VMStart",
+    "Exception",
+    "ExceptionCatch",
+    "SingleStep",
+    "FramePop",
+    "Breakpoint",
+    "FieldAccess",
+    "FieldModification",
+    "MethodEntry",
+    "MethodExit",
+    "NativeMethodBind",
+    "CompiledMethodLoad",
+    "CompiledMethodUnload",
+    "DynamicCodeGenerated",
+    "DataDumpRequest",
+    "reserved72",
+    "MonitorWait",
+    "MonitorWaited",
+    "MonitorContendedEnter",
+    "MonitorContendedEntered",
+    "reserved77",
+    "reserved78",
+    "reserved79",
+    "ResourceExhausted",
+    "GarbageCollectionStart",
+    "GarbageCollectionFinish",
+    "ObjectFree",
+    "VMObjectAlloc",
+    "reserved85",
+    "SampledObjectAlloc",
 ];

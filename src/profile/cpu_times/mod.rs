@@ -15,7 +15,10 @@ pub mod shadow;
 
 use crate::agent::Agent;
 use crate::bci::{self, InjectConfig};
-use crate::jvmti::sys::{cap, event, jclass, jmethodID, jobject, jvmtiCapabilities, JNIEnv, JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PRIMITIVE};
+use crate::jvmti::sys::{
+    cap, event, jclass, jmethodID, jobject, jvmtiCapabilities, JNIEnv, JVMTI_CLASS_STATUS_ARRAY,
+    JVMTI_CLASS_STATUS_PRIMITIVE,
+};
 use crate::jvmti::tracker_natives::{self, TrackerCalls};
 use dashmap::DashMap;
 use jni::objects::GlobalRef;
@@ -73,10 +76,16 @@ fn state() -> &'static CpuTimes {
 
 /// Capabilities cpu=times needs, added to `need` (Agent_OnLoad). Returns
 /// the name of a missing one.
-pub fn add_capabilities(potential: &jvmtiCapabilities, need: &mut jvmtiCapabilities) -> Result<(), &'static str> {
+pub fn add_capabilities(
+    potential: &jvmtiCapabilities,
+    need: &mut jvmtiCapabilities,
+) -> Result<(), &'static str> {
     for (c, name) in [
         (cap::CAN_RETRANSFORM_CLASSES, "can_retransform_classes"),
-        (cap::CAN_GENERATE_EXCEPTION_EVENTS, "can_generate_exception_events"),
+        (
+            cap::CAN_GENERATE_EXCEPTION_EVENTS,
+            "can_generate_exception_events",
+        ),
     ] {
         if !potential.has(c) {
             return Err(name);
@@ -98,19 +107,24 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv) {
 
 fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Result<(), String> {
     let j = agent.jvmti;
-    let bytes = bci::tracker_class_bytes(TRACKER_CLASS).map_err(|e| format!("cannot build the Tracker class: {e}"))?;
+    let bytes = bci::tracker_class_bytes(TRACKER_CLASS)
+        .map_err(|e| format!("cannot build the Tracker class: {e}"))?;
     let tracker = crate::jvmti::jni::define_boot_class(jni, TRACKER_CLASS, &bytes)
         .map_err(|e| format!("cannot define the Tracker class {TRACKER_CLASS}: {e}"))?;
     let tclass = tracker.as_obj().as_raw();
     tracker_natives::install(&Natives);
     link_natives(jni, tclass)?;
-    let mut ids: Vec<usize> = j.class_methods(tclass).map(|m| m.iter().map(|&id| id as usize).collect()).unwrap_or_default();
+    let mut ids: Vec<usize> = j
+        .class_methods(tclass)
+        .map(|m| m.iter().map(|&id| id as usize).collect())
+        .unwrap_or_default();
     ids.sort_unstable();
     let _ = st.tracker_methods.set(ids);
     let _ = st.tracker.set(tracker);
 
     for ev in [event::CLASS_FILE_LOAD_HOOK, event::EXCEPTION_CATCH] {
-        j.set_event_mode(true, ev).map_err(|e| format!("cannot enable JVMTI event {ev}: {e}"))?;
+        j.set_event_mode(true, ev)
+            .map_err(|e| format!("cannot enable JVMTI event {ev}: {e}"))?;
     }
     let t0 = Instant::now();
     let (done, failed) = retransform_loaded(agent, jni, tclass);
@@ -136,14 +150,29 @@ fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Resu
 fn link_natives(jni: *mut JNIEnv, tclass: jobject) -> Result<(), String> {
     use jni::objects::{JObject, JValue};
     let null = JObject::null();
-    for (name, sig) in [("nativeCallSite", "(Ljava/lang/Object;II)V"), ("nativeReturnSite", "(Ljava/lang/Object;II)V")] {
-        crate::jvmti::jni::call_static_void(jni, tclass, name, sig, &[JValue::Object(&null), JValue::Int(0), JValue::Int(0)])
-            .map_err(|e| format!("cannot link Tracker.{name}: {e}"))?;
+    for (name, sig) in [
+        ("nativeCallSite", "(Ljava/lang/Object;II)V"),
+        ("nativeReturnSite", "(Ljava/lang/Object;II)V"),
+    ] {
+        crate::jvmti::jni::call_static_void(
+            jni,
+            tclass,
+            name,
+            sig,
+            &[JValue::Object(&null), JValue::Int(0), JValue::Int(0)],
+        )
+        .map_err(|e| format!("cannot link Tracker.{name}: {e}"))?;
     }
     for name in ["nativeObjectInit", "nativeNewArray"] {
         let sig = "(Ljava/lang/Object;Ljava/lang/Object;)V";
-        crate::jvmti::jni::call_static_void(jni, tclass, name, sig, &[JValue::Object(&null), JValue::Object(&null)])
-            .map_err(|e| format!("cannot link Tracker.{name}: {e}"))?;
+        crate::jvmti::jni::call_static_void(
+            jni,
+            tclass,
+            name,
+            sig,
+            &[JValue::Object(&null), JValue::Object(&null)],
+        )
+        .map_err(|e| format!("cannot link Tracker.{name}: {e}"))?;
     }
     Ok(())
 }
@@ -154,7 +183,12 @@ pub fn set_engaged(jni: *mut JNIEnv, on: bool) {
     let st = state();
     st.engaged.store(on, Ordering::Release);
     if let Some(t) = st.tracker.get() {
-        let _ = crate::jvmti::jni::set_static_int(jni, t.as_obj().as_raw(), bci::tracker::ENGAGED_FIELD, if on { ENGAGED } else { 0 });
+        let _ = crate::jvmti::jni::set_static_int(
+            jni,
+            t.as_obj().as_raw(),
+            bci::tracker::ENGAGED_FIELD,
+            if on { ENGAGED } else { 0 },
+        );
     }
 }
 
@@ -162,7 +196,9 @@ pub fn set_engaged(jni: *mut JNIEnv, on: bool) {
 pub fn vm_death(agent: &Agent, jni: *mut JNIEnv) {
     set_engaged(jni, false);
     let _ = agent.jvmti.set_event_mode(false, event::EXCEPTION_CATCH);
-    let _ = agent.jvmti.set_event_mode(false, event::CLASS_FILE_LOAD_HOOK);
+    let _ = agent
+        .jvmti
+        .set_event_mode(false, event::CLASS_FILE_LOAD_HOOK);
 }
 
 /// Run the hook again on every modifiable class loaded before it was
@@ -170,7 +206,9 @@ pub fn vm_death(agent: &Agent, jni: *mut JNIEnv) {
 /// unmodifiable class does not leave the others uninstrumented.
 fn retransform_loaded(agent: &Agent, jni: *mut JNIEnv, tracker: jobject) -> (usize, usize) {
     let j = agent.jvmti;
-    let Ok(classes) = j.loaded_classes() else { return (0, 0) };
+    let Ok(classes) = j.loaded_classes() else {
+        return (0, 0);
+    };
     let mut todo: Vec<jclass> = Vec::with_capacity(classes.len());
     for &k in classes.iter() {
         let status = j.class_status(k).unwrap_or(JVMTI_CLASS_STATUS_ARRAY);
@@ -193,7 +231,10 @@ fn retransform_loaded(agent: &Agent, jni: *mut JNIEnv, tracker: jobject) -> (usi
                 Err(e) => {
                     failed += 1;
                     let name = j.class_signature(k).unwrap_or_default();
-                    crate::agent::debug::log(agent, &format!("cpu=times: cannot retransform {name}: {e}"));
+                    crate::agent::debug::log(
+                        agent,
+                        &format!("cpu=times: cannot retransform {name}: {e}"),
+                    );
                 }
             }
         }
@@ -220,31 +261,57 @@ pub fn class_file_load_hook(name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>>
     cfg.call_sites = true;
     let t0 = Instant::now();
     let result = bci::inject(bytes, &cfg);
-    st.hook_nanos.fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    st.hook_nanos
+        .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     let out = match result {
         Ok(o) => o,
         Err(e) => {
-            crate::diag::error(&format!("cpu=times: class {} not instrumented: {e}", name.unwrap_or("?")));
+            crate::diag::error(&format!(
+                "cpu=times: class {} not instrumented: {e}",
+                name.unwrap_or("?")
+            ));
             return None;
         }
     };
     let new_bytes = out.new_bytes?;
-    let sites: ClassSites = out.methods.iter().map(|m| (m.name.clone(), m.descriptor.clone())).collect();
+    let sites: ClassSites = out
+        .methods
+        .iter()
+        .map(|m| (m.name.clone(), m.descriptor.clone()))
+        .collect();
     st.classes.write()[cnum as usize] = sites;
     st.classes_rewritten.fetch_add(1, Ordering::Relaxed);
-    st.methods_instrumented.fetch_add(out.methods.iter().filter(|m| m.skipped.is_none()).count() as u64, Ordering::Relaxed);
+    st.methods_instrumented.fetch_add(
+        out.methods.iter().filter(|m| m.skipped.is_none()).count() as u64,
+        Ordering::Relaxed,
+    );
     Some(new_bytes)
 }
 
 /// ExceptionCatch: prune the shadow stack of the frames the exception left.
-pub fn exception_catch(agent: &'static Agent, jni: *mut JNIEnv, thread: jobject, method: jmethodID) {
-    with_shadow(agent, jni, thread, |s, env| s.exception_caught(env, method as usize));
+pub fn exception_catch(
+    agent: &'static Agent,
+    jni: *mut JNIEnv,
+    thread: jobject,
+    method: jmethodID,
+) {
+    with_shadow(agent, jni, thread, |s, env| {
+        s.exception_caught(env, method as usize)
+    });
 }
 
 /// `frames` (top first) without the Tracker frames on top, if any.
-pub fn strip_tracker_frames(frames: &[crate::jvmti::sys::jvmtiFrameInfo]) -> &[crate::jvmti::sys::jvmtiFrameInfo] {
-    let Some(tracker) = STATE.get().and_then(|s| s.tracker_methods.get()) else { return frames };
-    let n = frames.iter().take(2).take_while(|f| tracker.binary_search(&(f.method as usize)).is_ok()).count();
+pub fn strip_tracker_frames(
+    frames: &[crate::jvmti::sys::jvmtiFrameInfo],
+) -> &[crate::jvmti::sys::jvmtiFrameInfo] {
+    let Some(tracker) = STATE.get().and_then(|s| s.tracker_methods.get()) else {
+        return frames;
+    };
+    let n = frames
+        .iter()
+        .take(2)
+        .take_while(|f| tracker.binary_search(&(f.method as usize)).is_ok())
+        .count();
     &frames[n..]
 }
 
@@ -265,16 +332,27 @@ thread_local! {
 /// Run `f` on the current thread's shadow stack, creating it on first use.
 /// Skipped when tracking is off, during VM death, and on re-entry (a
 /// Tracker call made while the agent handles one on the same thread).
-fn with_shadow(agent: &'static Agent, jni: *mut JNIEnv, thread: jobject, f: impl FnOnce(&mut ShadowStack, &mut JvmEnv)) {
+fn with_shadow(
+    agent: &'static Agent,
+    jni: *mut JNIEnv,
+    thread: jobject,
+    f: impl FnOnce(&mut ShadowStack, &mut JvmEnv),
+) {
     let st = state();
     if !st.engaged.load(Ordering::Acquire) || agent.gate.is_closed() {
         return;
     }
     let _ = SHADOW.try_with(|cell| {
-        let Ok(mut slot) = cell.try_borrow_mut() else { return };
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return;
+        };
         let mut env = JvmEnv { agent, st };
         let s = slot.get_or_insert_with(|| {
-            let thread_key = if agent.opts.thread { thread_serial(agent, jni, thread) } else { 0 };
+            let thread_key = if agent.opts.thread {
+                thread_serial(agent, jni, thread)
+            } else {
+                0
+            };
             let list = Arc::new(CellList::default());
             st.threads.lock().push(list.clone());
             ShadowStack::new(agent.opts.timing_depth() as usize, thread_key, list)
@@ -285,7 +363,9 @@ fn with_shadow(agent: &'static Agent, jni: *mut JNIEnv, thread: jobject, f: impl
 
 fn thread_serial(agent: &Agent, jni: *mut JNIEnv, thread: jobject) -> u32 {
     crate::agent::threads::known_serial(agent, thread)
-        .or_else(|| crate::agent::threads::register(agent, jni, thread, false, false).map(|r| r.serial))
+        .or_else(|| {
+            crate::agent::threads::register(agent, jni, thread, false, false).map(|r| r.serial)
+        })
         .unwrap_or(0)
 }
 
@@ -293,12 +373,16 @@ struct Natives;
 
 impl TrackerCalls for Natives {
     fn call_site(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32) {
-        let Some(agent) = crate::agent::agent() else { return };
+        let Some(agent) = crate::agent::agent() else {
+            return;
+        };
         with_shadow(agent, jni, thread, |s, env| s.call(env, cnum, mnum));
     }
 
     fn return_site(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32) {
-        let Some(agent) = crate::agent::agent() else { return };
+        let Some(agent) = crate::agent::agent() else {
+            return;
+        };
         with_shadow(agent, jni, thread, |s, env| s.ret(env, cnum, mnum));
     }
 }
@@ -322,13 +406,25 @@ impl TimingEnv for JvmEnv {
         }
         // Called from nativeCallSite/nativeReturnSite: the instrumented
         // method is the frame below Tracker.CallSite/ReturnSite.
-        let (method, _) = self.agent.jvmti.frame_location(std::ptr::null_mut(), CALLER_DEPTH).ok()?;
-        let expected = self.st.classes.read().get(cnum as usize).and_then(|c| c.get(mnum as usize).cloned())?;
+        let (method, _) = self
+            .agent
+            .jvmti
+            .frame_location(std::ptr::null_mut(), CALLER_DEPTH)
+            .ok()?;
+        let expected = self
+            .st
+            .classes
+            .read()
+            .get(cnum as usize)
+            .and_then(|c| c.get(mnum as usize).cloned())?;
         let names = self.agent.jvmti.method_name(method).ok()?;
         if names.name != expected.0 || names.signature != expected.1 {
             crate::agent::debug::log(
                 self.agent,
-                &format!("cpu=times: site {cnum}/{mnum} is {}{} but the caller frame is {}{}", expected.0, expected.1, names.name, names.signature),
+                &format!(
+                    "cpu=times: site {cnum}/{mnum} is {}{} but the caller frame is {}{}",
+                    expected.0, expected.1, names.name, names.signature
+                ),
             );
             return None;
         }
@@ -349,7 +445,9 @@ impl TimingEnv for JvmEnv {
         let mut frames = Vec::new();
         let mut max = 1024;
         loop {
-            if j.stack_trace(std::ptr::null_mut(), max, &mut frames).is_err() {
+            if j.stack_trace(std::ptr::null_mut(), max, &mut frames)
+                .is_err()
+            {
                 return false;
             }
             if frames.len() < max {
@@ -360,7 +458,12 @@ impl TimingEnv for JvmEnv {
                 _ => break,
             }
         }
-        let tracker = self.st.tracker_methods.get().map(Vec::as_slice).unwrap_or(&[]);
+        let tracker = self
+            .st
+            .tracker_methods
+            .get()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         out.clear();
         out.extend(
             frames

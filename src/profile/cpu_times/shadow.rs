@@ -81,7 +81,10 @@ fn bump(a: &AtomicU64, v: u64) {
 
 impl Cell {
     fn new(trace_serial: u32) -> Self {
-        Cell { trace_serial, ..Default::default() }
+        Cell {
+            trace_serial,
+            ..Default::default()
+        }
     }
 
     fn charge(&self, self_ns: u64, total_ns: u64) {
@@ -221,7 +224,13 @@ impl ShadowStack {
                 None => (NO_CELL, 0),
             },
         };
-        self.stack.push(Entry { site, method, cell, start: now, callees: 0 });
+        self.stack.push(Entry {
+            site,
+            method,
+            cell,
+            start: now,
+            callees: 0,
+        });
     }
 
     /// Before a return instruction (`ReturnSite`).
@@ -288,7 +297,9 @@ impl ShadowStack {
         if let Some(&c) = self.by_method.get(&(parent, method)) {
             return c;
         }
-        let Some(frame) = env.frame_of(method) else { return NO_CELL };
+        let Some(frame) = env.frame_of(method) else {
+            return NO_CELL;
+        };
         let mut key = std::mem::take(&mut self.key);
         key.clear();
         key.push(self.thread_key);
@@ -351,7 +362,13 @@ impl ShadowStack {
                 next += 1;
                 old[next - 1]
             } else {
-                Entry { site: NO_SITE, method: m, cell: NO_CELL, start: now, callees: 0 }
+                Entry {
+                    site: NO_SITE,
+                    method: m,
+                    cell: NO_CELL,
+                    start: now,
+                    callees: 0,
+                }
             };
             e.cell = self.cell_for(env, parent, m);
             if e.site != NO_SITE {

@@ -108,7 +108,9 @@ impl Layout {
 
 /// Compute the layout of `serial` from the descriptions of all classes.
 pub fn compute(serial: u32, descs: &HashMap<u32, ClassDesc>, id_size: u8) -> Layout {
-    let Some(c) = descs.get(&serial) else { return Layout::default() };
+    let Some(c) = descs.get(&serial) else {
+        return Layout::default();
+    };
     let mut layout = Layout::default();
     if matches!(c.kind, ClassKind::ObjArray | ClassKind::PrimArray(_)) {
         return layout;
@@ -130,7 +132,10 @@ pub fn compute(serial: u32, descs: &HashMap<u32, ClassDesc>, id_size: u8) -> Lay
     // Interfaces implemented by anything in the chain (for an interface:
     // its superinterfaces), each once.
     let mut ifaces = HashSet::new();
-    let mut stack: Vec<u32> = chain.iter().flat_map(|k| k.interfaces.iter().copied()).collect();
+    let mut stack: Vec<u32> = chain
+        .iter()
+        .flat_map(|k| k.interfaces.iter().copied())
+        .collect();
     while let Some(i) = stack.pop() {
         if ifaces.insert(i) {
             if let Some(d) = descs.get(&i) {
@@ -185,7 +190,10 @@ pub fn compute(serial: u32, descs: &HashMap<u32, ClassDesc>, id_size: u8) -> Lay
                     let o = static_off;
                     static_off += f.ty.size(id_size as u32);
                     layout.statics.push((f.name.clone(), f.ty, o));
-                    Slot::Static { offset: o, ty: f.ty }
+                    Slot::Static {
+                        offset: o,
+                        ty: f.ty,
+                    }
                 }
                 None => Slot::None,
             };
@@ -201,11 +209,27 @@ mod tests {
     use super::*;
 
     fn f(name: &str, sig: u8, is_static: bool) -> FieldDesc {
-        FieldDesc { name: name.into(), ty: BasicType::from_sig_char(sig).unwrap(), is_static }
+        FieldDesc {
+            name: name.into(),
+            ty: BasicType::from_sig_char(sig).unwrap(),
+            is_static,
+        }
     }
 
-    fn desc(serial: u32, kind: ClassKind, sup: Option<u32>, ifs: &[u32], fields: Vec<FieldDesc>) -> ClassDesc {
-        ClassDesc { serial, kind, super_serial: sup, interfaces: ifs.to_vec(), fields: Some(fields) }
+    fn desc(
+        serial: u32,
+        kind: ClassKind,
+        sup: Option<u32>,
+        ifs: &[u32],
+        fields: Vec<FieldDesc>,
+    ) -> ClassDesc {
+        ClassDesc {
+            serial,
+            kind,
+            super_serial: sup,
+            interfaces: ifs.to_vec(),
+            fields: Some(fields),
+        }
     }
 
     /// interface I { int K = 1; }  interface J extends I { int L = 2, M = 3; }
@@ -214,10 +238,54 @@ mod tests {
     fn world() -> HashMap<u32, ClassDesc> {
         let mut m = HashMap::new();
         m.insert(1, desc(1, ClassKind::Instance, None, &[], vec![]));
-        m.insert(10, desc(10, ClassKind::Interface, None, &[], vec![f("K", b'I', true)]));
-        m.insert(11, desc(11, ClassKind::Interface, None, &[10], vec![f("L", b'I', true), f("M", b'I', true)]));
-        m.insert(2, desc(2, ClassKind::Instance, Some(1), &[10], vec![f("sa", b'L', true), f("x", b'J', false), f("r", b'L', false)]));
-        m.insert(3, desc(3, ClassKind::Instance, Some(2), &[11], vec![f("y", b'I', false), f("sb", b'I', true), f("q", b'L', false)]));
+        m.insert(
+            10,
+            desc(
+                10,
+                ClassKind::Interface,
+                None,
+                &[],
+                vec![f("K", b'I', true)],
+            ),
+        );
+        m.insert(
+            11,
+            desc(
+                11,
+                ClassKind::Interface,
+                None,
+                &[10],
+                vec![f("L", b'I', true), f("M", b'I', true)],
+            ),
+        );
+        m.insert(
+            2,
+            desc(
+                2,
+                ClassKind::Instance,
+                Some(1),
+                &[10],
+                vec![
+                    f("sa", b'L', true),
+                    f("x", b'J', false),
+                    f("r", b'L', false),
+                ],
+            ),
+        );
+        m.insert(
+            3,
+            desc(
+                3,
+                ClassKind::Instance,
+                Some(2),
+                &[11],
+                vec![
+                    f("y", b'I', false),
+                    f("sb", b'I', true),
+                    f("q", b'L', false),
+                ],
+            ),
+        );
         m
     }
 
@@ -230,25 +298,82 @@ mod tests {
         // A's fields get 3,4,5; B's 6,7,8.
         assert_eq!(b.slot(3), Slot::None, "A's static is not B's");
         // Values: B's own (y:int @0, q:ref @4), then A's (x:long @8, r:ref @16).
-        assert_eq!(b.slot(4), Slot::Instance { offset: 8, ty: BasicType::Long });
-        assert_eq!(b.slot(5), Slot::Instance { offset: 16, ty: BasicType::Object });
-        assert_eq!(b.slot(6), Slot::Instance { offset: 0, ty: BasicType::Int });
-        assert_eq!(b.slot(7), Slot::Static { offset: 0, ty: BasicType::Int });
-        assert_eq!(b.slot(8), Slot::Instance { offset: 4, ty: BasicType::Object });
+        assert_eq!(
+            b.slot(4),
+            Slot::Instance {
+                offset: 8,
+                ty: BasicType::Long
+            }
+        );
+        assert_eq!(
+            b.slot(5),
+            Slot::Instance {
+                offset: 16,
+                ty: BasicType::Object
+            }
+        );
+        assert_eq!(
+            b.slot(6),
+            Slot::Instance {
+                offset: 0,
+                ty: BasicType::Int
+            }
+        );
+        assert_eq!(
+            b.slot(7),
+            Slot::Static {
+                offset: 0,
+                ty: BasicType::Int
+            }
+        );
+        assert_eq!(
+            b.slot(8),
+            Slot::Instance {
+                offset: 4,
+                ty: BasicType::Object
+            }
+        );
         assert_eq!(b.slot(9), Slot::None);
         assert_eq!(b.slot(2), Slot::None);
         assert_eq!(b.instance_size, 20);
-        assert_eq!(b.own_fields.iter().map(|(n, _)| &**n).collect::<Vec<_>>(), ["y", "q"]);
+        assert_eq!(
+            b.own_fields.iter().map(|(n, _)| &**n).collect::<Vec<_>>(),
+            ["y", "q"]
+        );
         // Text order: superclass side first.
-        assert_eq!(b.ref_fields.iter().map(|(n, o)| (&**n, *o)).collect::<Vec<_>>(), [("r", 16), ("q", 4)]);
+        assert_eq!(
+            b.ref_fields
+                .iter()
+                .map(|(n, o)| (&**n, *o))
+                .collect::<Vec<_>>(),
+            [("r", 16), ("q", 4)]
+        );
         assert_eq!(b.statics.len(), 1);
 
         let a = compute(2, &w, 8);
         assert_eq!(a.base, 1);
-        assert_eq!(a.slot(1), Slot::Static { offset: 0, ty: BasicType::Object });
+        assert_eq!(
+            a.slot(1),
+            Slot::Static {
+                offset: 0,
+                ty: BasicType::Object
+            }
+        );
         assert_eq!(a.static_size, 8);
-        assert_eq!(a.slot(2), Slot::Instance { offset: 0, ty: BasicType::Long });
-        assert_eq!(a.slot(3), Slot::Instance { offset: 8, ty: BasicType::Object });
+        assert_eq!(
+            a.slot(2),
+            Slot::Instance {
+                offset: 0,
+                ty: BasicType::Long
+            }
+        );
+        assert_eq!(
+            a.slot(3),
+            Slot::Instance {
+                offset: 8,
+                ty: BasicType::Object
+            }
+        );
         assert_eq!(a.instance_size, 16);
     }
 
@@ -257,8 +382,20 @@ mod tests {
         let w = world();
         let j = compute(11, &w, 4);
         assert_eq!(j.base, 1);
-        assert_eq!(j.slot(1), Slot::Static { offset: 0, ty: BasicType::Int });
-        assert_eq!(j.slot(2), Slot::Static { offset: 4, ty: BasicType::Int });
+        assert_eq!(
+            j.slot(1),
+            Slot::Static {
+                offset: 0,
+                ty: BasicType::Int
+            }
+        );
+        assert_eq!(
+            j.slot(2),
+            Slot::Static {
+                offset: 4,
+                ty: BasicType::Int
+            }
+        );
         assert_eq!(j.instance_size, 0);
     }
 
@@ -268,11 +405,29 @@ mod tests {
         w.get_mut(&2).unwrap().fields = None;
         let b = compute(3, &w, 4);
         assert!(b.incomplete);
-        assert_eq!(b.slot(3), Slot::Instance { offset: 0, ty: BasicType::Int });
-        w.insert(20, desc(20, ClassKind::from_signature("[I", false), Some(1), &[], vec![]));
+        assert_eq!(
+            b.slot(3),
+            Slot::Instance {
+                offset: 0,
+                ty: BasicType::Int
+            }
+        );
+        w.insert(
+            20,
+            desc(
+                20,
+                ClassKind::from_signature("[I", false),
+                Some(1),
+                &[],
+                vec![],
+            ),
+        );
         assert_eq!(w[&20].kind, ClassKind::PrimArray(BasicType::Int));
         assert_eq!(ClassKind::from_signature("[[I", false), ClassKind::ObjArray);
-        assert_eq!(ClassKind::from_signature("[LFoo;", false), ClassKind::ObjArray);
+        assert_eq!(
+            ClassKind::from_signature("[LFoo;", false),
+            ClassKind::ObjArray
+        );
         assert_eq!(compute(20, &w, 4), Layout::default());
     }
 }

@@ -22,8 +22,8 @@ use crate::agent::Agent;
 use crate::control::trace_info;
 use crate::diag;
 use crate::format::HeapTotals;
-use crate::jvmti::sys::{error, jclass, JNIEnv};
 use crate::jvmti::env::{Jvmti, ScratchEnv};
+use crate::jvmti::sys::{error, jclass, JNIEnv};
 use crate::tables::ids::{make_tag, split_tag, TagKind};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use layout::{ClassDesc, ClassKind, FieldDesc};
@@ -31,7 +31,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use walk::{Batch, BatchSink, ClassInfo, DumpContext, RootRec, Walker, WalkStats};
+use walk::{Batch, BatchSink, ClassInfo, DumpContext, RootRec, WalkStats, Walker};
 
 /// Batches queued for the writer at most; the walk waits beyond that.
 const MAX_BATCHES_IN_FLIGHT: usize = 16;
@@ -54,7 +54,11 @@ fn describe(agent: &Agent, jni: *mut JNIEnv, k: jclass, serial: u32, sig: &str) 
     let is_interface = j.is_interface(k).unwrap_or(false);
     let kind = ClassKind::from_signature(sig, is_interface);
     let sup = crate::jvmti::jni::superclass(jni, k);
-    let super_serial = if sup.is_null() { None } else { class_serial(agent, sup) };
+    let super_serial = if sup.is_null() {
+        None
+    } else {
+        class_serial(agent, sup)
+    };
     crate::jvmti::jni::delete_local_ref(jni, sup);
     let mut interfaces = Vec::new();
     if let Ok(list) = j.implemented_interfaces(k) {
@@ -69,8 +73,14 @@ fn describe(agent: &Agent, jni: *mut JNIEnv, k: jclass, serial: u32, sig: &str) 
             Ok(v) => Some(
                 v.into_iter()
                     .filter_map(|f| {
-                        let ty = crate::format::BasicType::from_sig_char(*f.signature.as_bytes().first()?)?;
-                        Some(FieldDesc { name: f.name.into(), ty, is_static: f.is_static })
+                        let ty = crate::format::BasicType::from_sig_char(
+                            *f.signature.as_bytes().first()?,
+                        )?;
+                        Some(FieldDesc {
+                            name: f.name.into(),
+                            ty,
+                            is_static: f.is_static,
+                        })
                     })
                     .collect(),
             ),
@@ -78,14 +88,25 @@ fn describe(agent: &Agent, jni: *mut JNIEnv, k: jclass, serial: u32, sig: &str) 
             Err(_) => None,
         },
     };
-    ClassDesc { serial, kind, super_serial, interfaces, fields }
+    ClassDesc {
+        serial,
+        kind,
+        super_serial,
+        interfaces,
+        fields,
+    }
 }
 
 /// Layouts and IDs of every class loaded now. With a `scratch` environment
 /// every class mirror and known Thread object gets its tag there too.
 fn build_context(agent: &Agent, jni: *mut JNIEnv, scratch: Option<&Jvmti>) -> DumpContext {
     let j = agent.jvmti;
-    let id_size = if agent.opts.id_size == 8 && agent.opts.format == crate::options::Format::Binary { 8 } else { 4 };
+    let id_size = if agent.opts.id_size == 8 && agent.opts.format == crate::options::Format::Binary
+    {
+        8
+    } else {
+        4
+    };
     let mut descs: HashMap<u32, ClassDesc> = HashMap::new();
     if let Ok(loaded) = j.loaded_classes() {
         let mut cache = desc_cache().lock();
@@ -98,7 +119,12 @@ fn build_context(agent: &Agent, jni: *mut JNIEnv, scratch: Option<&Jvmti>) -> Du
                 let d = match cached {
                     Some(d) => d,
                     None => {
-                        let sig = agent.tables.classes.get(serial).map(|e| e.signature.clone()).unwrap_or_default();
+                        let sig = agent
+                            .tables
+                            .classes
+                            .get(serial)
+                            .map(|e| e.signature.clone())
+                            .unwrap_or_default();
                         let d = Arc::new(describe(agent, jni, k, serial, &sig));
                         cache.insert(serial, d.clone());
                         d
@@ -126,7 +152,13 @@ fn build_context(agent: &Agent, jni: *mut JNIEnv, scratch: Option<&Jvmti>) -> Du
         }
         classes[idx] = info;
     }
-    let thread_ids = agent.tables.threads.all().iter().map(|t| (t.serial, t.object_id as u64)).collect();
+    let thread_ids = agent
+        .tables
+        .threads
+        .all()
+        .iter()
+        .map(|t| (t.serial, t.object_id as u64))
+        .collect();
     if let (Some(s), Ok(threads)) = (scratch, j.all_threads()) {
         for &t in threads.iter() {
             if let Ok(tag) = j.get_tag(t) {
@@ -229,7 +261,12 @@ fn release_later(agent: &Agent, jni: *mut JNIEnv, scratch: ScratchEnv) {
     TO_RELEASE.lock().push(scratch);
     let started = crate::jvmti::jni::new_thread_object(jni, RELEASER_NAME).is_some_and(|thread| {
         crate::agent::threads::register(agent, jni, thread, true, false);
-        let r = agent.jvmti.run_agent_thread(thread, releaser_main, std::ptr::null_mut(), RELEASER_PRIORITY);
+        let r = agent.jvmti.run_agent_thread(
+            thread,
+            releaser_main,
+            std::ptr::null_mut(),
+            RELEASER_PRIORITY,
+        );
         crate::jvmti::jni::delete_local_ref(jni, thread);
         r.is_ok()
     });
@@ -246,7 +283,11 @@ fn release_now() {
     }
 }
 
-unsafe extern "C" fn releaser_main(_env: *mut crate::jvmti::sys::jvmtiEnv, _jni: *mut JNIEnv, _arg: *mut std::ffi::c_void) {
+unsafe extern "C" fn releaser_main(
+    _env: *mut crate::jvmti::sys::jvmtiEnv,
+    _jni: *mut JNIEnv,
+    _arg: *mut std::ffi::c_void,
+) {
     if std::panic::catch_unwind(release_now).is_err() {
         diag::error("internal error while dropping heap dump tags");
     }
@@ -255,13 +296,20 @@ unsafe extern "C" fn releaser_main(_env: *mut crate::jvmti::sys::jvmtiEnv, _jni:
 /// Totals for the text `HEAP DUMP BEGIN` line: the objects the agent
 /// tracks. Without allocation-site tracking no byte total is kept (0).
 fn heap_totals(agent: &Agent) -> HeapTotals {
-    HeapTotals { live_instances: agent.tables.objects.live() as u32, ..Default::default() }
+    HeapTotals {
+        live_instances: agent.tables.objects.live() as u32,
+        ..Default::default()
+    }
 }
 
 /// Write one complete heap dump to the output. `jni` may be null (the
 /// current thread's environment is looked up then).
 pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
-    let jni = if jni.is_null() { crate::jvmti::jni::current_env() } else { jni };
+    let jni = if jni.is_null() {
+        crate::jvmti::jni::current_env()
+    } else {
+        jni
+    };
     let j = agent.jvmti;
     let started = Instant::now();
     if agent.opts.gc_before_dump {
@@ -274,17 +322,28 @@ pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
     // Objects are tagged in an environment of their own, dropped after the
     // dump (its tags with it), unless allocation sites track them in the
     // agent's environment.
-    let scratch = if agent.opts.heap_sites { None } else { ScratchEnv::new() };
+    let scratch = if agent.opts.heap_sites {
+        None
+    } else {
+        ScratchEnv::new()
+    };
     if scratch.is_none() && !agent.opts.heap_sites {
-        diag::error("heap dump: no second JVMTI environment; objects keep their tags after the dump");
+        diag::error(
+            "heap dump: no second JVMTI environment; objects keep their tags after the dump",
+        );
     }
     let ctx = Arc::new(build_context(agent, jni, scratch.as_ref().map(|s| s.env())));
     let ctx_done = Instant::now();
 
     // Every trace a dump record may name is written before it.
-    trace_info::submit_traces(agent, trace_info::unprinted(agent, agent.tables.traces.all()));
+    trace_info::submit_traces(
+        agent,
+        trace_info::unprinted(agent, agent.tables.traces.all()),
+    );
     let (at, totals) = (agent.stamp(), heap_totals(agent));
-    agent.out.submit(move |f, out| f.heap_dump_begin(out, at, &totals));
+    agent
+        .out
+        .submit(move |f, out| f.heap_dump_begin(out, at, &totals));
 
     let (slots, freed) = bounded(MAX_BATCHES_IN_FLIGHT);
     let (spare_tx, spare_rx) = bounded(MAX_BATCHES_IN_FLIGHT + 1);
@@ -302,7 +361,13 @@ pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
         reported: false,
         blocked: Duration::ZERO,
     };
-    let mut walker = Walker::new(ctx.clone(), &agent.tables.objects, &agent.tables.threads, sink, agent.opts.primarrays);
+    let mut walker = Walker::new(
+        ctx.clone(),
+        &agent.tables.objects,
+        &agent.tables.threads,
+        sink,
+        agent.opts.primarrays,
+    );
     if agent.opts.pseudo_root {
         walker.root(RootRec::ThreadObject {
             obj: 0,
@@ -311,7 +376,8 @@ pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
         });
     }
     let walker_env = scratch.as_ref().map_or(&j, |s| s.env());
-    let walked = walker_env.follow_references(&mut walker, agent.opts.primfields, agent.opts.primarrays);
+    let walked =
+        walker_env.follow_references(&mut walker, agent.opts.primfields, agent.opts.primarrays);
     let walk_done = Instant::now();
     // Every tag of the dump goes at once, off the dump's critical path.
     if let Some(s) = scratch {
@@ -338,7 +404,15 @@ pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
         );
     }
     if sink.reported {
-        diag::verbose(true, &format!("\nHPROF heap dump: {} records, {} MB, {:.1} s\n", sink.records, sink.bytes >> 20, started.elapsed().as_secs_f64()));
+        diag::verbose(
+            true,
+            &format!(
+                "\nHPROF heap dump: {} records, {} MB, {:.1} s\n",
+                sink.records,
+                sink.bytes >> 20,
+                started.elapsed().as_secs_f64()
+            ),
+        );
     }
     if let Err(e) = walked {
         diag::error(&format!("heap dump incomplete: {e}"));

@@ -75,7 +75,9 @@ const MAX_DUMP_NUMBER: u64 = 0x0FFF_FFFF;
 impl DumpContext {
     #[inline]
     pub fn class(&self, serial: u32) -> Option<&ClassInfo> {
-        self.classes.get(serial.checked_sub(CLASS_SERIAL_BASE)? as usize)?.as_ref()
+        self.classes
+            .get(serial.checked_sub(CLASS_SERIAL_BASE)? as usize)?
+            .as_ref()
     }
 
     fn class_of_tag(&self, tag: i64) -> Option<&ClassInfo> {
@@ -89,7 +91,10 @@ impl DumpContext {
         if owner == NO_OWNER {
             return self.system_trace;
         }
-        self.site_traces.get(owner as usize).copied().unwrap_or(self.system_trace)
+        self.site_traces
+            .get(owner as usize)
+            .copied()
+            .unwrap_or(self.system_trace)
     }
 }
 
@@ -110,10 +115,39 @@ pub enum RootRec {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rec {
     Root(RootRec),
-    Instance { obj: u64, size: u32, trace: u32, class: u32, at: usize },
-    ObjArray { obj: u64, size: u32, trace: u32, class: u32, at: usize, len: usize },
-    PrimArray { obj: u64, size: u32, trace: u32, ty: BasicType, at: usize, len: usize, omitted: bool },
-    Class { serial: u32, statics_at: usize, cp_at: usize, cp_len: usize, loader: u64, signers: u64, domain: u64 },
+    Instance {
+        obj: u64,
+        size: u32,
+        trace: u32,
+        class: u32,
+        at: usize,
+    },
+    ObjArray {
+        obj: u64,
+        size: u32,
+        trace: u32,
+        class: u32,
+        at: usize,
+        len: usize,
+    },
+    PrimArray {
+        obj: u64,
+        size: u32,
+        trace: u32,
+        ty: BasicType,
+        at: usize,
+        len: usize,
+        omitted: bool,
+    },
+    Class {
+        serial: u32,
+        statics_at: usize,
+        cp_at: usize,
+        cp_len: usize,
+        loader: u64,
+        signers: u64,
+        domain: u64,
+    },
 }
 
 /// A run of sub-records handed to the writer in one job.
@@ -149,7 +183,13 @@ impl Batch {
         for rec in &self.recs {
             match *rec {
                 Rec::Root(r) => f.heap_root(out, &root_model(ctx, r)),
-                Rec::Instance { obj, size, trace, class, at } => {
+                Rec::Instance {
+                    obj,
+                    size,
+                    trace,
+                    class,
+                    at,
+                } => {
                     let Some(c) = ctx.class(class) else { continue };
                     let bytes = &self.bytes[at..at + c.layout.instance_size as usize];
                     refs.clear();
@@ -166,12 +206,24 @@ impl Batch {
                             trace_serial: trace,
                             class_id: c.object_id,
                             class_sig: &c.signature,
-                            values: InstanceValues::Encoded { bytes, ref_fields: &refs },
+                            values: InstanceValues::Encoded {
+                                bytes,
+                                ref_fields: &refs,
+                            },
                         },
                     );
                 }
-                Rec::ObjArray { obj, size, trace, class, at, len } => {
-                    let (class_id, sig) = ctx.class(class).map_or((0, ""), |c| (c.object_id, &*c.signature));
+                Rec::ObjArray {
+                    obj,
+                    size,
+                    trace,
+                    class,
+                    at,
+                    len,
+                } => {
+                    let (class_id, sig) = ctx
+                        .class(class)
+                        .map_or((0, ""), |c| (c.object_id, &*c.signature));
                     f.heap_obj_array(
                         out,
                         &ObjArrayDump {
@@ -184,15 +236,39 @@ impl Batch {
                         },
                     );
                 }
-                Rec::PrimArray { obj, size, trace, ty, at, len, omitted } => {
+                Rec::PrimArray {
+                    obj,
+                    size,
+                    trace,
+                    ty,
+                    at,
+                    len,
+                    omitted,
+                } => {
                     let elements = if omitted {
                         PrimElements::Omitted(ty)
                     } else {
                         PrimElements::NativeEndian(ty, &self.bytes[at..at + len])
                     };
-                    f.heap_prim_array(out, &PrimArrayDump { obj_id: obj, size, trace_serial: trace, elements });
+                    f.heap_prim_array(
+                        out,
+                        &PrimArrayDump {
+                            obj_id: obj,
+                            size,
+                            trace_serial: trace,
+                            elements,
+                        },
+                    );
                 }
-                Rec::Class { serial, statics_at, cp_at, cp_len, loader, signers, domain } => {
+                Rec::Class {
+                    serial,
+                    statics_at,
+                    cp_at,
+                    cp_len,
+                    loader,
+                    signers,
+                    domain,
+                } => {
                     let Some(c) = ctx.class(serial) else { continue };
                     let statics: Vec<NamedValue<'_>> = c
                         .layout
@@ -203,9 +279,16 @@ impl Batch {
                             value: read_value(*ty, &self.bytes[statics_at + *off as usize..], ids),
                         })
                         .collect();
-                    let fields: Vec<FieldDecl<'_>> =
-                        c.layout.own_fields.iter().map(|(name, ty)| FieldDecl { name, ty: *ty }).collect();
-                    let super_id = c.super_serial.and_then(|s| ctx.class(s)).map_or(0, |s| s.object_id);
+                    let fields: Vec<FieldDecl<'_>> = c
+                        .layout
+                        .own_fields
+                        .iter()
+                        .map(|(name, ty)| FieldDecl { name, ty: *ty })
+                        .collect();
+                    let super_id = c
+                        .super_serial
+                        .and_then(|s| ctx.class(s))
+                        .map_or(0, |s| s.object_id);
                     f.heap_class(
                         out,
                         &ClassDump {
@@ -219,7 +302,11 @@ impl Batch {
                             instance_size: c.layout.instance_size,
                             // 8-byte IDs: HotSpot-style empty constant pool
                             // section (some HotSpot-oriented parsers insist).
-                            constant_pool: if ids == 8 { &[] } else { &self.cps[cp_at..cp_at + cp_len] },
+                            constant_pool: if ids == 8 {
+                                &[]
+                            } else {
+                                &self.cps[cp_at..cp_at + cp_len]
+                            },
                             statics: &statics,
                             instance_fields: &fields,
                         },
@@ -233,17 +320,35 @@ impl Batch {
 fn root_model(ctx: &DumpContext, r: RootRec) -> Root<'_> {
     match r {
         RootRec::Unknown(obj_id) => Root::Unknown { obj_id },
-        RootRec::JniGlobal { obj, id, trace } => Root::JniGlobal { obj_id: obj, global_ref_id: id, trace_serial: trace },
-        RootRec::JniLocal { obj, thread, depth } => Root::JniLocal { obj_id: obj, thread_serial: thread, frame_depth: depth },
-        RootRec::JavaFrame { obj, thread, depth } => Root::JavaFrame { obj_id: obj, thread_serial: thread, frame_depth: depth },
-        RootRec::StickyClass { obj, class } => {
-            Root::StickyClass { obj_id: obj, class_sig: ctx.class(class).map_or("", |c| &c.signature) }
-        }
-        RootRec::ThreadBlock { obj, thread } => Root::ThreadBlock { obj_id: obj, thread_serial: thread },
+        RootRec::JniGlobal { obj, id, trace } => Root::JniGlobal {
+            obj_id: obj,
+            global_ref_id: id,
+            trace_serial: trace,
+        },
+        RootRec::JniLocal { obj, thread, depth } => Root::JniLocal {
+            obj_id: obj,
+            thread_serial: thread,
+            frame_depth: depth,
+        },
+        RootRec::JavaFrame { obj, thread, depth } => Root::JavaFrame {
+            obj_id: obj,
+            thread_serial: thread,
+            frame_depth: depth,
+        },
+        RootRec::StickyClass { obj, class } => Root::StickyClass {
+            obj_id: obj,
+            class_sig: ctx.class(class).map_or("", |c| &c.signature),
+        },
+        RootRec::ThreadBlock { obj, thread } => Root::ThreadBlock {
+            obj_id: obj,
+            thread_serial: thread,
+        },
         RootRec::Monitor(obj_id) => Root::MonitorUsed { obj_id },
-        RootRec::ThreadObject { obj, thread, trace } => {
-            Root::ThreadObject { obj_id: obj, thread_serial: thread, trace_serial: trace }
-        }
+        RootRec::ThreadObject { obj, thread, trace } => Root::ThreadObject {
+            obj_id: obj,
+            thread_serial: thread,
+            trace_serial: trace,
+        },
     }
 }
 
@@ -333,8 +438,19 @@ enum Open {
     /// References from an object we do not write (already written, or
     /// unknown).
     Skip(i64),
-    Mirror { tag: i64, serial: u32 },
-    Object { tag: i64, obj: u64, size: u32, trace: u32, class: u32, kind: ClassKind, at: usize },
+    Mirror {
+        tag: i64,
+        serial: u32,
+    },
+    Object {
+        tag: i64,
+        obj: u64,
+        size: u32,
+        trace: u32,
+        class: u32,
+        kind: ClassKind,
+        at: usize,
+    },
 }
 
 /// Per-class facts gathered from its mirror's visit.
@@ -375,7 +491,13 @@ pub struct Walker<'a, S: BatchSink> {
 }
 
 impl<'a, S: BatchSink> Walker<'a, S> {
-    pub fn new(ctx: Arc<DumpContext>, objects: &'a ObjectTable, threads: &'a ThreadTable, sink: S, prim_arrays: bool) -> Self {
+    pub fn new(
+        ctx: Arc<DumpContext>,
+        objects: &'a ObjectTable,
+        threads: &'a ThreadTable,
+        sink: S,
+        prim_arrays: bool,
+    ) -> Self {
         Walker {
             ctx,
             objects,
@@ -412,7 +534,12 @@ impl<'a, S: BatchSink> Walker<'a, S> {
             Some((TagKind::Class, s)) => self.ctx.class(s as u32).map_or(0, |c| c.object_id),
             Some((TagKind::Thread, s)) => {
                 let s = s as u32;
-                self.ctx.thread_ids.get(&s).or_else(|| self.new_thread_ids.get(&s)).copied().unwrap_or(0)
+                self.ctx
+                    .thread_ids
+                    .get(&s)
+                    .or_else(|| self.new_thread_ids.get(&s))
+                    .copied()
+                    .unwrap_or(0)
             }
             None => 0,
         }
@@ -420,9 +547,10 @@ impl<'a, S: BatchSink> Walker<'a, S> {
 
     fn trace_of(&self, tag: i64) -> u32 {
         match split_tag(tag) {
-            Some((TagKind::Object, slot)) if !self.ctx.scratch_ids => {
-                self.objects.get(slot as u32).map_or(self.ctx.system_trace, |i| self.ctx.trace_of_owner(i.owner))
-            }
+            Some((TagKind::Object, slot)) if !self.ctx.scratch_ids => self
+                .objects
+                .get(slot as u32)
+                .map_or(self.ctx.system_trace, |i| self.ctx.trace_of_owner(i.owner)),
             _ => self.ctx.system_trace,
         }
     }
@@ -443,7 +571,9 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         let size = r.size.clamp(0, u32::MAX as i64) as u32;
         if r.kind == heap_ref::THREAD {
             // A thread we never saw start: give it a serial now.
-            let rec = self.threads.insert(self.objects.allocate_id(), None, None, None, false);
+            let rec = self
+                .threads
+                .insert(self.objects.allocate_id(), None, None, None, false);
             *r.tag = make_tag(TagKind::Thread, rec.serial as u64);
             self.new_thread_ids.insert(rec.serial, rec.object_id as u64);
             self.thread_sizes.insert(rec.serial, size);
@@ -466,7 +596,10 @@ impl<'a, S: BatchSink> Walker<'a, S> {
             self.stats.new_objects += 1;
             return true;
         }
-        match self.objects.insert(ObjectInfo { owner: NO_OWNER, size }) {
+        match self.objects.insert(ObjectInfo {
+            owner: NO_OWNER,
+            size,
+        }) {
             Some(slot) => {
                 *r.tag = make_tag(TagKind::Object, slot as u64);
                 self.stats.new_objects += 1;
@@ -483,7 +616,9 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         match split_tag(tag) {
             Some((TagKind::Object, slot)) => {
                 let s = slot as usize;
-                self.written.get(s / 64).is_some_and(|w| w & (1 << (s % 64)) != 0)
+                self.written
+                    .get(s / 64)
+                    .is_some_and(|w| w & (1 << (s % 64)) != 0)
             }
             Some((TagKind::Thread, s)) => self.written_threads.contains(&(s as u32)),
             _ => false,
@@ -518,37 +653,57 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         }
         self.close();
         self.open = match split_tag(tag) {
-            Some((TagKind::Class, s)) => Open::Mirror { tag, serial: s as u32 },
+            Some((TagKind::Class, s)) => Open::Mirror {
+                tag,
+                serial: s as u32,
+            },
             Some((TagKind::Object | TagKind::Thread, _)) if self.is_written(tag) => {
                 self.stats.late_refs += 1;
                 Open::Skip(tag)
             }
-            Some((TagKind::Object | TagKind::Thread, payload)) => match self.ctx.class_of_tag(class_tag) {
-                None => Open::Skip(tag),
-                Some(c) => {
-                    let (class, kind, isize) = (c.serial, c.kind, c.layout.instance_size as usize);
-                    let size = match split_tag(tag) {
-                        Some((TagKind::Thread, _)) => self.thread_sizes.get(&(payload as u32)).copied().unwrap_or(0),
-                        _ if self.ctx.scratch_ids => self.sizes.get(payload as usize).copied().unwrap_or(0),
-                        _ => self.objects.get(payload as u32).map_or(0, |i| i.size),
-                    };
-                    let at = match kind {
-                        ClassKind::Instance | ClassKind::Interface => {
-                            let at = self.batch.bytes.len();
-                            self.batch.bytes.resize(at + isize, 0);
-                            at
+            Some((TagKind::Object | TagKind::Thread, payload)) => {
+                match self.ctx.class_of_tag(class_tag) {
+                    None => Open::Skip(tag),
+                    Some(c) => {
+                        let (class, kind, isize) =
+                            (c.serial, c.kind, c.layout.instance_size as usize);
+                        let size = match split_tag(tag) {
+                            Some((TagKind::Thread, _)) => self
+                                .thread_sizes
+                                .get(&(payload as u32))
+                                .copied()
+                                .unwrap_or(0),
+                            _ if self.ctx.scratch_ids => {
+                                self.sizes.get(payload as usize).copied().unwrap_or(0)
+                            }
+                            _ => self.objects.get(payload as u32).map_or(0, |i| i.size),
+                        };
+                        let at = match kind {
+                            ClassKind::Instance | ClassKind::Interface => {
+                                let at = self.batch.bytes.len();
+                                self.batch.bytes.resize(at + isize, 0);
+                                at
+                            }
+                            ClassKind::ObjArray => {
+                                self.elems.clear();
+                                0
+                            }
+                            ClassKind::PrimArray(_) => self.batch.bytes.len(),
+                        };
+                        let obj = self.id_of(tag);
+                        let trace = self.trace_of(tag);
+                        Open::Object {
+                            tag,
+                            obj,
+                            size,
+                            trace,
+                            class,
+                            kind,
+                            at,
                         }
-                        ClassKind::ObjArray => {
-                            self.elems.clear();
-                            0
-                        }
-                        ClassKind::PrimArray(_) => self.batch.bytes.len(),
-                    };
-                    let obj = self.id_of(tag);
-                    let trace = self.trace_of(tag);
-                    Open::Object { tag, obj, size, trace, class, kind, at }
+                    }
                 }
-            },
+            }
             None => Open::Skip(tag),
         };
     }
@@ -556,12 +711,29 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     /// Write the open record into the batch.
     fn close(&mut self) {
         let open = std::mem::replace(&mut self.open, Open::None);
-        let Open::Object { tag, obj, size, trace, class, kind, at } = open else { return };
+        let Open::Object {
+            tag,
+            obj,
+            size,
+            trace,
+            class,
+            kind,
+            at,
+        } = open
+        else {
+            return;
+        };
         self.mark_written(tag);
         let rec = match kind {
             ClassKind::Instance | ClassKind::Interface => {
                 self.stats.instances += 1;
-                Rec::Instance { obj, size, trace, class, at }
+                Rec::Instance {
+                    obj,
+                    size,
+                    trace,
+                    class,
+                    at,
+                }
             }
             ClassKind::ObjArray => {
                 self.stats.obj_arrays += 1;
@@ -576,12 +748,27 @@ impl<'a, S: BatchSink> Walker<'a, S> {
                 }
                 let at = self.batch.ids.len();
                 self.batch.ids.extend_from_slice(&self.elems);
-                Rec::ObjArray { obj, size, trace, class, at, len: self.elems.len() }
+                Rec::ObjArray {
+                    obj,
+                    size,
+                    trace,
+                    class,
+                    at,
+                    len: self.elems.len(),
+                }
             }
             ClassKind::PrimArray(ty) => {
                 self.stats.prim_arrays += 1;
                 let len = self.batch.bytes.len() - at;
-                Rec::PrimArray { obj, size, trace, ty, at, len, omitted: !self.prim_arrays }
+                Rec::PrimArray {
+                    obj,
+                    size,
+                    trace,
+                    ty,
+                    at,
+                    len,
+                    omitted: !self.prim_arrays,
+                }
             }
         };
         self.batch.recs.push(rec);
@@ -626,7 +813,9 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     }
 
     fn class_record(&mut self, serial: u32) {
-        let Some(c) = self.ctx.class(serial) else { return };
+        let Some(c) = self.ctx.class(serial) else {
+            return;
+        };
         let facts = self.mirrors.remove(&serial).unwrap_or_default();
         let statics_at = self.batch.bytes.len();
         let n = c.layout.static_size as usize;
@@ -663,8 +852,14 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     }
 
     fn mirror(&mut self, serial: u32) -> &mut MirrorFacts {
-        let size = self.ctx.class(serial).map_or(0, |c| c.layout.static_size as usize);
-        self.mirrors.entry(serial).or_insert_with(|| MirrorFacts { statics: vec![0; size], ..Default::default() })
+        let size = self
+            .ctx
+            .class(serial)
+            .map_or(0, |c| c.layout.static_size as usize);
+        self.mirrors.entry(serial).or_insert_with(|| MirrorFacts {
+            statics: vec![0; size],
+            ..Default::default()
+        })
     }
 
     fn root_ref(&mut self, kind: u32, detail: RefDetail, tag: i64) {
@@ -676,10 +871,23 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         let recs: [Option<RootRec>; 2] = match kind {
             heap_ref::JNI_GLOBAL => {
                 self.globals += 1;
-                [Some(RootRec::JniGlobal { obj, id: self.globals, trace: self.trace_of(tag) }), None]
+                [
+                    Some(RootRec::JniGlobal {
+                        obj,
+                        id: self.globals,
+                        trace: self.trace_of(tag),
+                    }),
+                    None,
+                ]
             }
             heap_ref::SYSTEM_CLASS => match split_tag(tag) {
-                Some((TagKind::Class, s)) => [Some(RootRec::StickyClass { obj, class: s as u32 }), None],
+                Some((TagKind::Class, s)) => [
+                    Some(RootRec::StickyClass {
+                        obj,
+                        class: s as u32,
+                    }),
+                    None,
+                ],
                 _ => [Some(RootRec::Unknown(obj)), None],
             },
             heap_ref::MONITOR => [Some(RootRec::Monitor(obj)), None],
@@ -694,7 +902,10 @@ impl<'a, S: BatchSink> Walker<'a, S> {
             heap_ref::THREAD => {
                 let thread = Self::thread_serial(tag);
                 let trace = self.ctx.system_trace;
-                [Some(RootRec::ThreadObject { obj, thread, trace }), Some(RootRec::ThreadBlock { obj, thread })]
+                [
+                    Some(RootRec::ThreadObject { obj, thread, trace }),
+                    Some(RootRec::ThreadBlock { obj, thread }),
+                ]
             }
             _ => [Some(RootRec::Unknown(obj)), None],
         };
@@ -716,7 +927,12 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
                 self.thread_sizes.entry(s as u32).or_insert(size);
             }
             Some((TagKind::Object, slot)) if self.ctx.true_array_len && r.length >= 0 => {
-                if self.ctx.class_of_tag(r.class_tag).is_some_and(|c| c.kind == ClassKind::ObjArray) && !self.is_written(tag) {
+                if self
+                    .ctx
+                    .class_of_tag(r.class_tag)
+                    .is_some_and(|c| c.kind == ClassKind::ObjArray)
+                    && !self.is_written(tag)
+                {
                     self.array_len.entry(slot as u32).or_insert(r.length as u32);
                 }
             }
@@ -734,16 +950,31 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
             RefDetail::Local { .. } => -1,
         };
         match (&self.open, r.kind) {
-            (Open::Object { class, kind: ClassKind::Instance, at, .. }, heap_ref::FIELD) => {
+            (
+                Open::Object {
+                    class,
+                    kind: ClassKind::Instance,
+                    at,
+                    ..
+                },
+                heap_ref::FIELD,
+            ) => {
                 let (class, at) = (*class, *at);
                 match self.ctx.class(class).map(|c| c.layout.slot(index)) {
-                    Some(Slot::Instance { offset, ty: BasicType::Object }) => {
-                        put_id(&mut self.batch.bytes[at + offset as usize..], id, ids)
-                    }
+                    Some(Slot::Instance {
+                        offset,
+                        ty: BasicType::Object,
+                    }) => put_id(&mut self.batch.bytes[at + offset as usize..], id, ids),
                     _ => self.mismatch(class),
                 }
             }
-            (Open::Object { kind: ClassKind::ObjArray, .. }, heap_ref::ARRAY_ELEMENT) if index >= 0 => {
+            (
+                Open::Object {
+                    kind: ClassKind::ObjArray,
+                    ..
+                },
+                heap_ref::ARRAY_ELEMENT,
+            ) if index >= 0 => {
                 let i = index as usize;
                 if self.elems.len() <= i {
                     self.elems.resize(i + 1, 0);
@@ -753,15 +984,21 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
             (Open::Mirror { serial, .. }, kind) => {
                 let serial = *serial;
                 match kind {
-                    heap_ref::STATIC_FIELD => match self.ctx.class(serial).map(|c| c.layout.slot(index)) {
-                        Some(Slot::Static { offset, ty: BasicType::Object }) => {
-                            put_id(&mut self.mirror(serial).statics[offset as usize..], id, ids)
+                    heap_ref::STATIC_FIELD => {
+                        match self.ctx.class(serial).map(|c| c.layout.slot(index)) {
+                            Some(Slot::Static {
+                                offset,
+                                ty: BasicType::Object,
+                            }) => {
+                                put_id(&mut self.mirror(serial).statics[offset as usize..], id, ids)
+                            }
+                            _ => self.mismatch(serial),
                         }
-                        _ => self.mismatch(serial),
-                    },
-                    heap_ref::CONSTANT_POOL => {
-                        self.mirror(serial).cp.push(ConstantPoolEntry { index: index as u16, obj_id: id })
                     }
+                    heap_ref::CONSTANT_POOL => self.mirror(serial).cp.push(ConstantPoolEntry {
+                        index: index as u16,
+                        obj_id: id,
+                    }),
                     heap_ref::CLASS_LOADER => self.mirror(serial).loader = id,
                     heap_ref::SIGNERS => self.mirror(serial).signers = id,
                     heap_ref::PROTECTION_DOMAIN => self.mirror(serial).domain = id,
@@ -772,16 +1009,33 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
         }
     }
 
-    fn primitive_field(&mut self, kind: u32, index: i32, owner_class_tag: i64, owner_tag: i64, value: Prim) {
+    fn primitive_field(
+        &mut self,
+        kind: u32,
+        index: i32,
+        owner_class_tag: i64,
+        owner_tag: i64,
+        value: Prim,
+    ) {
         if owner_tag == 0 {
             return;
         }
         self.enter(owner_tag, owner_class_tag);
         match (&self.open, kind) {
-            (Open::Object { class, kind: ClassKind::Instance, at, .. }, heap_ref::FIELD) => {
+            (
+                Open::Object {
+                    class,
+                    kind: ClassKind::Instance,
+                    at,
+                    ..
+                },
+                heap_ref::FIELD,
+            ) => {
                 let (class, at) = (*class, *at);
                 let ok = match self.ctx.class(class).map(|c| c.layout.slot(index)) {
-                    Some(Slot::Instance { offset, ty }) => put_prim(&mut self.batch.bytes[at + offset as usize..], ty, value),
+                    Some(Slot::Instance { offset, ty }) => {
+                        put_prim(&mut self.batch.bytes[at + offset as usize..], ty, value)
+                    }
                     _ => false,
                 };
                 if !ok {
@@ -791,7 +1045,11 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
             (Open::Mirror { serial, .. }, heap_ref::STATIC_FIELD) => {
                 let serial = *serial;
                 let ok = match self.ctx.class(serial).map(|c| c.layout.slot(index)) {
-                    Some(Slot::Static { offset, ty }) => put_prim(&mut self.mirror(serial).statics[offset as usize..], ty, value),
+                    Some(Slot::Static { offset, ty }) => put_prim(
+                        &mut self.mirror(serial).statics[offset as usize..],
+                        ty,
+                        value,
+                    ),
                     _ => false,
                 };
                 if !ok {
@@ -802,12 +1060,25 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
         }
     }
 
-    fn primitive_array(&mut self, class_tag: i64, tag: i64, _size: i64, elem_type: u32, _count: i32, data: &[u8]) {
+    fn primitive_array(
+        &mut self,
+        class_tag: i64,
+        tag: i64,
+        _size: i64,
+        elem_type: u32,
+        _count: i32,
+        data: &[u8],
+    ) {
         if tag == 0 {
             return;
         }
         self.enter(tag, class_tag);
-        if let Open::Object { kind: ClassKind::PrimArray(_), at, .. } = self.open {
+        if let Open::Object {
+            kind: ClassKind::PrimArray(_),
+            at,
+            ..
+        } = self.open
+        {
             if self.batch.bytes.len() == at {
                 // Swapped to big-endian by the writer thread, off the walk.
                 let whole = data.len() / prim_size(elem_type) * prim_size(elem_type);

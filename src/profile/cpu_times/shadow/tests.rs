@@ -50,7 +50,11 @@ fn totals(fake: &Fake, list: &CellList) -> Vec<(Vec<u32>, (u64, u64, u64))> {
     let mut out: Vec<(Vec<u32>, (u64, u64, u64))> = Vec::new();
     list.for_each(|c| {
         let key = fake.traces[(c.trace_serial - 300_000) as usize].clone();
-        let v = (c.hits.load(Ordering::Relaxed), c.self_ns.load(Ordering::Relaxed), c.total_ns.load(Ordering::Relaxed));
+        let v = (
+            c.hits.load(Ordering::Relaxed),
+            c.self_ns.load(Ordering::Relaxed),
+            c.total_ns.load(Ordering::Relaxed),
+        );
         out.push((key, v));
     });
     out.sort();
@@ -58,7 +62,10 @@ fn totals(fake: &Fake, list: &CellList) -> Vec<(Vec<u32>, (u64, u64, u64))> {
 }
 
 fn get(t: &[(Vec<u32>, (u64, u64, u64))], key: &[u32]) -> (u64, u64, u64) {
-    t.iter().find(|(k, _)| k == key).map(|(_, v)| *v).unwrap_or_else(|| panic!("no trace {key:x?} in {t:x?}"))
+    t.iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("no trace {key:x?} in {t:x?}"))
 }
 
 #[test]
@@ -83,7 +90,10 @@ fn nested_calls_charge_self_and_total_time() {
     assert_eq!(get(&t, &[0, f(102), f(101), f(100)]), (1, 30, 30));
     assert_eq!(get(&t, &[0, f(101), f(100)]), (1, 10, 40));
     assert_eq!(get(&t, &[0, f(100)]), (1, 60, 100));
-    assert_eq!(e.real_fetches, 0, "the common path never walks the real stack");
+    assert_eq!(
+        e.real_fetches, 0,
+        "the common path never walks the real stack"
+    );
 }
 
 #[test]
@@ -91,7 +101,11 @@ fn exact_counts_for_loops_and_recursion_and_depth_cut() {
     fn fib(s: &mut ShadowStack, e: &mut Fake, n: u32) -> u32 {
         s.call(e, 2, 7);
         e.clock += 1;
-        let r = if n < 2 { n } else { fib(s, e, n - 1) + fib(s, e, n - 2) };
+        let r = if n < 2 {
+            n
+        } else {
+            fib(s, e, n - 1) + fib(s, e, n - 2)
+        };
         s.ret(e, 2, 7);
         r
     }
@@ -148,7 +162,11 @@ fn exception_catch_pops_frames_the_exception_left_even_in_recursion() {
     s.ret(&mut e, 1, 5);
     s.ret(&mut e, 1, 0);
     let t = totals(&e, &list);
-    assert_eq!(get(&t, &[0, f(105)]).0, 4, "two exceptional exits + two returns");
+    assert_eq!(
+        get(&t, &[0, f(105)]).0,
+        4,
+        "two exceptional exits + two returns"
+    );
     assert_eq!(get(&t, &[0, f(100)]).0, 1);
     assert_eq!(s.depth_now(), 0);
 }

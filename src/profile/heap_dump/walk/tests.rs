@@ -1,5 +1,7 @@
 use super::*;
-use crate::format::{AsciiFormat, AsciiOptions, BinaryFormat, BinaryOptions, HprofVersion, IdSize, Stamp};
+use crate::format::{
+    AsciiFormat, AsciiOptions, BinaryFormat, BinaryOptions, HprofVersion, IdSize, Stamp,
+};
 use crate::jvmti::heap::{HeapVisitor, Prim, RefDetail, Reference};
 use crate::profile::heap_dump::layout::{compute, ClassDesc, FieldDesc};
 
@@ -18,10 +20,32 @@ const NODES: u32 = 100_002;
 /// Object; Node { int v; Node next; }; Node[].
 fn ctx(id_size: u8) -> Arc<DumpContext> {
     let mut descs = HashMap::new();
-    let d = |serial, kind, sup, fields| ClassDesc { serial, kind, super_serial: sup, interfaces: vec![], fields: Some(fields) };
+    let d = |serial, kind, sup, fields| ClassDesc {
+        serial,
+        kind,
+        super_serial: sup,
+        interfaces: vec![],
+        fields: Some(fields),
+    };
     descs.insert(OBJECT, d(OBJECT, ClassKind::Instance, None, vec![]));
-    let f = |n: &str, ty, is_static| FieldDesc { name: n.into(), ty, is_static };
-    descs.insert(NODE, d(NODE, ClassKind::Instance, Some(OBJECT), vec![f("v", BasicType::Int, false), f("next", BasicType::Object, false), f("count", BasicType::Long, true)]));
+    let f = |n: &str, ty, is_static| FieldDesc {
+        name: n.into(),
+        ty,
+        is_static,
+    };
+    descs.insert(
+        NODE,
+        d(
+            NODE,
+            ClassKind::Instance,
+            Some(OBJECT),
+            vec![
+                f("v", BasicType::Int, false),
+                f("next", BasicType::Object, false),
+                f("count", BasicType::Long, true),
+            ],
+        ),
+    );
     descs.insert(NODES, d(NODES, ClassKind::ObjArray, Some(OBJECT), vec![]));
     let info = |serial: u32, sig: &str| {
         Some(ClassInfo {
@@ -37,7 +61,11 @@ fn ctx(id_size: u8) -> Arc<DumpContext> {
     Arc::new(DumpContext {
         id_size,
         system_trace: 300_000,
-        classes: vec![info(OBJECT, "Ljava/lang/Object;"), info(NODE, "LNode;"), info(NODES, "[LNode;")],
+        classes: vec![
+            info(OBJECT, "Ljava/lang/Object;"),
+            info(NODE, "LNode;"),
+            info(NODES, "[LNode;"),
+        ],
         ..Default::default()
     })
 }
@@ -47,36 +75,106 @@ fn class_tag(serial: u32) -> i64 {
 }
 
 /// root -> array [a, b, null]; a.next = b; a.v = 7; b.v = -1.
-fn walk(c: Arc<DumpContext>, objects: &ObjectTable, threads: &ThreadTable) -> (Vec<Batch>, WalkStats) {
+fn walk(
+    c: Arc<DumpContext>,
+    objects: &ObjectTable,
+    threads: &ThreadTable,
+) -> (Vec<Batch>, WalkStats) {
     let mut w = Walker::new(c, objects, threads, Collect(Vec::new()), true);
-    w.root(RootRec::ThreadObject { obj: 0, thread: 200_000, trace: 300_000 });
+    w.root(RootRec::ThreadObject {
+        obj: 0,
+        thread: 200_000,
+        trace: 300_000,
+    });
     let (mut arr, mut a, mut b) = (0i64, 0i64, 0i64);
-    fn r(kind: u32, detail: RefDetail, class: u32, tag: &mut i64, referrer: Option<i64>, rc: u32) -> Reference<'_> {
+    fn r(
+        kind: u32,
+        detail: RefDetail,
+        class: u32,
+        tag: &mut i64,
+        referrer: Option<i64>,
+        rc: u32,
+    ) -> Reference<'_> {
         Reference {
-        kind,
-        detail,
-        class_tag: class_tag(class),
-        referrer_class_tag: if rc == 0 { 0 } else { class_tag(rc) },
-        size: 24,
-        tag,
-        referrer_tag: referrer,
-        length: -1,
+            kind,
+            detail,
+            class_tag: class_tag(class),
+            referrer_class_tag: if rc == 0 { 0 } else { class_tag(rc) },
+            size: 24,
+            tag,
+            referrer_tag: referrer,
+            length: -1,
         }
     }
-    w.reference(r(heap_ref::JNI_GLOBAL, RefDetail::Index(-1), NODES, &mut arr, None, 0));
+    w.reference(r(
+        heap_ref::JNI_GLOBAL,
+        RefDetail::Index(-1),
+        NODES,
+        &mut arr,
+        None,
+        0,
+    ));
     let mut cls = class_tag(NODES);
-    w.reference(r(heap_ref::CLASS, RefDetail::Index(-1), OBJECT, &mut cls, Some(arr), NODES));
-    w.reference(r(heap_ref::ARRAY_ELEMENT, RefDetail::Index(0), NODE, &mut a, Some(arr), NODES));
-    w.reference(r(heap_ref::ARRAY_ELEMENT, RefDetail::Index(1), NODE, &mut b, Some(arr), NODES));
+    w.reference(r(
+        heap_ref::CLASS,
+        RefDetail::Index(-1),
+        OBJECT,
+        &mut cls,
+        Some(arr),
+        NODES,
+    ));
+    w.reference(r(
+        heap_ref::ARRAY_ELEMENT,
+        RefDetail::Index(0),
+        NODE,
+        &mut a,
+        Some(arr),
+        NODES,
+    ));
+    w.reference(r(
+        heap_ref::ARRAY_ELEMENT,
+        RefDetail::Index(1),
+        NODE,
+        &mut b,
+        Some(arr),
+        NODES,
+    ));
     let mut cls = class_tag(NODE);
-    w.reference(r(heap_ref::CLASS, RefDetail::Index(-1), OBJECT, &mut cls, Some(a), NODE));
+    w.reference(r(
+        heap_ref::CLASS,
+        RefDetail::Index(-1),
+        OBJECT,
+        &mut cls,
+        Some(a),
+        NODE,
+    ));
     w.primitive_field(heap_ref::FIELD, 0, class_tag(NODE), a, Prim::Int(7));
-    w.reference(r(heap_ref::FIELD, RefDetail::Index(1), NODE, &mut b, Some(a), NODE));
+    w.reference(r(
+        heap_ref::FIELD,
+        RefDetail::Index(1),
+        NODE,
+        &mut b,
+        Some(a),
+        NODE,
+    ));
     let mut cls = class_tag(NODE);
-    w.reference(r(heap_ref::CLASS, RefDetail::Index(-1), OBJECT, &mut cls, Some(b), NODE));
+    w.reference(r(
+        heap_ref::CLASS,
+        RefDetail::Index(-1),
+        OBJECT,
+        &mut cls,
+        Some(b),
+        NODE,
+    ));
     w.primitive_field(heap_ref::FIELD, 0, class_tag(NODE), b, Prim::Int(-1));
     // Static of Node, reported from its mirror.
-    w.primitive_field(heap_ref::STATIC_FIELD, 2, 0, class_tag(NODE), Prim::Long(99));
+    w.primitive_field(
+        heap_ref::STATIC_FIELD,
+        2,
+        0,
+        class_tag(NODE),
+        Prim::Long(99),
+    );
     let (sink, stats) = w.finish();
     (sink.0, stats)
 }
@@ -96,9 +194,23 @@ fn records_stream_in_visit_order_with_values() {
     let (objects, threads) = (ObjectTable::default(), ThreadTable::default());
     let c = ctx(4);
     let (batches, stats) = walk(c.clone(), &objects, &threads);
-    assert_eq!((stats.roots, stats.instances, stats.obj_arrays, stats.classes, stats.new_objects), (2, 2, 1, 3, 3));
+    assert_eq!(
+        (
+            stats.roots,
+            stats.instances,
+            stats.obj_arrays,
+            stats.classes,
+            stats.new_objects
+        ),
+        (2, 2, 1, 3, 3)
+    );
     assert_eq!((stats.late_refs, stats.mismatched_fields), (0, 0));
-    let text = String::from_utf8(render(&batches, &c, &mut AsciiFormat::new(AsciiOptions::default()))).unwrap();
+    let text = String::from_utf8(render(
+        &batches,
+        &c,
+        &mut AsciiFormat::new(AsciiOptions::default()),
+    ))
+    .unwrap();
     let body: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(
         body,
@@ -126,13 +238,19 @@ fn binary_values_are_big_endian_at_the_id_size() {
     let (objects, threads) = (ObjectTable::default(), ThreadTable::default());
     let c = ctx(8);
     let (batches, _) = walk(c.clone(), &objects, &threads);
-    let opts = BinaryOptions { version: HprofVersion::V1_0_2, id_size: IdSize::Eight, ..Default::default() };
+    let opts = BinaryOptions {
+        version: HprofVersion::V1_0_2,
+        id_size: IdSize::Eight,
+        ..Default::default()
+    };
     let bytes = render(&batches, &c, &mut BinaryFormat::new(opts));
     // Node a: v = 7, next = b (8-byte ID), values 12 bytes.
     let a_values = [&[0, 0, 0, 7][..], &0x5000_0003u64.to_be_bytes()].concat();
     assert!(bytes.windows(a_values.len()).any(|w| w == a_values));
     // Node's static count = 99 as a long.
-    assert!(bytes.windows(9).any(|w| w[0] == 11 && w[1..] == 99u64.to_be_bytes()));
+    assert!(bytes
+        .windows(9)
+        .any(|w| w[0] == 11 && w[1..] == 99u64.to_be_bytes()));
 }
 
 #[test]
@@ -145,7 +263,12 @@ fn scratch_numbers_name_objects_without_the_object_table() {
     let (batches, stats) = walk(c.clone(), &objects, &threads);
     assert_eq!((stats.new_objects, stats.table_full), (3, 0));
     assert_eq!(objects.live(), 0, "no object table slot taken");
-    let text = String::from_utf8(render(&batches, &c, &mut AsciiFormat::new(AsciiOptions::default()))).unwrap();
+    let text = String::from_utf8(render(
+        &batches,
+        &c,
+        &mut AsciiFormat::new(AsciiOptions::default()),
+    ))
+    .unwrap();
     let body: Vec<&str> = text.lines().skip(1).take(8).collect();
     assert_eq!(
         body,
