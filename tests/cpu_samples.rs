@@ -177,26 +177,7 @@ fn thread_start_and_end_records_name_threads_and_groups() {
 fn data_dump_request_writes_an_extra_report_and_resets_counts() {
     let dir = common::scratch("sigquit");
     let marker = dir.join("stop");
-    let agent = format!(
-        "-agentpath:{}=cpu=samples,interval=5,file=out.txt",
-        common::agent_path().display()
-    );
-    let mut child = std::process::Command::new(common::java())
-        .current_dir(&dir)
-        .arg(&agent)
-        .arg("-cp")
-        .arg(common::fixture_classes())
-        .arg("WaitForSignal")
-        .arg(&marker)
-        .arg("60")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
+    let child = spawn_waiting(&dir, "cpu=samples,interval=5,file=out.txt", &marker);
     std::thread::sleep(std::time::Duration::from_millis(800));
     // SIGQUIT: the JVM prints its thread dump and posts DataDumpRequest.
     unsafe_kill_quit(child.id());
@@ -296,28 +277,7 @@ fn thread_churn_under_fast_sampling_announces_every_thread_once() {
 fn jcmd_data_dump_triggers_a_report() {
     let dir = common::scratch("jcmd_dump");
     let marker = dir.join("stop");
-    let agent = format!(
-        "-agentpath:{}=cpu=samples,interval=5,file=out.txt,doe=n",
-        common::agent_path().display()
-    );
-    let mut child = std::process::Command::new(common::java())
-        .current_dir(&dir)
-        .arg(&agent)
-        .arg("-cp")
-        .arg(common::fixture_classes())
-        .arg("WaitForSignal")
-        .arg(&marker)
-        .arg("60")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
+    let mut child = spawn_waiting(&dir, "cpu=samples,interval=5,file=out.txt,doe=n", &marker);
     std::thread::sleep(std::time::Duration::from_millis(500));
     let out = std::process::Command::new(common::jdk_home().join("bin/jcmd"))
         .arg(child.id().to_string())
@@ -348,4 +308,34 @@ fn jcmd_data_dump_triggers_a_report() {
         .rows
         .iter()
         .any(|r| r.method == "WaitForSignal.busy"));
+}
+
+/// Start WaitForSignal under the agent and return once it printed "ready";
+/// it spins until `marker` exists (at most 60 s).
+fn spawn_waiting(
+    dir: &std::path::Path,
+    opts: &str,
+    marker: &std::path::Path,
+) -> std::process::Child {
+    let agent = format!("-agentpath:{}={opts}", common::agent_path().display());
+    let mut child = std::process::Command::new(common::java())
+        .current_dir(dir)
+        .arg(&agent)
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("WaitForSignal")
+        .arg(marker)
+        .arg("60")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+    child
 }
