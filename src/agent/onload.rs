@@ -98,11 +98,6 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         Err(e) => option_error(&e),
     };
     diag::configure(opts.errorexit, opts.dumps_core());
-    if let Some(missing) = unavailable_profile(&opts) {
-        startup_error(&format!(
-            "{missing} is not available yet in this build of hprof-rs ({combined}); available: cpu=samples, heap=sites, heap=dump, monitor=y, cpu=times, cpu=old"
-        ));
-    }
 
     // SAFETY: vm is the JavaVM the JVM handed to Agent_OnLoad.
     let jvmti = match unsafe { Jvmti::from_vm(vm) } {
@@ -155,13 +150,6 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     }
     super::debug::log(agent, "Agent_OnLoad done");
     JNI_OK
-}
-
-/// Profiles the options ask for that this build cannot produce yet. We
-/// refuse to start rather than silently profile less than asked.
-fn unavailable_profile(o: &Options) -> Option<&'static str> {
-    let _ = o;
-    None
 }
 
 /// The original demanded JVMTI major version 1 and so fails on every JDK
