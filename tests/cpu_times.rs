@@ -615,3 +615,59 @@ fn binary_format_with_cpu_times_or_old_is_an_option_error() {
         );
     }
 }
+
+/// 1000 short-lived threads, 8 at a time: every thread's buffered events
+/// are replayed when it ends (the Tracker's thread table grows and reuses
+/// dead slots), so the counts are exact.
+#[test]
+fn short_lived_threads_are_counted_exactly() {
+    let jdk = common::jdk_home();
+    let dir = common::scratch("cpu_times_churn");
+    let a = agent_arg("cpu=times,depth=1,cutoff=0,file=out.txt");
+    let prof = run(
+        &jdk,
+        &dir,
+        &[a.as_str()],
+        common::fixture_classes(),
+        &["ThreadChurn", "1000"],
+    );
+    ok(&prof, "ThreadChurn under the agent");
+    assert!(common::stdout(&prof).contains("churned 1000"));
+    let r = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
+    let c = counts(cpu_time(&r), "ThreadChurn.");
+    assert_eq!(c.get("ThreadChurn.work"), Some(&1000), "{c:?}");
+    assert_eq!(c.get("ThreadChurn.lambda$main$0"), Some(&1000), "{c:?}");
+    assert_eq!(c.get("ThreadChurn.main"), Some(&1), "{c:?}");
+}
+
+/// The Tracker class the agent embeds is the one its Java source compiles
+/// to (scripts/build-tracker.sh). Compared with the project's reference
+/// javac (JDK 17); other javac versions may order the constant pool
+/// differently, so the test is skipped with them.
+#[test]
+fn embedded_tracker_class_matches_its_source() {
+    let jdk = common::jdk_home();
+    if !has_javac(&jdk) || feature_version(&jdk) != 17 {
+        println!("skipped: needs JDK 17's javac");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src/profile/cpu_times/java");
+    let out = common::scratch("tracker_class");
+    let st = Command::new(jdk.join("bin/javac"))
+        .args(["--release", "11", "-g:none", "--patch-module"])
+        .arg(format!("java.base={}", src.display()))
+        .arg("-d")
+        .arg(&out)
+        .arg(src.join("java/lang/HprofTracker.java"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let fresh = std::fs::read(out.join("java/lang/HprofTracker.class"))
+        .or_else(|_| std::fs::read(out.join("java.base/java/lang/HprofTracker.class")))
+        .unwrap();
+    assert!(
+        fresh == hprof_rs::jvmti::tracker_natives::TRACKER_CLASS_BYTES,
+        "src/profile/cpu_times/java/HprofTracker.class is stale: run scripts/build-tracker.sh"
+    );
+}

@@ -27,9 +27,12 @@ impl EventHandler for Handler {
         threads::register(a, jni, thread, false, true);
     }
 
-    fn thread_end(&self, _jni: *mut JNIEnv, thread: jthread) {
+    fn thread_end(&self, jni: *mut JNIEnv, thread: jthread) {
         let Some(a) = agent() else { return };
         let Some(_pass) = a.gate.enter() else { return };
+        if a.opts.cpu_timing() {
+            crate::profile::cpu_times::thread_end(a, jni);
+        }
         threads::end(a, thread);
     }
 

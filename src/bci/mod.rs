@@ -8,7 +8,6 @@ pub mod classfile;
 pub mod code;
 pub mod errors;
 pub mod stackmap;
-pub mod tracker;
 
 pub use errors::BciError;
 pub mod inject;
@@ -17,4 +16,3 @@ pub use inject::{
     inject, ClassSkip, InjectConfig, InjectOutcome, MethodInfo, SkipReason, CALL_SITE,
     DEFAULT_TRACKER_CLASS, NEW_ARRAY, OBJECT_INIT, RETURN_SITE,
 };
-pub use tracker::tracker_class_bytes;

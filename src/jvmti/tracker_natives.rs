@@ -1,32 +1,39 @@
-//! The native methods of the Tracker class (profiles.md §2.1): the injected
-//! byte code calls `Tracker.CallSite(cnum, mnum)` and friends, which call
-//! these JNI entry points with the current Thread. Each one runs the
-//! profile's handler inside `catch_unwind`, so a panic never unwinds into
-//! the JVM.
+//! The JNI surface of the cpu=times Tracker class (`java.lang.HprofTracker`,
+//! source in src/profile/cpu_times/java/): the native methods it calls,
+//! exported under their JNI names, and safe wrappers for what the agent
+//! reads and writes in it (its static fields, the threads' event buffers,
+//! the thread table, the bit sets of resolved methods).
+//!
+//! Every exported entry point runs the profile's handler inside
+//! `catch_unwind`, so a panic never unwinds into the JVM.
 
-use super::sys::{jclass, jint, jobject, JNIEnv};
+use super::sys::{jclass, jint, jlong, jobject, JNIEnv};
+use jni::objects::{GlobalRef, JClass, JLongArray, JObject, JObjectArray, JValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
-/// What the agent does when instrumented code reports an event. Defaults
-/// do nothing, so a profile implements only what it injected.
-#[allow(unused_variables)]
+/// Internal name of the Tracker class.
+pub const TRACKER_CLASS: &str = "java/lang/HprofTracker";
+
+/// The class file, compiled from its Java source by scripts/build-tracker.sh.
+pub const TRACKER_CLASS_BYTES: &[u8] =
+    include_bytes!("../profile/cpu_times/java/HprofTracker.class");
+
+/// Header slots of a thread's buffer: next free index, shadow-stack depth.
+pub const BUFFER_HEADER: usize = 2;
+
+/// What the agent does when the Tracker calls it.
 pub trait TrackerCalls: Send + Sync {
-    /// Method entry (`CallSite`): class and method numbers of the method.
-    fn call_site(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32) {}
-    /// Just before a return instruction (`ReturnSite`).
-    fn return_site(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32) {}
-    /// Start of `Object.<init>` (`ObjectInit`).
-    fn object_init(&self, jni: *mut JNIEnv, thread: jobject, obj: jobject) {}
-    /// After an array allocation (`NewArray`).
-    fn new_array(&self, jni: *mut JNIEnv, thread: jobject, obj: jobject) {}
+    /// `syncCall`: a call to handle now, after the thread's buffered
+    /// events (full buffer, unresolved method, the thread's first event).
+    fn sync_call(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64);
+    /// `syncReturn`: a return to handle now, after the thread's buffered
+    /// events (full buffer, no call left on the shadow stack, unresolved
+    /// method, the thread's first event).
+    fn sync_return(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64);
 }
 
 static CALLS: OnceLock<&'static dyn TrackerCalls> = OnceLock::new();
-
-/// Internal name of the class whose natives the exported symbols below
-/// implement (`Java_<mangled class>_<method>`, JNI's naming scheme).
-pub const TRACKER_CLASS: &str = "java/lang/HprofTracker";
 
 /// Install the handler (once per process). The natives are bound by the
 /// JVM itself: HotSpot looks up `Java_...` symbols in agent libraries
@@ -49,47 +56,345 @@ fn run(what: &str, f: impl FnOnce(&'static dyn TrackerCalls)) {
 }
 
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeCallSite(
+pub extern "system" fn Java_java_lang_HprofTracker_syncCall(
     jni: *mut JNIEnv,
     _cls: jclass,
     thread: jobject,
     cnum: jint,
     mnum: jint,
+    now: jlong,
 ) {
-    run("CallSite", |c| {
-        c.call_site(jni, thread, cnum as u32, mnum as u32)
+    run("syncCall", |c| {
+        c.sync_call(jni, thread, cnum as u32, mnum as u32, now as u64)
     })
 }
 
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeReturnSite(
+pub extern "system" fn Java_java_lang_HprofTracker_syncReturn(
     jni: *mut JNIEnv,
     _cls: jclass,
     thread: jobject,
     cnum: jint,
     mnum: jint,
+    now: jlong,
 ) {
-    run("ReturnSite", |c| {
-        c.return_site(jni, thread, cnum as u32, mnum as u32)
+    run("syncReturn", |c| {
+        c.sync_return(jni, thread, cnum as u32, mnum as u32, now as u64)
     })
 }
 
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeObjectInit(
-    jni: *mut JNIEnv,
-    _cls: jclass,
-    thread: jobject,
-    obj: jobject,
-) {
-    run("ObjectInit", |c| c.object_init(jni, thread, obj))
+/// Borrow a JNIEnv handed to this thread (see `jni::env`).
+fn env<'a>(raw: *mut JNIEnv) -> Result<jni::JNIEnv<'a>, String> {
+    if raw.is_null() {
+        return Err("no JNIEnv".into());
+    }
+    // SAFETY: raw is the JNIEnv of the current thread (a native method's,
+    // an event callback's or an agent thread's), valid for this call.
+    unsafe { jni::JNIEnv::from_raw(raw) }.map_err(|e| e.to_string())
 }
 
-#[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeNewArray(
-    jni: *mut JNIEnv,
-    _cls: jclass,
-    thread: jobject,
-    obj: jobject,
-) {
-    run("NewArray", |c| c.new_array(jni, thread, obj))
+/// Turn a JNI failure into text, clearing any pending Java exception (an
+/// agent must never leave one in the application's thread).
+fn fail(env: &mut jni::JNIEnv<'_>, e: jni::errors::Error) -> String {
+    if env.exception_check().unwrap_or(false) {
+        let _ = env.exception_clear();
+    }
+    e.to_string()
+}
+
+/// View a raw `long[]` reference as the jni crate's type (no ownership).
+fn long_array<'a>(raw: jobject) -> JLongArray<'a> {
+    // SAFETY: callers pass a live reference to a long[] (a native method's
+    // argument or a global reference held by the agent); the wrapper does
+    // not delete it.
+    unsafe { JLongArray::from_raw(raw) }
+}
+
+/// The Tracker class, defined by the agent, and its fields.
+pub struct Tracker {
+    class: GlobalRef,
+}
+
+/// One live entry of the thread table: (Thread, identity hash, buffer).
+pub type TableEntry<'a> = (&'a GlobalRef, i32, &'a GlobalRef);
+
+impl Tracker {
+    /// Define the class in the boot class loader (JNI DefineClass with a
+    /// null loader), so every module reads it and every loader finds it.
+    pub fn define(jni: *mut JNIEnv) -> Result<Tracker, String> {
+        let class = super::jni::define_boot_class(jni, TRACKER_CLASS, TRACKER_CLASS_BYTES)?;
+        Ok(Tracker { class })
+    }
+
+    /// The class (a global reference the agent keeps for the process's life).
+    pub fn class(&self) -> jobject {
+        self.class.as_obj().as_raw()
+    }
+
+    fn jclass(&self) -> JClass<'_> {
+        // SAFETY: a global reference to the Tracker class, alive as long as self.
+        unsafe { JClass::from_raw(self.class()) }
+    }
+
+    fn set_static(&self, jni: *mut JNIEnv, name: &str, sig: &str, v: JValue) -> Result<(), String> {
+        let mut env = env(jni)?;
+        let class = self.jclass();
+        let r = env
+            .get_static_field_id(&class, name, sig)
+            .and_then(|id| env.set_static_field(&class, id, v));
+        r.map_err(|e| fail(&mut env, e))
+    }
+
+    /// `engaged`: non-zero while timing.
+    pub fn set_engaged(&self, jni: *mut JNIEnv, on: bool) -> Result<(), String> {
+        self.set_static(
+            jni,
+            "engaged",
+            "I",
+            JValue::Int(if on { 0xFFFF } else { 0 }),
+        )
+    }
+
+    /// `now`: the agent's clock in nanoseconds.
+    pub fn set_now(&self, jni: *mut JNIEnv, ns: u64) -> Result<(), String> {
+        self.set_static(jni, "now", "J", JValue::Long(ns as i64))
+    }
+
+    /// Call each native once (with arguments the handlers ignore) so the
+    /// JVM links them now: linking looks the symbols up through
+    /// `ClassLoader.findNative`, instrumented Java code, which would
+    /// recurse if it first happened inside an engaged Tracker call.
+    pub fn link_natives(&self, jni: *mut JNIEnv) -> Result<(), String> {
+        let null = JObject::null();
+        let class = self.class();
+        for name in ["syncCall", "syncReturn"] {
+            super::jni::call_static_void(
+                jni,
+                class,
+                name,
+                "(Ljava/lang/Thread;IIJ)V",
+                &[
+                    JValue::Object(&null),
+                    JValue::Int(-1),
+                    JValue::Int(-1),
+                    JValue::Long(0),
+                ],
+            )
+            .map_err(|e| format!("{name}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// `System.identityHashCode(obj)`, the hash the Tracker probes with.
+    pub fn identity_hash(&self, jni: *mut JNIEnv, obj: jobject) -> Result<i32, String> {
+        let mut env = env(jni)?;
+        // SAFETY: obj is a live reference passed by the caller.
+        let o = unsafe { JObject::from_raw(obj) };
+        let r = env
+            .call_static_method(
+                "java/lang/System",
+                "identityHashCode",
+                "(Ljava/lang/Object;)I",
+                &[JValue::Object(&o)],
+            )
+            .and_then(|v| v.i());
+        r.map_err(|e| fail(&mut env, e))
+    }
+
+    /// A new, empty event buffer of `len` slots (header included).
+    pub fn new_buffer(&self, jni: *mut JNIEnv, len: usize) -> Result<GlobalRef, String> {
+        let mut env = env(jni)?;
+        let r = env.new_long_array(len as i32).and_then(|a| {
+            env.set_long_array_region(&a, 0, &[BUFFER_HEADER as i64, 0])?;
+            env.new_global_ref(a)
+        });
+        r.map_err(|e| fail(&mut env, e))
+    }
+
+    /// Append the buffer's events to `out` and empty it, leaving `depth` as
+    /// its shadow-stack depth. `buffer` is a live `long[]` reference.
+    pub fn take_events(
+        jni: *mut JNIEnv,
+        buffer: jobject,
+        out: &mut Vec<i64>,
+    ) -> Result<(), String> {
+        let env = env(jni)?;
+        let b = long_array(buffer);
+        let mut head = [0i64; BUFFER_HEADER];
+        env.get_long_array_region(&b, 0, &mut head)
+            .map_err(|e| e.to_string())?;
+        let len = env.get_array_length(&b).map_err(|e| e.to_string())? as i64;
+        let end = head[0].clamp(BUFFER_HEADER as i64, len) as usize;
+        let n = end - BUFFER_HEADER;
+        let start = out.len();
+        out.resize(start + n, 0);
+        env.get_long_array_region(&b, BUFFER_HEADER as i32, &mut out[start..])
+            .map_err(|e| e.to_string())?;
+        env.set_long_array_region(&b, 0, &[BUFFER_HEADER as i64])
+            .map_err(|e| e.to_string())
+    }
+
+    /// Set the buffer's depth slot (the shadow stack's depth).
+    pub fn set_depth(jni: *mut JNIEnv, buffer: jobject, depth: usize) -> Result<(), String> {
+        let env = env(jni)?;
+        env.set_long_array_region(long_array(buffer), 1, &[depth as i64])
+            .map_err(|e| e.to_string())
+    }
+
+    /// Replace the thread table with a new one of `slots` slots holding
+    /// `entries` (the live threads; tombstones are dropped).
+    pub fn rebuild_table(
+        &self,
+        jni: *mut JNIEnv,
+        slots: usize,
+        entries: &[TableEntry<'_>],
+    ) -> Result<(), String> {
+        debug_assert!(slots.is_power_of_two() && entries.len() < slots);
+        let mut env = env(jni)?;
+        let r = env.with_local_frame(8, |env| -> jni::errors::Result<()> {
+            let tab: JObjectArray<'_> =
+                env.new_object_array(2 * slots as i32, "java/lang/Object", JObject::null())?;
+            let mut used = vec![false; slots];
+            for &(thread, hash, buffer) in entries {
+                let mut i = hash as usize & (slots - 1);
+                while used[i] {
+                    i = (i + 1) & (slots - 1);
+                }
+                used[i] = true;
+                env.set_object_array_element(&tab, 2 * i as i32, thread.as_obj())?;
+                env.set_object_array_element(&tab, 2 * i as i32 + 1, buffer.as_obj())?;
+            }
+            let class = self.jclass();
+            let id = env.get_static_field_id(&class, "threads", "[Ljava/lang/Object;")?;
+            env.set_static_field(&class, id, JValue::Object(&tab))
+        });
+        r.map_err(|e| fail(&mut env, e))
+    }
+
+    /// Probe the current table as the Tracker does, from `hash`: with
+    /// `insert`, put (thread, buffer) in the first free or dead slot; else
+    /// replace the thread's entry by a tombstone (the class object: not a
+    /// Thread, so never matched, but it keeps probe chains going).
+    /// Ok(false) if the table has no room (insert) or no such entry.
+    pub fn table_update(
+        &self,
+        jni: *mut JNIEnv,
+        thread: jobject,
+        hash: i32,
+        insert: Option<jobject>,
+    ) -> Result<bool, String> {
+        let mut env = env(jni)?;
+        let r = env.with_local_frame(16, |env| -> jni::errors::Result<bool> {
+            let class = self.jclass();
+            let id = env.get_static_field_id(&class, "threads", "[Ljava/lang/Object;")?;
+            let tab = env
+                .get_static_field_unchecked(
+                    &class,
+                    id,
+                    jni::signature::JavaType::Array(Box::new(jni::signature::JavaType::Object(
+                        "java/lang/Object".into(),
+                    ))),
+                )?
+                .l()?;
+            if tab.is_null() {
+                return Ok(false);
+            }
+            let tab = JObjectArray::from(tab);
+            let slots = env.get_array_length(&tab)? as usize / 2;
+            if slots == 0 {
+                return Ok(false);
+            }
+            // SAFETY: a live reference passed by the caller.
+            let t = unsafe { JObject::from_raw(thread) };
+            let mut i = hash as usize & (slots - 1);
+            for _ in 0..slots {
+                let o = env.get_object_array_element(&tab, 2 * i as i32)?;
+                let empty = o.is_null();
+                let dead = !empty && env.is_same_object(&o, &class)?;
+                let mine = !empty && !dead && env.is_same_object(&o, &t)?;
+                env.delete_local_ref(o)?;
+                match insert {
+                    Some(buffer) if empty || dead => {
+                        // SAFETY: a live reference passed by the caller.
+                        let b = unsafe { JObject::from_raw(buffer) };
+                        env.set_object_array_element(&tab, 2 * i as i32 + 1, &b)?;
+                        env.set_object_array_element(&tab, 2 * i as i32, &t)?;
+                        return Ok(true);
+                    }
+                    None if mine => {
+                        env.set_object_array_element(&tab, 2 * i as i32, &class)?;
+                        env.set_object_array_element(&tab, 2 * i as i32 + 1, JObject::null())?;
+                        return Ok(true);
+                    }
+                    None if empty => return Ok(false),
+                    _ => {}
+                }
+                i = (i + 1) & (slots - 1);
+            }
+            Ok(false)
+        });
+        r.map_err(|e| fail(&mut env, e))
+    }
+
+    /// Mark method `mnum` of class `cnum` (which has `methods` methods) as
+    /// resolved, growing the bit sets as needed. Callers serialise.
+    pub fn set_known(
+        &self,
+        jni: *mut JNIEnv,
+        cnum: u32,
+        mnum: u32,
+        methods: usize,
+    ) -> Result<(), String> {
+        let mut env = env(jni)?;
+        let r = env.with_local_frame(16, |env| -> jni::errors::Result<()> {
+            let class = self.jclass();
+            let id = env.get_static_field_id(&class, "known", "[[J")?;
+            let ty = jni::signature::JavaType::Array(Box::new(jni::signature::JavaType::Array(
+                Box::new(jni::signature::JavaType::Primitive(
+                    jni::signature::Primitive::Long,
+                )),
+            )));
+            let cur = env.get_static_field_unchecked(&class, id, ty)?.l()?;
+            let cur = JObjectArray::from(cur);
+            let len = if cur.is_null() {
+                0
+            } else {
+                env.get_array_length(&cur)? as usize
+            };
+            let outer = if (cnum as usize) < len {
+                cur
+            } else {
+                let n = (cnum as usize + 1).max(2 * len).max(256);
+                let grown = env.new_object_array(n as i32, "[J", JObject::null())?;
+                for k in 0..len {
+                    let e = env.get_object_array_element(&cur, k as i32)?;
+                    env.set_object_array_element(&grown, k as i32, &e)?;
+                    env.delete_local_ref(e)?;
+                }
+                env.set_static_field(&class, id, JValue::Object(&grown))?;
+                grown
+            };
+            let word = (mnum / 64) as usize;
+            let words = methods.max(mnum as usize + 1).div_ceil(64);
+            let bits = JLongArray::from(env.get_object_array_element(&outer, cnum as i32)?);
+            let bits = if !bits.is_null() && env.get_array_length(&bits)? as usize > word {
+                bits
+            } else {
+                let fresh = env.new_long_array(words as i32)?;
+                if !bits.is_null() {
+                    let old = env.get_array_length(&bits)? as usize;
+                    let mut v = vec![0i64; old];
+                    env.get_long_array_region(&bits, 0, &mut v)?;
+                    env.set_long_array_region(&fresh, 0, &v)?;
+                }
+                env.set_object_array_element(&outer, cnum as i32, &fresh)?;
+                fresh
+            };
+            let mut w = [0i64];
+            env.get_long_array_region(&bits, word as i32, &mut w)?;
+            w[0] |= 1i64 << (mnum % 64);
+            env.set_long_array_region(&bits, word as i32, &w)
+        });
+        r.map_err(|e| fail(&mut env, e))
+    }
 }

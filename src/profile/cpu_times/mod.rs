@@ -2,16 +2,23 @@
 //! (profiles.md §2, §7; docs/cpu-times.md).
 //!
 //! * Agent_OnLoad: capabilities (retransformation, exception events).
-//! * VM init: define the Tracker class in the boot loader (JNI DefineClass),
-//!   bind its natives, enable the class-file load hook and ExceptionCatch,
-//!   retransform every class loaded so far (so start-up classes, `java.base`
-//!   included, are instrumented too), then engage the Tracker.
+//! * VM init: define the Tracker class (`java.lang.HprofTracker`, compiled
+//!   from java/java/lang/HprofTracker.java) in the boot loader, link its
+//!   natives, start the clock thread, enable the class-file load hook and
+//!   ExceptionCatch, retransform every class loaded so far (so start-up
+//!   classes, `java.base` included, are instrumented too), then engage.
 //! * Class-file load hook: `bci::inject` with CallSite/ReturnSite.
-//! * Tracker natives and ExceptionCatch: the calling thread's
-//!   [`shadow::ShadowStack`] (thread-local, no global lock).
+//! * The Tracker appends (event, time) pairs to a `long[]` buffer of the
+//!   calling thread; the agent takes them when the thread next calls a
+//!   `sync*` native (full buffer, unresolved method, return with no call
+//!   left, first event), on ExceptionCatch, at thread end and at VM death,
+//!   and replays them on the thread's [`shadow::ShadowStack`].
 //! * Dumps: `control::cpu_times_report` sums the per-thread counters.
+//!   Events still in a running thread's buffer (at most [`BATCH_EVENTS`])
+//!   are counted by the next dump.
 
 pub mod shadow;
+mod ticker;
 
 use crate::agent::Agent;
 use crate::bci::{self, InjectConfig};
@@ -19,12 +26,12 @@ use crate::jvmti::sys::{
     cap, event, jclass, jmethodID, jobject, jvmtiCapabilities, JNIEnv, JVMTI_CLASS_STATUS_ARRAY,
     JVMTI_CLASS_STATUS_PRIMITIVE,
 };
-use crate::jvmti::tracker_natives::{self, TrackerCalls};
+use crate::jvmti::tracker_natives::{self, TableEntry, Tracker, TrackerCalls, BUFFER_HEADER};
 use dashmap::DashMap;
 use jni::objects::GlobalRef;
 use parking_lot::{Mutex, RwLock};
 use shadow::{CellList, MethodKey, ShadowStack, SiteKey, TimingEnv};
-use std::cell::RefCell;
+use std::cell::{Cell as StdCell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -36,18 +43,47 @@ use std::time::Instant;
 /// docs/cpu-times.md for the alternatives tried.
 pub const TRACKER_CLASS: &str = tracker_natives::TRACKER_CLASS;
 
-/// Value of `Tracker.engaged` while tracking (profiles.md §1.4).
-const ENGAGED: i32 = 0xFFFF;
-
 /// Stack depth of the injected method below the Tracker frames:
-/// 0 = `nativeCallSite`, 1 = `CallSite`, 2 = the instrumented method.
+/// 0 = `syncCall`/`syncReturn`, 1 = `CallSite`/`ReturnSite`, 2 = the
+/// instrumented method.
 const CALLER_DEPTH: i32 = 2;
 
 /// Classes retransformed per RetransformClasses call at VM init.
 const RETRANSFORM_BATCH: usize = 256;
 
+/// Events a thread's buffer holds before the Tracker hands them over.
+pub const BATCH_EVENTS: usize = 512;
+
+/// Smallest thread table (slots; a power of two, kept at most half full).
+const TABLE_MIN_SLOTS: usize = 64;
+
 /// Method names and descriptors of one instrumented class (index = method number).
 type ClassSites = Arc<[(String, String)]>;
+
+/// One thread's timing: its shadow stack and its Tracker buffer.
+struct ThreadTiming {
+    inner: Mutex<Replay>,
+    /// The thread's `long[]` event buffer.
+    buffer: GlobalRef,
+    /// The Thread object and its identity hash (thread table key).
+    thread: GlobalRef,
+    hash: i32,
+}
+
+struct Replay {
+    stack: ShadowStack,
+    /// Scratch copy of the buffer's events.
+    events: Vec<i64>,
+}
+
+/// The threads with a buffer, and the Tracker table's size and fill.
+#[derive(Default)]
+struct Registry {
+    threads: Vec<Arc<ThreadTiming>>,
+    slots: usize,
+    /// Live entries plus tombstones in the Java table.
+    used: usize,
+}
 
 #[derive(Default)]
 pub struct CpuTimes {
@@ -55,13 +91,16 @@ pub struct CpuTimes {
     classes: RwLock<Vec<ClassSites>>,
     /// (class, method number) → jmethodID, resolved once per site.
     site_methods: DashMap<SiteKey, usize>,
-    /// Every thread's counters, for the dump.
-    threads: Mutex<Vec<Arc<CellList>>>,
-    tracker: OnceLock<GlobalRef>,
+    /// Every thread's counters, for the dump (kept after the thread ends).
+    cells: Mutex<Vec<Arc<CellList>>>,
+    registry: Mutex<Registry>,
+    /// Serialises updates of the Tracker's `known` bit sets.
+    known_lock: Mutex<()>,
+    tracker: OnceLock<Tracker>,
     /// jmethodIDs of the Tracker's methods (dropped from real stacks).
     tracker_methods: OnceLock<Vec<usize>>,
     engaged: AtomicBool,
-    clock: OnceLock<crate::agent::clock::TickClock>,
+    clock: ticker::Clock,
     /// Statistics for `logflags=1` and docs.
     pub classes_rewritten: AtomicU64,
     pub methods_instrumented: AtomicU64,
@@ -72,6 +111,10 @@ static STATE: OnceLock<CpuTimes> = OnceLock::new();
 
 fn state() -> &'static CpuTimes {
     STATE.get_or_init(CpuTimes::default)
+}
+
+fn tracker() -> Option<&'static Tracker> {
+    STATE.get()?.tracker.get()
 }
 
 /// Capabilities cpu=times needs, added to `need` (Agent_OnLoad). Returns
@@ -95,32 +138,33 @@ pub fn add_capabilities(
     Ok(())
 }
 
-/// VM init: Tracker, natives, hook, retransformation of the classes loaded
-/// so far, then engage. Errors are reported and leave timing off.
+/// VM init: Tracker, natives, clock, hook, retransformation of the classes
+/// loaded so far, then engage. Errors are reported and leave timing off.
 pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv) {
-    let st = state();
-    let _ = st.clock.set(crate::agent::clock::TickClock::new());
-    if let Err(e) = start(agent, jni, st) {
+    if let Err(e) = start(agent, jni, state()) {
         crate::diag::error(&format!("cpu=times: {e}; method timing is off"));
     }
 }
 
 fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Result<(), String> {
     let j = agent.jvmti;
-    let bytes = bci::tracker_class_bytes(TRACKER_CLASS)
-        .map_err(|e| format!("cannot build the Tracker class: {e}"))?;
-    let tracker = crate::jvmti::jni::define_boot_class(jni, TRACKER_CLASS, &bytes)
+    let tracker = Tracker::define(jni)
         .map_err(|e| format!("cannot define the Tracker class {TRACKER_CLASS}: {e}"))?;
-    let tclass = tracker.as_obj().as_raw();
     tracker_natives::install(&Natives);
-    link_natives(jni, tclass)?;
+    tracker
+        .link_natives(jni)
+        .map_err(|e| format!("cannot link the Tracker's natives: {e}"))?;
+    let tclass = tracker.class();
     let mut ids: Vec<usize> = j
         .class_methods(tclass)
         .map(|m| m.iter().map(|&id| id as usize).collect())
         .unwrap_or_default();
     ids.sort_unstable();
     let _ = st.tracker_methods.set(ids);
-    let _ = st.tracker.set(tracker);
+    let tracker = st.tracker.get_or_init(|| tracker);
+    st.clock
+        .start(agent, jni, tracker)
+        .map_err(|e| format!("cannot start the clock thread: {e}"))?;
 
     for ev in [event::CLASS_FILE_LOAD_HOOK, event::EXCEPTION_CATCH] {
         j.set_event_mode(true, ev)
@@ -142,63 +186,37 @@ fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Resu
     Ok(())
 }
 
-/// Make the JVM link the four natives now, while `engaged` is 0: linking
-/// looks the symbol up through `ClassLoader.findNative`, Java code that is
-/// itself instrumented, so linking on the first engaged call would recurse
-/// until the stack overflows. Calling each native once through JNI links it
-/// (our handlers ignore calls while disengaged).
-fn link_natives(jni: *mut JNIEnv, tclass: jobject) -> Result<(), String> {
-    use jni::objects::{JObject, JValue};
-    let null = JObject::null();
-    for (name, sig) in [
-        ("nativeCallSite", "(Ljava/lang/Object;II)V"),
-        ("nativeReturnSite", "(Ljava/lang/Object;II)V"),
-    ] {
-        crate::jvmti::jni::call_static_void(
-            jni,
-            tclass,
-            name,
-            sig,
-            &[JValue::Object(&null), JValue::Int(0), JValue::Int(0)],
-        )
-        .map_err(|e| format!("cannot link Tracker.{name}: {e}"))?;
-    }
-    for name in ["nativeObjectInit", "nativeNewArray"] {
-        let sig = "(Ljava/lang/Object;Ljava/lang/Object;)V";
-        crate::jvmti::jni::call_static_void(
-            jni,
-            tclass,
-            name,
-            sig,
-            &[JValue::Object(&null), JValue::Object(&null)],
-        )
-        .map_err(|e| format!("cannot link Tracker.{name}: {e}"))?;
-    }
-    Ok(())
-}
-
 /// Engage (VM init) or disengage (VM death) the Tracker: its `engaged`
-/// field gates the native calls on the Java side, our flag on ours.
+/// field gates the events on the Java side, our flag on ours.
 pub fn set_engaged(jni: *mut JNIEnv, on: bool) {
     let st = state();
     st.engaged.store(on, Ordering::Release);
     if let Some(t) = st.tracker.get() {
-        let _ = crate::jvmti::jni::set_static_int(
-            jni,
-            t.as_obj().as_raw(),
-            bci::tracker::ENGAGED_FIELD,
-            if on { ENGAGED } else { 0 },
-        );
+        if let Err(e) = t.set_engaged(jni, on) {
+            crate::diag::error(&format!("cpu=times: cannot switch the Tracker: {e}"));
+        }
     }
 }
 
-/// VM death: stop tracking before the final dump.
-pub fn vm_death(agent: &Agent, jni: *mut JNIEnv) {
+/// VM death: stop tracking, then replay every thread's buffered events
+/// before the final dump. A daemon thread still running may lose the event
+/// it was appending at that moment.
+pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
+    let st = state();
     set_engaged(jni, false);
     let _ = agent.jvmti.set_event_mode(false, event::EXCEPTION_CATCH);
     let _ = agent
         .jvmti
         .set_event_mode(false, event::CLASS_FILE_LOAD_HOOK);
+    st.clock.stop();
+    let mine = current();
+    let threads = st.registry.lock().threads.clone();
+    for t in threads {
+        let own = mine.as_ref().is_some_and(|m| Arc::ptr_eq(m, &t));
+        let mode = if own { Mode::Batch } else { Mode::Foreign };
+        let mut r = t.inner.lock();
+        replay_buffer(agent, st, jni, &t, &mut r, mode);
+    }
 }
 
 /// Run the hook again on every modifiable class loaded before it was
@@ -288,15 +306,44 @@ pub fn class_file_load_hook(name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>>
     Some(new_bytes)
 }
 
-/// ExceptionCatch: prune the shadow stack of the frames the exception left.
+/// ExceptionCatch: replay the thread's buffer, then prune the shadow stack
+/// of the frames the exception left.
 pub fn exception_catch(
     agent: &'static Agent,
     jni: *mut JNIEnv,
-    thread: jobject,
+    _thread: jobject,
     method: jmethodID,
 ) {
-    with_shadow(agent, jni, thread, |s, env| {
-        s.exception_caught(env, method as usize)
+    let st = state();
+    if !st.engaged.load(Ordering::Acquire) || agent.gate.is_closed() {
+        return;
+    }
+    let Some(t) = current() else { return };
+    in_agent(|| {
+        let mut r = t.inner.lock();
+        replay_buffer(agent, st, jni, &t, &mut r, Mode::Batch);
+        let mut env = JvmEnv::new(agent, st, st.clock.now(), Mode::Sync);
+        r.stack.exception_caught(&mut env, method as usize);
+        set_depth(jni, &t, &r);
+    });
+}
+
+/// ThreadEnd (on the ending thread): replay its buffer and drop it from
+/// the Tracker's table. Its counters stay for the dumps.
+pub fn thread_end(agent: &'static Agent, jni: *mut JNIEnv) {
+    let st = state();
+    let Some(t) = TIMING.try_with(|c| c.borrow_mut().take()).ok().flatten() else {
+        return;
+    };
+    in_agent(|| {
+        {
+            let mut r = t.inner.lock();
+            replay_buffer(agent, st, jni, &t, &mut r, Mode::Batch);
+        }
+        st.registry.lock().threads.retain(|x| !Arc::ptr_eq(x, &t));
+        if let Some(tracker) = st.tracker.get() {
+            let _ = tracker.table_update(jni, t.thread.as_obj().as_raw(), t.hash, None);
+        }
     });
 }
 
@@ -309,56 +356,111 @@ pub fn strip_tracker_frames(
     };
     let n = frames
         .iter()
-        .take(2)
         .take_while(|f| tracker.binary_search(&(f.method as usize)).is_ok())
         .count();
     &frames[n..]
 }
 
-/// Nanoseconds per clock tick (counters are kept in ticks).
+/// Nanoseconds per counter unit (counters are kept in nanoseconds).
 pub fn ns_per_tick() -> f64 {
-    state().clock.get().map_or(1.0, |c| c.ns_per_tick())
+    1.0
 }
 
 /// Every thread's counter list (the dump sums them).
 pub fn thread_cells() -> Vec<Arc<CellList>> {
-    state().threads.lock().clone()
+    state().cells.lock().clone()
 }
 
 thread_local! {
-    static SHADOW: RefCell<Option<ShadowStack>> = const { RefCell::new(None) };
+    static TIMING: RefCell<Option<Arc<ThreadTiming>>> = const { RefCell::new(None) };
+    /// Set while this thread runs agent code for cpu=times: Java code that
+    /// code triggers (class loading through JNI) must not re-enter it.
+    static IN_AGENT: StdCell<bool> = const { StdCell::new(false) };
 }
 
-/// Run `f` on the current thread's shadow stack, creating it on first use.
-/// Skipped when tracking is off, during VM death, and on re-entry (a
-/// Tracker call made while the agent handles one on the same thread).
-fn with_shadow(
-    agent: &'static Agent,
-    jni: *mut JNIEnv,
-    thread: jobject,
-    f: impl FnOnce(&mut ShadowStack, &mut JvmEnv),
-) {
-    let st = state();
-    if !st.engaged.load(Ordering::Acquire) || agent.gate.is_closed() {
+fn current() -> Option<Arc<ThreadTiming>> {
+    TIMING.try_with(|c| c.borrow().clone()).ok().flatten()
+}
+
+/// Run `f` unless this thread is already in agent code (then skip it).
+fn in_agent(f: impl FnOnce()) {
+    let entered = IN_AGENT.try_with(|b| !b.replace(true)).unwrap_or(false);
+    if !entered {
         return;
     }
-    let _ = SHADOW.try_with(|cell| {
-        let Ok(mut slot) = cell.try_borrow_mut() else {
-            return;
-        };
-        let mut env = JvmEnv { agent, st };
-        let s = slot.get_or_insert_with(|| {
-            let thread_key = if agent.opts.thread {
-                thread_serial(agent, jni, thread)
-            } else {
-                0
-            };
-            let list = Arc::new(CellList::default());
-            st.threads.lock().push(list.clone());
-            ShadowStack::new(agent.opts.timing_depth() as usize, thread_key, list)
-        });
-        f(s, &mut env)
+    f();
+    let _ = IN_AGENT.try_with(|b| b.set(false));
+}
+
+/// The current thread's timing, registering it (shadow stack, buffer,
+/// Tracker table entry) on its first event.
+fn current_or_register(
+    agent: &'static Agent,
+    st: &'static CpuTimes,
+    jni: *mut JNIEnv,
+    thread: jobject,
+) -> Option<Arc<ThreadTiming>> {
+    if let Some(t) = current() {
+        return Some(t);
+    }
+    let tracker = st.tracker.get()?;
+    let hash = tracker.identity_hash(jni, thread).ok()?;
+    let buffer = tracker
+        .new_buffer(jni, BUFFER_HEADER + 2 * BATCH_EVENTS)
+        .ok()?;
+    let thread_ref = crate::jvmti::jni::new_global_ref(jni, thread)?;
+    let thread_key = if agent.opts.thread {
+        thread_serial(agent, jni, thread)
+    } else {
+        0
+    };
+    let list = Arc::new(CellList::default());
+    st.cells.lock().push(list.clone());
+    let t = Arc::new(ThreadTiming {
+        inner: Mutex::new(Replay {
+            stack: ShadowStack::new(agent.opts.timing_depth() as usize, thread_key, list),
+            events: Vec::with_capacity(2 * BATCH_EVENTS),
+        }),
+        buffer,
+        thread: thread_ref,
+        hash,
     });
+    {
+        let mut reg = st.registry.lock();
+        reg.threads.push(t.clone());
+        let fits = (reg.used + 1) * 2 <= reg.slots
+            && tracker
+                .table_update(jni, thread, hash, Some(t.buffer.as_obj().as_raw()))
+                .unwrap_or(false);
+        if fits {
+            reg.used += 1;
+        } else {
+            let slots = (reg.threads.len() * 4)
+                .next_power_of_two()
+                .max(TABLE_MIN_SLOTS);
+            let entries: Vec<TableEntry<'_>> = reg
+                .threads
+                .iter()
+                .map(|x| (&x.thread, x.hash, &x.buffer))
+                .collect();
+            let rebuilt = tracker.rebuild_table(jni, slots, &entries);
+            let live = entries.len();
+            drop(entries);
+            match rebuilt {
+                Ok(()) => {
+                    reg.slots = slots;
+                    reg.used = live;
+                }
+                // The thread still works, through the sync natives.
+                Err(e) => crate::agent::debug::log(
+                    agent,
+                    &format!("cpu=times: cannot grow the Tracker's thread table: {e}"),
+                ),
+            }
+        }
+    }
+    let _ = TIMING.try_with(|c| *c.borrow_mut() = Some(t.clone()));
+    Some(t)
 }
 
 fn thread_serial(agent: &Agent, jni: *mut JNIEnv, thread: jobject) -> u32 {
@@ -369,21 +471,105 @@ fn thread_serial(agent: &Agent, jni: *mut JNIEnv, thread: jobject) -> u32 {
         .unwrap_or(0)
 }
 
+/// How events are replayed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The event happens now, on this thread: an unknown site is resolved
+    /// from the caller frame, the real stack is this thread's.
+    Sync,
+    /// Buffered events of this thread: sites are known (the Tracker checked),
+    /// the real stack is this thread's but later than the events.
+    Batch,
+    /// Buffered events of another thread (VM death): no stack access.
+    Foreign,
+}
+
+/// Replay and empty the thread's buffer; the caller holds its lock.
+fn replay_buffer(
+    agent: &'static Agent,
+    st: &'static CpuTimes,
+    jni: *mut JNIEnv,
+    t: &ThreadTiming,
+    r: &mut Replay,
+    mode: Mode,
+) {
+    let mut events = std::mem::take(&mut r.events);
+    events.clear();
+    if let Err(e) = Tracker::take_events(jni, t.buffer.as_obj().as_raw(), &mut events) {
+        crate::agent::debug::log(agent, &format!("cpu=times: cannot read a buffer: {e}"));
+    }
+    let mut env = JvmEnv::new(agent, st, 0, mode);
+    for pair in events.chunks_exact(2) {
+        let (ev, time) = (pair[0] as u64, pair[1] as u64);
+        env.now = time;
+        let site = ev >> 1;
+        let (cnum, mnum) = ((site >> 32) as u32, site as u32);
+        if ev & 1 == 0 {
+            r.stack.call(&mut env, cnum, mnum);
+        } else {
+            r.stack.ret(&mut env, cnum, mnum);
+        }
+    }
+    r.events = events;
+    set_depth(jni, t, r);
+}
+
+fn set_depth(jni: *mut JNIEnv, t: &ThreadTiming, r: &Replay) {
+    let _ = Tracker::set_depth(jni, t.buffer.as_obj().as_raw(), r.stack.depth_now());
+}
+
+/// A call or return the Tracker hands over now.
+fn sync_event(jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64, ret: bool) {
+    let st = state();
+    let Some(agent) = crate::agent::agent() else {
+        return;
+    };
+    if thread.is_null() || !st.engaged.load(Ordering::Acquire) || agent.gate.is_closed() {
+        return;
+    }
+    in_agent(|| {
+        let Some(t) = current_or_register(agent, st, jni, thread) else {
+            return;
+        };
+        let key = shadow::site_key(cnum, mnum);
+        let was_resolved = st.site_methods.contains_key(&key);
+        let mut r = t.inner.lock();
+        replay_buffer(agent, st, jni, &t, &mut r, Mode::Batch);
+        let mut env = JvmEnv::new(agent, st, now, Mode::Sync);
+        if ret {
+            r.stack.ret(&mut env, cnum, mnum);
+        } else {
+            r.stack.call(&mut env, cnum, mnum);
+        }
+        set_depth(jni, &t, &r);
+        drop(r);
+        // Most sync events come from full buffers, for resolved sites: the
+        // bit is set once, by the thread that resolved the site.
+        if !was_resolved && st.site_methods.contains_key(&key) {
+            mark_known(st, jni, cnum, mnum);
+        }
+    });
+}
+
+/// Let the Tracker buffer the events of a resolved site.
+fn mark_known(st: &CpuTimes, jni: *mut JNIEnv, cnum: u32, mnum: u32) {
+    let Some(tracker) = st.tracker.get() else {
+        return;
+    };
+    let methods = st.classes.read().get(cnum as usize).map_or(0, |c| c.len());
+    let _g = st.known_lock.lock();
+    let _ = tracker.set_known(jni, cnum, mnum, methods);
+}
+
 struct Natives;
 
 impl TrackerCalls for Natives {
-    fn call_site(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32) {
-        let Some(agent) = crate::agent::agent() else {
-            return;
-        };
-        with_shadow(agent, jni, thread, |s, env| s.call(env, cnum, mnum));
+    fn sync_call(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64) {
+        sync_event(jni, thread, cnum, mnum, now, false);
     }
 
-    fn return_site(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32) {
-        let Some(agent) = crate::agent::agent() else {
-            return;
-        };
-        with_shadow(agent, jni, thread, |s, env| s.ret(env, cnum, mnum));
+    fn sync_return(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64) {
+        sync_event(jni, thread, cnum, mnum, now, true);
     }
 }
 
@@ -391,12 +577,26 @@ impl TrackerCalls for Natives {
 struct JvmEnv {
     agent: &'static Agent,
     st: &'static CpuTimes,
+    /// Time of the event being replayed.
+    now: u64,
+    mode: Mode,
+}
+
+impl JvmEnv {
+    fn new(agent: &'static Agent, st: &'static CpuTimes, now: u64, mode: Mode) -> Self {
+        JvmEnv {
+            agent,
+            st,
+            now,
+            mode,
+        }
+    }
 }
 
 impl TimingEnv for JvmEnv {
     #[inline]
     fn now(&mut self) -> u64 {
-        self.st.clock.get().map_or(0, |c| c.ticks())
+        self.now
     }
 
     fn site_method(&mut self, cnum: u32, mnum: u32) -> Option<MethodKey> {
@@ -404,8 +604,11 @@ impl TimingEnv for JvmEnv {
         if let Some(m) = self.st.site_methods.get(&key) {
             return Some(*m);
         }
-        // Called from nativeCallSite/nativeReturnSite: the instrumented
-        // method is the frame below Tracker.CallSite/ReturnSite.
+        if self.mode != Mode::Sync {
+            return None;
+        }
+        // Called from syncCall/syncReturn: the instrumented method is the
+        // frame below Tracker.CallSite/ReturnSite.
         let (method, _) = self
             .agent
             .jvmti
@@ -441,6 +644,9 @@ impl TimingEnv for JvmEnv {
     }
 
     fn real_stack(&mut self, out: &mut Vec<MethodKey>) -> bool {
+        if self.mode == Mode::Foreign {
+            return false;
+        }
         let j = self.agent.jvmti;
         let mut frames = Vec::new();
         let mut max = 1024;

@@ -152,6 +152,41 @@ impl Hasher for FastHasher {
 
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
+/// Slots of a thread's call-path cache (24 bytes each).
+const MEMO_SLOTS: usize = 512;
+
+#[derive(Clone, Copy)]
+struct Memo {
+    site: SiteKey,
+    parent: u32,
+    cell: u32,
+    method: MethodKey,
+}
+
+impl Memo {
+    const EMPTY: Memo = Memo {
+        site: NO_SITE,
+        parent: NO_CELL,
+        cell: NO_CELL,
+        method: 0,
+    };
+
+    fn new(parent: u32, site: SiteKey, cell: u32, method: MethodKey) -> Memo {
+        Memo {
+            site,
+            parent,
+            cell,
+            method,
+        }
+    }
+}
+
+#[inline]
+fn memo_slot(parent: u32, site: SiteKey) -> usize {
+    let h = (site ^ ((parent as u64) << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - MEMO_SLOTS.trailing_zeros())) as usize
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     site: SiteKey,
@@ -171,6 +206,10 @@ pub struct ShadowStack {
     cell_frames: Vec<Box<[u32]>>,
     shared: Arc<CellList>,
     by_site: FastMap<(u32, SiteKey), (u32, MethodKey)>,
+    /// Direct-mapped cache in front of `by_site`: the call path of a hot
+    /// loop is a handful of (caller's cell, site) pairs, so most calls
+    /// cost one probe instead of a hash-table lookup.
+    memo: Box<[Memo]>,
     by_method: FastMap<(u32, MethodKey), u32>,
     by_serial: FastMap<u32, u32>,
     site_methods: FastMap<SiteKey, MethodKey>,
@@ -190,6 +229,7 @@ impl ShadowStack {
             cell_frames: Vec::new(),
             shared,
             by_site: FastMap::default(),
+            memo: vec![Memo::EMPTY; MEMO_SLOTS].into_boxed_slice(),
             by_method: FastMap::default(),
             by_serial: FastMap::default(),
             site_methods: FastMap::default(),
@@ -212,17 +252,27 @@ impl ShadowStack {
         let now = env.now();
         let site = site_key(cnum, mnum);
         let parent = self.stack.last().map_or(NO_CELL, |e| e.cell);
-        let (cell, method) = match self.by_site.get(&(parent, site)) {
-            Some(&hit) => hit,
-            None => match self.site_method(env, site) {
-                Some(m) => {
-                    let c = self.cell_for(env, parent, m);
-                    self.by_site.insert((parent, site), (c, m));
+        let slot = memo_slot(parent, site);
+        let memo = self.memo[slot];
+        let (cell, method) = if memo.site == site && memo.parent == parent {
+            (memo.cell, memo.method)
+        } else {
+            match self.by_site.get(&(parent, site)) {
+                Some(&(c, m)) => {
+                    self.memo[slot] = Memo::new(parent, site, c, m);
                     (c, m)
                 }
-                // Unresolvable: still pushed so its return pops it, never charged.
-                None => (NO_CELL, 0),
-            },
+                None => match self.site_method(env, site) {
+                    Some(m) => {
+                        let c = self.cell_for(env, parent, m);
+                        self.by_site.insert((parent, site), (c, m));
+                        self.memo[slot] = Memo::new(parent, site, c, m);
+                        (c, m)
+                    }
+                    // Unresolvable: still pushed so its return pops it, never charged.
+                    None => (NO_CELL, 0),
+                },
+            }
         };
         self.stack.push(Entry {
             site,
@@ -373,6 +423,7 @@ impl ShadowStack {
             e.cell = self.cell_for(env, parent, m);
             if e.site != NO_SITE {
                 self.by_site.insert((parent, e.site), (e.cell, m));
+                self.memo[memo_slot(parent, e.site)] = Memo::new(parent, e.site, e.cell, m);
             }
             parent = e.cell;
             self.stack.push(e);

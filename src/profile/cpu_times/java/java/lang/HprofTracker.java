@@ -1,0 +1,120 @@
+package java.lang;
+
+/**
+ * The Tracker class of hprof-rs cpu=times and cpu=old (docs/cpu-times.md).
+ *
+ * <p>The agent defines this class in the boot class loader at VM init; the
+ * byte code it injects calls {@link #CallSite} at the entry of every
+ * instrumented method and {@link #ReturnSite} before each of its returns.
+ * An event is appended, with the agent's clock, to a buffer of the calling
+ * thread, so the common path makes no JNI call. The agent is called (the
+ * {@code sync*} natives, which first take the buffered events) when the
+ * buffer is full, and when it must look at the real stack while the frame
+ * is live: the first call of a method it has not resolved yet, a return
+ * with no call left on the agent's shadow stack, a thread's first event.
+ * (A return with calls left needs no check: its method's call was seen.)
+ *
+ * <p>This class must call no instrumented method (that would recurse): it
+ * uses only native methods, field and array accesses. Its fields are
+ * written by the agent through JNI.
+ *
+ * <p>Compiled with {@code scripts/build-tracker.sh}; the class file is
+ * committed beside this source and embedded in the agent.
+ */
+public final class HprofTracker {
+    private HprofTracker() {
+    }
+
+    /** Non-zero while the agent is timing. */
+    private static int engaged;
+
+    /** The agent's clock in nanoseconds, advanced by its ticker thread. */
+    private static volatile long now;
+
+    /**
+     * The threads' buffers, open addressing on the thread's identity hash
+     * (linear probing): [2i] the owner Thread, or a tombstone, [2i+1] its
+     * buffer. Only the agent writes it, replacing it whole when it grows; a
+     * stale copy only sends a thread to the slow path.
+     */
+    private static Object[] threads;
+
+    /** Per class number, a bit per method number the agent has resolved. */
+    private static long[][] known;
+
+    /*
+     * A buffer: [0] index of its next free slot, [1] the depth of the
+     * thread's shadow stack as the agent last left it, plus calls minus
+     * returns appended since; then (event, time) pairs, event =
+     * (class number << 32 | method number) << 1, | 1 for a return.
+     */
+
+    public static void CallSite(int cnum, int mnum) {
+        if (engaged == 0) {
+            return;
+        }
+        long[] b = buffer();
+        int n;
+        if (b == null || (n = (int) b[0]) > b.length - 2 || !isKnown(cnum, mnum)) {
+            syncCall(Thread.currentThread(), cnum, mnum, now);
+            return;
+        }
+        b[n] = (((long) cnum << 32) | mnum) << 1;
+        b[n + 1] = now;
+        b[1]++;
+        b[0] = n + 2;
+    }
+
+    public static void ReturnSite(int cnum, int mnum) {
+        if (engaged == 0) {
+            return;
+        }
+        long[] b = buffer();
+        int n;
+        if (b == null || (n = (int) b[0]) > b.length - 2 || b[1] <= 0) {
+            syncReturn(Thread.currentThread(), cnum, mnum, now);
+            return;
+        }
+        b[n] = ((((long) cnum << 32) | mnum) << 1) | 1;
+        b[n + 1] = now;
+        b[1]--;
+        b[0] = n + 2;
+    }
+
+    private static long[] buffer() {
+        Thread t = Thread.currentThread();
+        Object[] tab = threads;
+        if (tab == null) {
+            return null;
+        }
+        int mask = (tab.length >> 1) - 1;
+        int i = System.identityHashCode(t) & mask;
+        for (int probes = 0; probes <= mask; probes++) {
+            Object o = tab[2 * i];
+            if (o == t) {
+                return (long[]) tab[2 * i + 1];
+            }
+            if (o == null) {
+                return null;
+            }
+            i = (i + 1) & mask;
+        }
+        return null;
+    }
+
+    private static boolean isKnown(int cnum, int mnum) {
+        long[][] k = known;
+        if (k == null || cnum >= k.length) {
+            return false;
+        }
+        long[] bits = k[cnum];
+        int w = mnum >>> 6;
+        return bits != null && w < bits.length && (bits[w] & (1L << mnum)) != 0;
+    }
+
+    /** A call the agent handles now, after the buffered events. */
+    private static native void syncCall(Thread thread, int cnum, int mnum, long now);
+
+    /** A return the agent handles now, after the buffered events. */
+    private static native void syncReturn(Thread thread, int cnum, int mnum, long now);
+}
