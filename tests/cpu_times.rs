@@ -671,3 +671,59 @@ fn embedded_tracker_class_matches_its_source() {
         "src/profile/cpu_times/java/HprofTracker.class is stale: run scripts/build-tracker.sh"
     );
 }
+
+/// A dump taken while the threads are idle counts every call completed so
+/// far, also those still in the buffer of a thread blocked on a latch; the
+/// exit dump then covers only what ran after it.
+#[test]
+fn a_dump_counts_the_calls_of_blocked_threads() {
+    let dir = common::scratch("cpu_times_blocked");
+    let marker = dir.join("go");
+    let a = agent_arg("cpu=times,depth=1,cutoff=0,file=out.txt");
+    let mut child = Command::new(common::java())
+        .current_dir(&dir)
+        .arg(&a)
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("BlockedAfterWork")
+        .arg(&marker)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let jcmd = Command::new(common::jdk_home().join("bin/jcmd"))
+        .arg(child.id().to_string())
+        .arg("JVMTI.data_dump")
+        .output()
+        .unwrap();
+    assert!(jcmd.status.success(), "jcmd: {}", common::stderr(&jcmd));
+    let path = dir.join("out.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .contains("CPU TIME (ms) END")
+    {
+        assert!(std::time::Instant::now() < deadline, "no report after jcmd");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::fs::write(&marker, b"").unwrap();
+    assert!(child.wait().unwrap().success());
+    let r = ascii::parse(&std::fs::read_to_string(&path).unwrap());
+    let sections: Vec<_> = r
+        .cpu
+        .iter()
+        .filter(|s| s.title == "CPU TIME (ms)")
+        .collect();
+    assert_eq!(sections.len(), 2, "the jcmd dump and the exit dump");
+    let first = counts(sections[0], "BlockedAfterWork.step");
+    assert_eq!(first.get("BlockedAfterWork.step"), Some(&500), "{first:?}");
+    let last = counts(sections[1], "BlockedAfterWork.step");
+    assert_eq!(last.get("BlockedAfterWork.step"), None, "{last:?}");
+}

@@ -37,6 +37,7 @@ pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
             " CPU usage by timing methods ..."
         };
         diag::verbose(verbose, what);
+        crate::profile::cpu_times::catch_up(jni);
         super::cpu_times_report::write(agent, agent.opts.cutoff);
     }
     agent.tables.traces.reset_costs();

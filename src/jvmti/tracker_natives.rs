@@ -211,33 +211,36 @@ impl Tracker {
         r.map_err(|e| fail(&mut env, e))
     }
 
-    /// Append the buffer's events to `out` and empty it, leaving `depth` as
-    /// its shadow-stack depth. `buffer` is a live `long[]` reference.
-    pub fn take_events(
+    /// Append the buffer's event slots from index `from` up to its
+    /// current end to `out`; returns that end. Writes nothing: another
+    /// thread may be appending to the buffer (see `reset`).
+    pub fn read_events(
         jni: *mut JNIEnv,
         buffer: jobject,
+        from: usize,
         out: &mut Vec<i64>,
-    ) -> Result<(), String> {
+    ) -> Result<usize, String> {
         let env = env(jni)?;
         let b = long_array(buffer);
-        let mut head = [0i64; BUFFER_HEADER];
+        let mut head = [0i64];
         env.get_long_array_region(&b, 0, &mut head)
             .map_err(|e| e.to_string())?;
-        let len = env.get_array_length(&b).map_err(|e| e.to_string())? as i64;
-        let end = head[0].clamp(BUFFER_HEADER as i64, len) as usize;
-        let n = end - BUFFER_HEADER;
+        let len = env.get_array_length(&b).map_err(|e| e.to_string())? as usize;
+        let end = (head[0].max(0) as usize).clamp(BUFFER_HEADER, len);
+        let from = from.clamp(BUFFER_HEADER, end);
         let start = out.len();
-        out.resize(start + n, 0);
-        env.get_long_array_region(&b, BUFFER_HEADER as i32, &mut out[start..])
+        out.resize(start + (end - from), 0);
+        env.get_long_array_region(&b, from as i32, &mut out[start..])
             .map_err(|e| e.to_string())?;
-        env.set_long_array_region(&b, 0, &[BUFFER_HEADER as i64])
-            .map_err(|e| e.to_string())
+        Ok(end)
     }
 
-    /// Set the buffer's depth slot (the shadow stack's depth).
-    pub fn set_depth(jni: *mut JNIEnv, buffer: jobject, depth: usize) -> Result<(), String> {
+    /// Empty the buffer and set its depth slot (the shadow stack's depth).
+    /// Only the buffer's own thread may do this: it is the only writer of
+    /// the header while it runs Java code.
+    pub fn reset(jni: *mut JNIEnv, buffer: jobject, depth: usize) -> Result<(), String> {
         let env = env(jni)?;
-        env.set_long_array_region(long_array(buffer), 1, &[depth as i64])
+        env.set_long_array_region(long_array(buffer), 0, &[BUFFER_HEADER as i64, depth as i64])
             .map_err(|e| e.to_string())
     }
 

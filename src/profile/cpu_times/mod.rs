@@ -13,9 +13,10 @@
 //!   `sync*` native (full buffer, unresolved method, return with no call
 //!   left, first event), on ExceptionCatch, at thread end and at VM death,
 //!   and replays them on the thread's [`shadow::ShadowStack`].
-//! * Dumps: `control::cpu_times_report` sums the per-thread counters.
-//!   Events still in a running thread's buffer (at most [`BATCH_EVENTS`])
-//!   are counted by the next dump.
+//! * Dumps: [`catch_up`] replays every thread's buffer (a thread may be
+//!   appending meanwhile: the dump reads only published events and leaves
+//!   emptying to the owner), then `control::cpu_times_report` sums the
+//!   per-thread counters.
 
 pub mod shadow;
 mod ticker;
@@ -74,6 +75,9 @@ struct Replay {
     stack: ShadowStack,
     /// Scratch copy of the buffer's events.
     events: Vec<i64>,
+    /// Buffer index up to which events were replayed by another thread (a
+    /// dump): the owner resumes from there and then empties the buffer.
+    consumed: usize,
 }
 
 /// The threads with a buffer, and the Tracker table's size and fill.
@@ -199,8 +203,7 @@ pub fn set_engaged(jni: *mut JNIEnv, on: bool) {
 }
 
 /// VM death: stop tracking, then replay every thread's buffered events
-/// before the final dump. A daemon thread still running may lose the event
-/// it was appending at that moment.
+/// before the final dump.
 pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
     let st = state();
     set_engaged(jni, false);
@@ -209,14 +212,7 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
         .jvmti
         .set_event_mode(false, event::CLASS_FILE_LOAD_HOOK);
     st.clock.stop();
-    let mine = current();
-    let threads = st.registry.lock().threads.clone();
-    for t in threads {
-        let own = mine.as_ref().is_some_and(|m| Arc::ptr_eq(m, &t));
-        let mode = if own { Mode::Batch } else { Mode::Foreign };
-        let mut r = t.inner.lock();
-        replay_buffer(agent, st, jni, &t, &mut r, mode);
-    }
+    catch_up(jni);
 }
 
 /// Run the hook again on every modifiable class loaded before it was
@@ -324,7 +320,7 @@ pub fn exception_catch(
         replay_buffer(agent, st, jni, &t, &mut r, Mode::Batch);
         let mut env = JvmEnv::new(agent, st, st.clock.now(), Mode::Sync);
         r.stack.exception_caught(&mut env, method as usize);
-        set_depth(jni, &t, &r);
+        let _ = Tracker::reset(jni, t.buffer.as_obj().as_raw(), r.stack.depth_now());
     });
 }
 
@@ -420,6 +416,7 @@ fn current_or_register(
         inner: Mutex::new(Replay {
             stack: ShadowStack::new(agent.opts.timing_depth() as usize, thread_key, list),
             events: Vec::with_capacity(2 * BATCH_EVENTS),
+            consumed: BUFFER_HEADER,
         }),
         buffer,
         thread: thread_ref,
@@ -484,7 +481,10 @@ enum Mode {
     Foreign,
 }
 
-/// Replay and empty the thread's buffer; the caller holds its lock.
+/// Replay the thread's buffered events; the caller holds its lock. The
+/// owner (Batch) then empties the buffer; a dump (Foreign) only notes how
+/// far it got, since the owner may be appending at that moment (it writes
+/// an event's slots before the index that publishes them).
 fn replay_buffer(
     agent: &'static Agent,
     st: &'static CpuTimes,
@@ -495,9 +495,14 @@ fn replay_buffer(
 ) {
     let mut events = std::mem::take(&mut r.events);
     events.clear();
-    if let Err(e) = Tracker::take_events(jni, t.buffer.as_obj().as_raw(), &mut events) {
-        crate::agent::debug::log(agent, &format!("cpu=times: cannot read a buffer: {e}"));
-    }
+    let buffer = t.buffer.as_obj().as_raw();
+    let end = match Tracker::read_events(jni, buffer, r.consumed, &mut events) {
+        Ok(end) => end,
+        Err(e) => {
+            crate::agent::debug::log(agent, &format!("cpu=times: cannot read a buffer: {e}"));
+            r.consumed
+        }
+    };
     let mut env = JvmEnv::new(agent, st, 0, mode);
     for pair in events.chunks_exact(2) {
         let (ev, time) = (pair[0] as u64, pair[1] as u64);
@@ -511,11 +516,45 @@ fn replay_buffer(
         }
     }
     r.events = events;
-    set_depth(jni, t, r);
+    if mode == Mode::Foreign {
+        r.consumed = end;
+    } else {
+        r.consumed = BUFFER_HEADER;
+        let _ = Tracker::reset(jni, buffer, r.stack.depth_now());
+    }
 }
 
-fn set_depth(jni: *mut JNIEnv, t: &ThreadTiming, r: &Replay) {
-    let _ = Tracker::set_depth(jni, t.buffer.as_obj().as_raw(), r.stack.depth_now());
+/// Before a dump: replay every thread's buffered events, so the report
+/// includes the calls that completed up to now, also in threads that are
+/// blocked. Used for the VM-death dump too.
+pub fn catch_up(jni: *mut JNIEnv) {
+    let st = state();
+    let Some(agent) = crate::agent::agent() else {
+        return;
+    };
+    if st.tracker.get().is_none() {
+        return;
+    }
+    // Dumps on request (DataDumpRequest) come without a JNIEnv.
+    let jni = if jni.is_null() {
+        crate::jvmti::jni::current_env()
+    } else {
+        jni
+    };
+    if jni.is_null() {
+        crate::agent::debug::log(agent, "cpu=times: no JNIEnv for the dump; buffered events wait");
+        return;
+    }
+    let mine = current();
+    let threads = st.registry.lock().threads.clone();
+    in_agent(|| {
+        for t in threads {
+            let own = mine.as_ref().is_some_and(|m| Arc::ptr_eq(m, &t));
+            let mode = if own { Mode::Batch } else { Mode::Foreign };
+            let mut r = t.inner.lock();
+            replay_buffer(agent, st, jni, &t, &mut r, mode);
+        }
+    });
 }
 
 /// A call or return the Tracker hands over now.
@@ -541,7 +580,7 @@ fn sync_event(jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64,
         } else {
             r.stack.call(&mut env, cnum, mnum);
         }
-        set_depth(jni, &t, &r);
+        let _ = Tracker::reset(jni, t.buffer.as_obj().as_raw(), r.stack.depth_now());
         drop(r);
         // Most sync events come from full buffers, for resolved sites: the
         // bit is set once, by the thread that resolved the site.
