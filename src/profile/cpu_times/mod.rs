@@ -542,7 +542,10 @@ pub fn catch_up(jni: *mut JNIEnv) {
         jni
     };
     if jni.is_null() {
-        crate::agent::debug::log(agent, "cpu=times: no JNIEnv for the dump; buffered events wait");
+        crate::agent::debug::log(
+            agent,
+            "cpu=times: no JNIEnv for the dump; buffered events wait",
+        );
         return;
     }
     let mine = current();
