@@ -727,3 +727,58 @@ fn a_dump_counts_the_calls_of_blocked_threads() {
     let last = counts(sections[1], "BlockedAfterWork.step");
     assert_eq!(last.get("BlockedAfterWork.step"), None, "{last:?}");
 }
+
+/// Run `cmd` to completion, killing it after `limit` (a hung JVM fails
+/// the test instead of hanging the suite).
+fn output_within(mut cmd: Command, limit: std::time::Duration) -> Output {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run java");
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the JVM did not finish within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Virtual threads (JDK 21+) that park and resume: the run ends (their
+/// mount transitions run instrumented JDK code on the carriers, where a
+/// JVMTI stack query never returns), their calls are not timed
+/// (docs/cpu-times.md), and the platform threads' counts stay exact.
+#[test]
+fn virtual_threads_run_to_the_end_and_platform_counts_stay_exact() {
+    let mut ran = 0;
+    for jdk in jdks() {
+        if feature_version(&jdk) < 21 {
+            continue;
+        }
+        ran += 1;
+        let dir = common::scratch("cpu_times_vthreads");
+        let a = agent_arg("cpu=times,depth=1,cutoff=0,file=out.txt");
+        let mut cmd = Command::new(jdk.join("bin/java"));
+        cmd.current_dir(&dir)
+            .arg(&a)
+            .arg("-cp")
+            .arg(common::fixture_classes())
+            .args(["VirtualThreads", "2000"]);
+        let o = output_within(cmd, std::time::Duration::from_secs(120));
+        ok(&o, &format!("VirtualThreads on {}", java_version(&jdk)));
+        assert!(common::stdout(&o).contains("virtual threads 2000"));
+        let r = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
+        let c = counts(cpu_time(&r), "VirtualThreads.");
+        let want = expect(&[
+            ("VirtualThreads.main", 1),
+            ("VirtualThreads.platformWork", 500),
+            ("VirtualThreads.lambda$main$0", 1),
+        ]);
+        assert_eq!(c, want, "{}", java_version(&jdk));
+    }
+    println!("ran on {ran} JDK(s) with virtual threads");
+}

@@ -155,6 +155,45 @@ impl Tracker {
         )
     }
 
+    /// `untimed`: the classes among `names` (internal names) this JVM has;
+    /// the Tracker drops the events of their thread instances. Returns the
+    /// names found. A missing class is not an error (older JDKs).
+    pub fn set_untimed<'n>(
+        &self,
+        jni: *mut JNIEnv,
+        names: &[&'n str],
+    ) -> Result<Vec<&'n str>, String> {
+        let mut env = env(jni)?;
+        let class = self.jclass();
+        let r = env.with_local_frame(8 + names.len() as i32, |env| {
+            let mut found = Vec::new();
+            let mut classes = Vec::new();
+            for &name in names {
+                match env.find_class(name) {
+                    Ok(c) => {
+                        found.push(name);
+                        classes.push(c);
+                    }
+                    // NoClassDefFoundError: this JDK has no such class.
+                    Err(_) => {
+                        if env.exception_check()? {
+                            env.exception_clear()?;
+                        }
+                    }
+                }
+            }
+            let arr =
+                env.new_object_array(classes.len() as i32, "java/lang/Class", JObject::null())?;
+            for (i, c) in classes.iter().enumerate() {
+                env.set_object_array_element(&arr, i as i32, c)?;
+            }
+            let id = env.get_static_field_id(&class, "untimed", "[Ljava/lang/Class;")?;
+            env.set_static_field(&class, id, JValue::Object(&arr))?;
+            Ok::<_, jni::errors::Error>(found)
+        });
+        r.map_err(|e| fail(&mut env, e))
+    }
+
     /// `now`: the agent's clock in nanoseconds.
     pub fn set_now(&self, jni: *mut JNIEnv, ns: u64) -> Result<(), String> {
         self.set_static(jni, "now", "J", JValue::Long(ns as i64))

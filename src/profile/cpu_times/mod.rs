@@ -150,6 +150,17 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv) {
     }
 }
 
+/// Threads cpu=times does not time (docs/cpu-times.md, "Virtual threads"):
+/// virtual threads and the carrier threads that mount them. A carrier runs
+/// instrumented JDK code inside its mount/unmount transitions, where a
+/// JVMTI stack query (which the agent needs to resolve a method or rebuild
+/// a stack) waits for the transition to end: a self-deadlock on JDK 21.
+/// Classes absent from the running JDK are skipped.
+const UNTIMED_THREAD_CLASSES: &[&str] = &[
+    "java/lang/BaseVirtualThread",
+    "jdk/internal/misc/CarrierThread",
+];
+
 fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Result<(), String> {
     let j = agent.jvmti;
     let tracker = Tracker::define(jni)
@@ -166,6 +177,18 @@ fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Resu
     ids.sort_unstable();
     let _ = st.tracker_methods.set(ids);
     let tracker = st.tracker.get_or_init(|| tracker);
+    let untimed = tracker
+        .set_untimed(jni, UNTIMED_THREAD_CLASSES)
+        .map_err(|e| format!("cannot tell the Tracker which threads to skip: {e}"))?;
+    if !untimed.is_empty() {
+        crate::agent::debug::log(
+            agent,
+            &format!(
+                "cpu=times: threads not timed: instances of {}",
+                untimed.join(", ")
+            ),
+        );
+    }
     st.clock
         .start(agent, jni, tracker)
         .map_err(|e| format!("cannot start the clock thread: {e}"))?;

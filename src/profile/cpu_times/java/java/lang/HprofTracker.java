@@ -42,6 +42,15 @@ public final class HprofTracker {
     /** Per class number, a bit per method number the agent has resolved. */
     private static long[][] known;
 
+    /**
+     * Classes whose thread instances are not timed: virtual threads and
+     * their carriers (JDK 19+). Their mount and unmount transitions run
+     * instrumented code on the carrier, and a JVMTI stack query from inside
+     * a transition waits for that transition to end, so it never returns.
+     * Events of such threads are dropped here, before any native call.
+     */
+    private static Class<?>[] untimed;
+
     /*
      * A buffer: [0] index of its next free slot, [1] the depth of the
      * thread's shadow stack as the agent last left it, plus calls minus
@@ -53,10 +62,14 @@ public final class HprofTracker {
         if (engaged == 0) {
             return;
         }
-        long[] b = buffer();
+        Thread t = Thread.currentThread();
+        long[] b = buffer(t);
         int n;
         if (b == null || (n = (int) b[0]) > b.length - 2 || !isKnown(cnum, mnum)) {
-            syncCall(Thread.currentThread(), cnum, mnum, now);
+            if (b == null && isUntimed(t)) {
+                return;
+            }
+            syncCall(t, cnum, mnum, now);
             return;
         }
         b[n] = (((long) cnum << 32) | mnum) << 1;
@@ -69,10 +82,14 @@ public final class HprofTracker {
         if (engaged == 0) {
             return;
         }
-        long[] b = buffer();
+        Thread t = Thread.currentThread();
+        long[] b = buffer(t);
         int n;
         if (b == null || (n = (int) b[0]) > b.length - 2 || b[1] <= 0) {
-            syncReturn(Thread.currentThread(), cnum, mnum, now);
+            if (b == null && isUntimed(t)) {
+                return;
+            }
+            syncReturn(t, cnum, mnum, now);
             return;
         }
         b[n] = ((((long) cnum << 32) | mnum) << 1) | 1;
@@ -81,8 +98,7 @@ public final class HprofTracker {
         b[0] = n + 2;
     }
 
-    private static long[] buffer() {
-        Thread t = Thread.currentThread();
+    private static long[] buffer(Thread t) {
         Object[] tab = threads;
         if (tab == null) {
             return null;
@@ -100,6 +116,19 @@ public final class HprofTracker {
             i = (i + 1) & mask;
         }
         return null;
+    }
+
+    private static boolean isUntimed(Thread t) {
+        Class<?>[] u = untimed;
+        if (u == null) {
+            return false;
+        }
+        for (int i = 0; i < u.length; i++) {
+            if (u[i].isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean isKnown(int cnum, int mnum) {
