@@ -105,6 +105,16 @@ public final class HprofTracker {
         }
         int mask = (tab.length >> 1) - 1;
         int i = System.identityHashCode(t) & mask;
+        // The first probe inline, the rest out of line: this code is
+        // inlined at every instrumented entry and return, so its size
+        // weighs on the JIT (compile time, inlining budget).
+        if (tab[2 * i] == t) {
+            return (long[]) tab[2 * i + 1];
+        }
+        return probe(tab, t, i, mask);
+    }
+
+    private static long[] probe(Object[] tab, Thread t, int i, int mask) {
         for (int probes = 0; probes <= mask; probes++) {
             Object o = tab[2 * i];
             if (o == t) {
