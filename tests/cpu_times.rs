@@ -729,23 +729,26 @@ fn a_dump_counts_the_calls_of_blocked_threads() {
 }
 
 /// Run `cmd` to completion, killing it after `limit` (a hung JVM fails
-/// the test instead of hanging the suite).
+/// the test instead of hanging the suite). Output is drained while it
+/// runs, so a chatty JVM cannot block on a full pipe.
 fn output_within(mut cmd: Command, limit: std::time::Duration) -> Output {
-    let mut child = cmd
+    let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run java");
-    let deadline = std::time::Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("wait for java"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
             panic!("the JVM did not finish within {limit:?}");
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    child.wait_with_output().unwrap()
 }
 
 /// Virtual threads (JDK 21+) that park and resume: the run ends (their
