@@ -7,8 +7,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_TERM_COLOR=never
 
-cargo build --release --all-targets
-cargo test --release
+cargo build --release --all-targets --workspace
+cargo test --release --workspace
 
 if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # Smoke set: start-up, cpu=samples (text and binary), cpu=times, heap=sites, heap=dump, monitors and net.
