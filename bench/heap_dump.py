@@ -5,10 +5,15 @@ same JVM run.
 
 Each run starts the HeapBench fixture (about `mb` MB of live data, -Xmx3g,
 so binary 1.0.2 with segments) under the agent with `heap=dump,format=b,
-doe=n`, waits until the heap is built, then takes both dumps, alternating
-which goes first: HotSpot's with `jcmd GC.heap_dump` (a full GC first, as
-ours does with gcbeforedump=y) and ours with `jcmd JVMTI.data_dump` (done
-when the agent prints " done."). Memory of our dump: the peak RSS (VmHWM,
+doe=n`, waits until the heap is built, then takes both dumps, HotSpot's
+first, with `jcmd GC.heap_dump` (a full GC first, as ours does with
+gcbeforedump=y), then ours with `jcmd JVMTI.data_dump` (done when the agent
+prints " done."). Before each dump, `sync`: without it the second dump of
+a run waited for the first one's ~1 GiB of dirty pages to be written back,
+which added up to 6 s to HotSpot's dump when it came second and, with the order
+alternating, made earlier ratios look better than they were. Whether our
+dump leaves work behind for the VM is checked by timing a `jcmd GC.run`
+just before and just after it. Memory of our dump: the peak RSS (VmHWM,
 reset to the current RSS through /proc/<pid>/clear_refs just before the
 dump) minus the RSS before it, cross-checked by a thread sampling VmRSS
 every 5 ms while the dump runs (jcmd returns only when the dump is done,
@@ -70,14 +75,16 @@ def reset_peak(pid):
         return False
 
 
-def one_run(agent, classes, jdk, mb, ours_first, tmp):
+def one_run(agent, classes, jdk, mb, tmp, agent_arg=None):
+    """One JVM: HotSpot's dump, then ours (or, with `agent_arg`, another
+    agent's response to JVMTI.data_dump that prints " done.")."""
     out = os.path.join(tmp, "ours.hprof")
     hs = os.path.join(tmp, "hotspot.hprof")
     for f in (out, hs, os.path.join(tmp, "marker")):
         if os.path.exists(f):
             os.remove(f)
-    p = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-Xms3g", "-Xmx3g",
-                          f"-agentpath:{agent}=heap=dump,format=b,doe=n,file={out}",
+    agent_arg = agent_arg or f"-agentpath:{agent}=heap=dump,format=b,doe=n,file={out}"
+    p = subprocess.Popen([os.path.join(jdk, "bin", "java"), "-Xms3g", "-Xmx3g", agent_arg,
                           "-cp", classes, "HeapBench", str(mb), os.path.join(tmp, "marker")],
                          cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
@@ -93,10 +100,12 @@ def one_run(agent, classes, jdk, mb, ours_first, tmp):
                 break
             buf += ch
             if buf.endswith(" done."):
+                stderr_lines.append(buf)
                 done.set()
                 buf = ""
         stderr_lines.append(buf)
-    threading.Thread(target=read_err, daemon=True).start()
+    reader = threading.Thread(target=read_err, daemon=True)
+    reader.start()
 
     def ours():
         done.clear()
@@ -132,15 +141,23 @@ def one_run(agent, classes, jdk, mb, ours_first, tmp):
         subprocess.run([jcmd, str(p.pid), "GC.heap_dump", hs], check=True, capture_output=True)
         return time.perf_counter() - t0
 
-    if ours_first:
-        (t_ours, growth, sampled, retained, release), t_hs = ours(), hotspot()
-    else:
-        t_hs = hotspot()
-        t_ours, growth, sampled, retained, release = ours()
-    size_ours, size_hs = os.path.getsize(out), os.path.getsize(hs)
+    def full_gc():
+        os.sync()
+        t0 = time.perf_counter()
+        subprocess.run([jcmd, str(p.pid), "GC.run"], check=True, capture_output=True)
+        return time.perf_counter() - t0
+
+    os.sync()
+    t_hs = hotspot()
+    gc_before = full_gc()
+    t_ours, growth, sampled, retained, release = ours()
+    gc_after = full_gc()
+    size_ours = os.path.getsize(out) if os.path.exists(out) else 0
+    size_hs = os.path.getsize(hs)
     open(os.path.join(tmp, "marker"), "w").close()
     p.wait(timeout=120)
-    return t_ours, t_hs, growth, size_ours, size_hs, sampled, retained, release
+    reader.join(timeout=10)
+    return t_ours, t_hs, growth, size_ours, size_hs, sampled, retained, release, stderr_lines, gc_before, gc_after
 
 
 WORKLOAD_CLASSES = ["HeapBench$Item", "int[]", "byte[]", "char[]", "long[]", "java.lang.Object[]"]
@@ -179,13 +196,13 @@ def main():
     jdk = harness.java_home()
     tmp = os.path.join(harness.ROOT, "target", "bench-heap-dump")
     os.makedirs(tmp, exist_ok=True)
-    rows = [one_run(agent, classes, jdk, mb, i % 2 == 0, tmp) for i in range(runs)]
+    rows = [one_run(agent, classes, jdk, mb, tmp) for i in range(runs)]
     ours = [r[0] for r in rows]
     hs = [r[1] for r in rows]
     growth = [r[2] for r in rows]
     mo, mh = statistics.median(ours), statistics.median(hs)
     so, sh = rows[-1][3], rows[-1][4]
-    print(f"heap dump of ~{mb} MB live data, {runs} interleaved runs")
+    print(f"heap dump of ~{mb} MB live data, {runs} runs (HotSpot's dump, then ours, in each JVM)")
     print(f"  ours (JVMTI heap walk, 1.0.2): median {mo:.2f} s, {so / 2**20:.0f} MiB file, {so / 2**20 / mo:.0f} MiB/s  {harness.fmt(ours)}")
     print(f"  HotSpot jcmd GC.heap_dump:     median {mh:.2f} s, {sh / 2**20:.0f} MiB file, {sh / 2**20 / mh:.0f} MiB/s  {harness.fmt(hs)}")
     print(f"  time ratio ours/HotSpot: {mo / mh:.2f} (target <= 1.0)")
@@ -198,6 +215,9 @@ def main():
     rel = [r[7] for r in rows]
     print(f"  tags dropped in the background after our dump in: median {statistics.median(rel):.2f} s  {harness.fmt(rel)}")
     print(f"  RSS still held after that: median {statistics.median(kept) / 2**20:.0f} MiB  {[round(x / 2**20) for x in kept]} MiB")
+    gb, ga = [r[9] for r in rows], [r[10] for r in rows]
+    print(f"  full GC (jcmd GC.run) just before our dump: median {statistics.median(gb):.2f} s {harness.fmt(gb)};"
+          f" just after: {statistics.median(ga):.2f} s {harness.fmt(ga)}")
 
 
 if __name__ == "__main__":
