@@ -60,6 +60,12 @@ public class C{i} implements Comparable<C{i}> {{
     return d, sorted(os.path.join(src, f) for f in os.listdir(src))
 
 
+def javac_path(home):
+    """The JDK's javac (a JRE-only home falls back to the one on PATH)."""
+    javac = os.path.join(home, "bin", "javac")
+    return javac if os.path.exists(javac) else shutil.which("javac")
+
+
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     rounds = sys.argv[2] if len(sys.argv) > 2 else "400"
@@ -78,9 +84,7 @@ def main():
         cmd = LIMIT + [java, f"-agentpath:{agent}={opts},file={out}", "-cp", classes, "AllocBench", "4", n]
         results[f"alloc_{mode}"] = harness.compare(f"AllocBench 4 threads x {n}k rounds, {opts}", base, cmd, runs, work)
 
-    javac = os.path.join(home, "bin", "javac")
-    if not os.path.exists(javac):
-        javac = shutil.which("javac")
+    javac = javac_path(home)
     d, files = gen_sources(nfiles)
     outdir = os.path.join(d, "classes")
     jbase = LIMIT + [javac, "-d", outdir] + files

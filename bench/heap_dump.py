@@ -27,6 +27,7 @@ installed, both files of the last run are read with it and the instance
 counts of the workload's classes compared (skipped otherwise).
 
 Usage: bench/heap_dump.py [runs=5] [mb=1024]"""
+import collections
 import json
 import os
 import shutil
@@ -73,6 +74,11 @@ def reset_peak(pid):
         return True
     except OSError:
         return False
+
+
+# One JVM's measurements (seconds, bytes); `stderr`: the agent's output in
+# chunks, each ending at a " done." line.
+Run = collections.namedtuple("Run", "ours hotspot growth size_ours size_hs sampled retained release stderr gc_before gc_after")
 
 
 def one_run(agent, classes, jdk, mb, tmp, agent_arg=None):
@@ -157,7 +163,7 @@ def one_run(agent, classes, jdk, mb, tmp, agent_arg=None):
     open(os.path.join(tmp, "marker"), "w").close()
     p.wait(timeout=120)
     reader.join(timeout=10)
-    return t_ours, t_hs, growth, size_ours, size_hs, sampled, retained, release, stderr_lines, gc_before, gc_after
+    return Run(t_ours, t_hs, growth, size_ours, size_hs, sampled, retained, release, stderr_lines, gc_before, gc_after)
 
 
 WORKLOAD_CLASSES = ["HeapBench$Item", "int[]", "byte[]", "char[]", "long[]", "java.lang.Object[]"]
@@ -196,26 +202,26 @@ def main():
     jdk = harness.java_home()
     tmp = os.path.join(harness.ROOT, "target", "bench-heap-dump")
     os.makedirs(tmp, exist_ok=True)
-    rows = [one_run(agent, classes, jdk, mb, tmp) for i in range(runs)]
-    ours = [r[0] for r in rows]
-    hs = [r[1] for r in rows]
-    growth = [r[2] for r in rows]
+    rows = [one_run(agent, classes, jdk, mb, tmp) for _ in range(runs)]
+    ours = [r.ours for r in rows]
+    hs = [r.hotspot for r in rows]
+    growth = [r.growth for r in rows]
     mo, mh = statistics.median(ours), statistics.median(hs)
-    so, sh = rows[-1][3], rows[-1][4]
+    so, sh = rows[-1].size_ours, rows[-1].size_hs
     print(f"heap dump of ~{mb} MB live data, {runs} runs (HotSpot's dump, then ours, in each JVM)")
     print(f"  ours (JVMTI heap walk, 1.0.2): median {mo:.2f} s, {so / 2**20:.0f} MiB file, {so / 2**20 / mo:.0f} MiB/s  {harness.fmt(ours)}")
     print(f"  HotSpot jcmd GC.heap_dump:     median {mh:.2f} s, {sh / 2**20:.0f} MiB file, {sh / 2**20 / mh:.0f} MiB/s  {harness.fmt(hs)}")
     print(f"  time ratio ours/HotSpot: {mo / mh:.2f} (target <= 1.0)")
     g = statistics.median(growth)
-    sampled = [r[5] for r in rows]
+    sampled = [r.sampled for r in rows]
     print(f"  peak RSS growth during our dump: median {g / 2**20:.0f} MiB = {100 * g / (mb << 20):.1f}% of the live heap (target < 15%)"
           f"  {[round(x / 2**20) for x in growth]} MiB (VmHWM; 5 ms samples of VmRSS: {[round(x / 2**20) for x in sampled]} MiB)")
-    kept = [r[6] for r in rows]
+    kept = [r.retained for r in rows]
     check_with_slurp(tmp)
-    rel = [r[7] for r in rows]
+    rel = [r.release for r in rows]
     print(f"  tags dropped in the background after our dump in: median {statistics.median(rel):.2f} s  {harness.fmt(rel)}")
     print(f"  RSS still held after that: median {statistics.median(kept) / 2**20:.0f} MiB  {[round(x / 2**20) for x in kept]} MiB")
-    gb, ga = [r[9] for r in rows], [r[10] for r in rows]
+    gb, ga = [r.gc_before for r in rows], [r.gc_after for r in rows]
     print(f"  full GC (jcmd GC.run) just before our dump: median {statistics.median(gb):.2f} s {harness.fmt(gb)};"
           f" just after: {statistics.median(ga):.2f} s {harness.fmt(ga)}")
 

@@ -57,7 +57,6 @@ def ladder(name, base, variants, runs, cwd):
     for label, xs in times.items():
         m = statistics.median(xs)
         print(f"  {label:<34} {m:7.3f} s  {m / mb:6.1f}x   {harness.fmt(xs)}")
-    return {label: statistics.median(xs) / mb for label, xs in times.items()}
 
 
 def disposal_seconds(stderr_chunks):
@@ -87,35 +86,38 @@ def main():
         dump_floor(agent, probe, classes, home, mb, runs)
 
 
-def alloc_ladder(java, agent, probe, classes, rounds, out, runs, work):
+def probe_variants(launcher, agent_flag, probe, agent, out, app):
+    """Each probe level, then hprof-rs exact heap=sites, as commands;
+    `agent_flag` is "-agentpath:" (java) or "-J-agentpath:" (javac)."""
     limit = alloc_sites.LIMIT
+    variants = [(f"probe {lv}", limit + [launcher, f"{agent_flag}{probe}={lv}"] + app) for lv in LEVELS]
+    variants.append(("hprof-rs heap=sites,depth=4", limit + [launcher, f"{agent_flag}{agent}=heap=sites,depth=4,file={out}"] + app))
+    return variants
+
+
+def alloc_ladder(java, agent, probe, classes, rounds, out, runs, work):
     app = ["-cp", classes, "AllocBench", "4", rounds]
-    variants = [(f"probe {lv}", limit + [java, f"-agentpath:{probe}={lv}"] + app) for lv in LEVELS]
-    variants.append(("hprof-rs heap=sites,depth=4", limit + [java, f"-agentpath:{agent}=heap=sites,depth=4,file={out}"] + app))
-    ladder(f"AllocBench 4 threads x {rounds}k rounds", limit + [java] + app, variants, runs, work)
+    variants = probe_variants(java, "-agentpath:", probe, agent, out, app)
+    ladder(f"AllocBench 4 threads x {rounds}k rounds", alloc_sites.LIMIT + [java] + app, variants, runs, work)
 
 
 def javac_ladder(home, agent, probe, nfiles, out, runs):
-    limit = alloc_sites.LIMIT
-    javac = os.path.join(home, "bin", "javac")
-    if not os.path.exists(javac):
-        javac = shutil.which("javac")
+    javac = alloc_sites.javac_path(home)
     d, files = alloc_sites.gen_sources(nfiles)
     args = ["-d", os.path.join(d, "classes")] + files
-    variants = [(f"probe {lv}", limit + [javac, f"-J-agentpath:{probe}={lv}"] + args) for lv in LEVELS]
-    variants.append(("hprof-rs heap=sites,depth=4", limit + [javac, f"-J-agentpath:{agent}=heap=sites,depth=4,file={out}"] + args))
-    ladder(f"javac {nfiles} files", limit + [javac] + args, variants, runs, d)
+    variants = probe_variants(javac, "-J-agentpath:", probe, agent, out, args)
+    ladder(f"javac {nfiles} files", alloc_sites.LIMIT + [javac] + args, variants, runs, d)
     shutil.rmtree(d, ignore_errors=True)
 
 
 def dump_floor(agent, probe, classes, home, mb, runs):
     tmp = os.path.join(harness.ROOT, "target", "bench-heap-dump")
     os.makedirs(tmp, exist_ok=True)
-    rows = [heap_dump.one_run(agent, classes, home, mb, tmp, f"-agentpath:{probe}=walk") for i in range(runs)]
+    rows = [heap_dump.one_run(agent, classes, home, mb, tmp, f"-agentpath:{probe}=walk") for _ in range(runs)]
     # jcmd returns once the probe has also disposed of its scratch
     # environment, which hprof-rs does in the background: take that out.
-    walk = [r[0] - disposal_seconds(r[8]) for r in rows]
-    hs, growth = [r[1] for r in rows], [r[2] for r in rows]
+    walk = [r.ours - disposal_seconds(r.stderr) for r in rows]
+    hs, growth = [r.hotspot for r in rows], [r.growth for r in rows]
     mw, mh, g = statistics.median(walk), statistics.median(hs), statistics.median(growth)
     print(f"heap of ~{mb} MB live data ({runs} runs: HotSpot's dump, then the probe's walk, in each JVM; medians)")
     print(f"  probe walk (jcmd, GC + FollowReferences, tags, no output): {mw:.2f} s  {harness.fmt(walk)}")
@@ -123,8 +125,8 @@ def dump_floor(agent, probe, classes, home, mb, runs):
     print(f"  ratio walk/HotSpot dump: {mw / mh:.2f}")
     print(f"  peak RSS growth during the walk: {g / 2**20:.0f} MiB = {100 * g / (mb << 20):.1f}% of the live heap"
           f"  {[round(x / 2**20) for x in growth]} MiB")
-    report = [line.strip() for line in "".join(rows[-1][8]).splitlines() if "floor walk" in line]
-    gb, ga = [r[9] for r in rows], [r[10] for r in rows]
+    report = [line.strip() for line in "".join(rows[-1].stderr).splitlines() if "floor walk" in line]
+    gb, ga = [r.gc_before for r in rows], [r.gc_after for r in rows]
     print(f"  full GC just before the walk: {statistics.median(gb):.2f} s, just after: {statistics.median(ga):.2f} s")
     print(f"  probe's report (last run): {report[-1] if report else '-'}")
 

@@ -345,7 +345,10 @@ unsafe extern "C" fn on_data_dump(env: *mut jvmtiEnv) {
     if !modes().walk {
         return;
     }
-    let vm = *VM.get().unwrap() as *mut JavaVM;
+    let Some(&vm) = VM.get() else {
+        return;
+    };
+    let vm = vm as *mut JavaVM;
     // SAFETY: VM is the live JavaVM stored at Agent_OnLoad.
     let Some(scratch) = new_env(vm) else {
         eprintln!("jvmti-floor: no scratch environment");
