@@ -143,3 +143,94 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// What a bounded JVM run produced: `timed_out` is true when the process
+/// had to be killed (its output up to then is still returned).
+pub struct BoundedRun {
+    pub output: Output,
+    pub timed_out: bool,
+    pub elapsed: std::time::Duration,
+}
+
+/// Run `java <jvm_args> -cp <fixtures> <main> <args>` in `cwd`, killing it
+/// after `limit`. Tests of hangs and of hostile input must use this (never
+/// `run_java`), so a regression fails the test instead of hanging CI.
+/// stdout and stderr are drained by threads while waiting, so a chatty JVM
+/// cannot block on a full pipe.
+pub fn run_java_bounded(
+    cwd: &Path,
+    jvm_args: &[&str],
+    main: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> BoundedRun {
+    let mut cmd = Command::new(java());
+    cmd.current_dir(cwd)
+        .args(jvm_args)
+        .arg("-cp")
+        .arg(fixture_classes())
+        .arg(main)
+        .args(args);
+    run_command_bounded(cmd, limit)
+}
+
+/// `run_java_bounded` with the agent and its options in front.
+pub fn run_with_agent_bounded(
+    cwd: &Path,
+    opts: &str,
+    main: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> BoundedRun {
+    let agent = format!("-agentpath:{}={}", agent_path().display(), opts);
+    run_java_bounded(cwd, &[&agent], main, args, limit)
+}
+
+/// Run any command with a time limit (see `run_java_bounded`).
+pub fn run_command_bounded(mut cmd: Command, limit: std::time::Duration) -> BoundedRun {
+    use std::io::Read;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start command");
+    let mut out_pipe = child.stdout.take().unwrap();
+    let mut err_pipe = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out_pipe.read_to_end(&mut v);
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err_pipe.read_to_end(&mut v);
+        v
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for command") {
+            break st;
+        }
+        if start.elapsed() >= limit {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().expect("reap killed command");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    BoundedRun {
+        output: Output {
+            status,
+            stdout,
+            stderr,
+        },
+        timed_out,
+        elapsed,
+    }
+}
