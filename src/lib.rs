@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod bci;
+pub mod build_info;
 pub mod cli;
 pub mod control;
 pub mod diag;

@@ -8,7 +8,7 @@ use std::io::Write;
 #[derive(Parser)]
 #[command(
     name = "hprof-rs",
-    version,
+    version = hprof_rs::build_info::BUILD,
     about = "Front-end for the hprof-rs agent and HPROF files"
 )]
 struct Args {
