@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Binary header version: 1.0.2 (segmented heap dumps) when the heap may
-/// exceed what one 1.0.1 record can describe (spec: max heap >= 2e9 bytes).
+/// exceed what one 1.0.1 record can describe (max heap >= 2e9 bytes, docs/profiles.md §1.2).
 const SEGMENTED_HEAP_LIMIT: i64 = 2_000_000_000;
 
 pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {

@@ -59,7 +59,7 @@ pub fn register(
         thread,
         make_tag(TagKind::Thread, rec.serial as u64),
     );
-    // cpu=old output has no THREAD lines (ascii-format.md §10).
+    // cpu=old output has no THREAD lines (docs/output-formats.md §1.1).
     if announce && !agent_thread && !agent.opts.cpu_old {
         let trace =
             super::stacks::thread_trace(agent, thread, rec.serial).unwrap_or(agent.system_trace());

@@ -1,4 +1,4 @@
-//! The HPROF rewriter (profiles.md §2.2-2.4): inserts calls to the Tracker
+//! The HPROF rewriter (docs/bci.md, docs/profiles.md §2): inserts calls to the Tracker
 //! class at method entry, before returns, at the start of
 //! `java.lang.Object.<init>` and after array allocations.
 
@@ -18,7 +18,7 @@ use crate::bci::stackmap::{compress, expand, Frame, VType};
 
 /// The Tracker class of the original agent.
 pub const DEFAULT_TRACKER_CLASS: &str = "com/sun/demo/jvmti/hprof/Tracker";
-/// Tracker entry points (name, descriptor), profiles.md §2.1.
+/// Tracker entry points (name, descriptor), docs/profiles.md §2.
 pub const OBJECT_INIT: (&str, &str) = ("ObjectInit", "(Ljava/lang/Object;)V");
 pub const NEW_ARRAY: (&str, &str) = ("NewArray", "(Ljava/lang/Object;)V");
 pub const CALL_SITE: (&str, &str) = ("CallSite", "(II)V");
@@ -36,7 +36,7 @@ pub struct InjectConfig {
     /// heap=sites/dump: ObjectInit in `Object.<init>`, NewArray after
     /// newarray/anewarray/multianewarray.
     pub object_tracking: bool,
-    /// The hook classified the class as a system class (§2.2): trivial
+    /// The hook classified the class as a system class (docs/bci.md, "Skips"): trivial
     /// constructors/finalizers, `<clinit>` and `Thread.currentThread` are left alone.
     pub system_class: bool,
 }
@@ -53,7 +53,7 @@ impl InjectConfig {
     }
 }
 
-/// Why a whole class was left unchanged (profiles.md §2.2).
+/// Why a whole class was left unchanged (docs/bci.md, "Skips").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClassSkip {
     /// Magic is not 0xCAFEBABE: the bytes are returned unchanged.
@@ -248,7 +248,7 @@ pub fn inject(class_bytes: &[u8], cfg: &InjectConfig) -> Result<InjectOutcome> {
     })
 }
 
-/// The class- and name-based skip rules of §2.2/§2.3.
+/// The class- and name-based skip rules of docs/bci.md ("Skips").
 fn method_skip(
     cf: &ClassFile,
     k: usize,

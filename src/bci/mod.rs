@@ -1,5 +1,5 @@
 //! Byte-code injection (`bci`): a class-file parser/writer and the HPROF
-//! rewriter that inserts calls to the Tracker class (profiles.md §2).
+//! rewriter that inserts calls to the Tracker class (docs/profiles.md §2).
 //!
 //! Pure safe Rust, independent of the JVM: the class-file load hook hands
 //! class bytes to [`inject`] and gets rewritten bytes back.

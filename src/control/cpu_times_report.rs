@@ -1,5 +1,5 @@
 //! CPU TIME (ms) section (`cpu=times`) and the old prof block (`cpu=old`)
-//! from the per-thread timing counters (ascii-format.md §9-10).
+//! from the per-thread timing counters (docs/output-formats.md §1.9-1.10).
 //!
 //! Times are accumulated in nanoseconds and converted to milliseconds per
 //! trace at dump time (rounded to nearest), so a method called a million
@@ -17,7 +17,7 @@ pub type Totals = BTreeMap<u32, (u64, u64, u64)>;
 
 /// Sum every thread's counters since the previous dump (clock ticks,
 /// converted to nanoseconds), and start the next period (the dump resets
-/// CPU costs, ascii-format.md §9).
+/// CPU costs, docs/profiles.md §4.2).
 pub fn take_totals() -> Totals {
     let mut totals = Totals::new();
     let scale = ns_per_tick();

@@ -1,5 +1,5 @@
 //! MONITOR DUMP and MONITOR TIME (monitor=y), the first sections of every
-//! full dump (ascii-format.md §11, §12).
+//! full dump (docs/output-formats.md §1.11-1.12, docs/profiles.md §4.2).
 
 use super::trace_info;
 use crate::agent::{stacks, threads, Agent};

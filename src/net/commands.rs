@@ -2,7 +2,7 @@
 //! data: decoding for the agent's listener thread, encoding and a small text
 //! syntax for the `hprof-rs listen` front-end. No JVM here.
 //!
-//! Framing (spec: socket protocol §4): `u1 tag, u4 serial, u4 length, body`,
+//! Framing (docs/socket-protocol.md, "Commands"): `u1 tag, u4 serial, u4 length, body`,
 //! big-endian. The serial and the length are read and ignored, as in the
 //! original, so the body must hold exactly the fields of its tag. Bodies:
 //!

@@ -152,7 +152,7 @@ fn sample_pass(
     if threads.is_empty() {
         return;
     }
-    // With cpu=times, up to two Tracker frames may sit on top (profiles.md §11).
+    // With cpu=times, up to two Tracker frames may sit on top (docs/profiles.md §3).
     let extra = if agent.opts.cpu_timing() { 2 } else { 0 };
     let Ok(stacks) = agent.jvmti.thread_list_stack_traces(threads, depth + extra) else {
         return;

@@ -16,7 +16,7 @@
 //! no lookup at all: one clock read and two atomic adds.
 //!
 //! Times are kept in nanoseconds and shown in ms; counts are never reset,
-//! times are reset after every dump (spec: profiles.md §8).
+//! times are reset after every dump (docs/profiles.md §4.2).
 
 use crate::agent::{classes, stacks, threads, Agent};
 use crate::diag;

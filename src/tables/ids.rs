@@ -2,7 +2,7 @@
 //!
 //! Binary and text output name objects by agent handles, not addresses:
 //! `0x50000000 + n` with n counting from 1 in the order objects are first
-//! met (ascii-format.md §3). Objects the agent must recognise later (class
+//! met (docs/output-formats.md §1.3). Objects the agent must recognise later (class
 //! mirrors, Thread objects) carry a JVMTI tag whose top byte says what the
 //! low bits mean.
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// JDK under test: `HPROF_TEST_JDK` (set by scripts/test-jdks.sh for the
+/// JDK under test: `HPROF_TEST_JDK` (set by scripts/test.sh for the
 /// other versions), else `JAVA_HOME`, else the `java` on the PATH.
 pub fn jdk_home() -> PathBuf {
     if let Ok(p) = std::env::var("HPROF_TEST_JDK") {

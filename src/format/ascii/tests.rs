@@ -1,4 +1,4 @@
-//! Byte-exact tests of the text format against ascii-format.md.
+//! Byte-exact tests of the text format against docs/output-formats.md §1.
 
 use super::*;
 
@@ -82,7 +82,8 @@ fn header_date_uses_callers_utc_offset() {
     assert!(s.starts_with("JAVA PROFILE 1.0.1, created Thu Jan  1 09:00:00 1970\n\n"));
 }
 
-/// The illustrative skeleton of ascii-format.md §13 (minus the prelude).
+/// A whole text report (header, threads, traces and every section of
+/// docs/output-formats.md §1), minus the prelude.
 /// Two invented numbers of the skeleton are not reachable and are adjusted:
 /// the object array with `nelems=2` also lists its element `[1]` (nelems is
 /// highest non-null index + 1), and the SITES total is chosen so the

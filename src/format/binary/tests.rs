@@ -1,4 +1,4 @@
-//! Byte-exact tests of the binary stream against binary-format.md.
+//! Byte-exact tests of the binary stream against docs/output-formats.md §2.
 
 use super::*;
 
@@ -53,7 +53,7 @@ fn bin8() -> BinaryFormat {
     BinaryFormat::new(BinaryOptions { id_size: IdSize::Eight, ..Default::default() })
 }
 
-/// binary-format.md §8: header, CONTROL SETTINGS, UTF8, LOAD CLASS.
+/// docs/output-formats.md §2.2-2.3: header, CONTROL SETTINGS, UTF8, LOAD CLASS.
 #[test]
 fn example_stream_start_of_section_8() {
     let mut f = bin(HprofVersion::V1_0_1);

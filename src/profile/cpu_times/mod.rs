@@ -1,5 +1,5 @@
 //! cpu=times and cpu=old: method timing by byte-code injection
-//! (profiles.md §2, §7; docs/cpu-times.md).
+//! (docs/cpu-times.md, docs/profiles.md §2).
 //!
 //! * Agent_OnLoad: capabilities (retransformation, exception events).
 //! * VM init: define the Tracker class (`java.lang.HprofTracker`, compiled

@@ -1,4 +1,4 @@
-//! The per-thread shadow stack of cpu=times (profiles.md §7), free of JVM
+//! The per-thread shadow stack of cpu=times (docs/cpu-times.md), free of JVM
 //! calls so it can be tested on its own: everything it needs from the JVM
 //! (clock, method IDs, the real stack, trace interning) comes through
 //! [`TimingEnv`].
@@ -15,8 +15,8 @@
 //!   the hot path is a hash lookup on thread-local data: no lock, no
 //!   allocation once the thread has seen the call path.
 //! * A return of a method that is not on the shadow stack (entered before
-//!   tracking was engaged) rebuilds the stack from the real one (§7: the
-//!   missing frames start now). An ExceptionCatch prunes the entries whose
+//!   tracking was engaged) rebuilds the stack from the real one (the missing
+//!   frames start now, docs/cpu-times.md). An ExceptionCatch prunes the entries whose
 //!   frames are gone from the real stack.
 //!
 //! Counters are per thread and single-writer (plain load + store, no
@@ -391,7 +391,7 @@ impl ShadowStack {
 
     /// Make the shadow stack mirror the real one: entries no longer on it
     /// are charged and dropped, real frames missing from it are inserted
-    /// with start = now (profiles.md §7), and every entry's trace is
+    /// with start = now (docs/cpu-times.md), and every entry's trace is
     /// recomputed from its new callers.
     fn rebuild(&mut self, env: &mut impl TimingEnv, now: u64) {
         let mut real = std::mem::take(&mut self.real);
