@@ -80,7 +80,9 @@ pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
         crate::profile::cpu_times::vm_death(agent, jni);
     }
     crate::profile::cpu_samples::stop(agent);
-    if agent.opts.doe && !agent.dumping.load(Ordering::Acquire) {
+    if agent.opts.doe {
+        // Skipped when a dump or command is still running (the original
+        // skipped it too); full_dump checks under the lock.
         crate::control::dump::full_dump(agent, jni);
     }
     crate::profile::alloc_sites::stop(agent);

@@ -38,9 +38,9 @@ pub struct Agent {
     /// Serial of the "system trace" (the empty stack at VM init).
     pub system_trace: AtomicU32,
     pub vm_initialised: AtomicBool,
-    /// A full dump is running: further dump requests are ignored and the
-    /// sampler pauses.
-    pub dumping: AtomicBool,
+    /// Held while a full dump or a socket command writes: further dump
+    /// requests are ignored, commands wait, the sampler pauses.
+    pub dumping: gate::DumpLock,
     pub sampler: Sampler,
     /// heap=sites state (allocation events, frees).
     pub alloc: crate::profile::alloc_sites::AllocSites,

@@ -128,7 +128,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         gate: Default::default(),
         system_trace: Default::default(),
         vm_initialised: AtomicBool::new(false),
-        dumping: AtomicBool::new(false),
+        dumping: Default::default(),
         sampler: Default::default(),
         alloc: Default::default(),
         depth,

@@ -11,7 +11,6 @@ use crate::jvmti::sys::JNIEnv;
 use crate::net::commands::{Command, Control, ThreadRef};
 use crate::net::listener::rejected;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
@@ -19,28 +18,6 @@ pub enum Flow {
     Continue,
     /// Stop reading commands (EOF, EXIT, VM death).
     Stop,
-}
-
-/// Holds `agent.dumping` for the duration of one command.
-struct Exclusive<'a>(&'a Agent);
-
-impl<'a> Exclusive<'a> {
-    /// Wait until no dump or other command runs; `None` once the VM dies.
-    fn acquire(agent: &'a Agent) -> Option<Self> {
-        while agent.dumping.swap(true, Ordering::AcqRel) {
-            if agent.gate.is_closed() {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        Some(Exclusive(agent))
-    }
-}
-
-impl Drop for Exclusive<'_> {
-    fn drop(&mut self) {
-        self.0.dumping.store(false, Ordering::Release);
-    }
 }
 
 /// Execute one command on the listener thread.
@@ -60,7 +37,7 @@ pub fn execute(agent: &'static Agent, jni: *mut JNIEnv, cmd: Command) -> Flow {
     let Some(_pass) = agent.gate.enter() else {
         return Flow::Stop;
     };
-    let Some(_excl) = Exclusive::acquire(agent) else {
+    let Some(_excl) = agent.dumping.lock_unless(|| agent.gate.is_closed()) else {
         return Flow::Stop;
     };
     match cmd {

@@ -4,14 +4,14 @@
 use crate::agent::Agent;
 use crate::diag;
 use crate::jvmti::sys::JNIEnv;
-use std::sync::atomic::Ordering;
 
 /// Run a full dump unless one is already running (a request arriving during
 /// a dump is ignored, as in the original).
 pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
-    if agent.dumping.swap(true, Ordering::AcqRel) {
+    let Some(_exclusive) = agent.dumping.try_lock() else {
         return;
-    }
+    };
+    fault_injection::panic_if_asked("dump-panic");
     let verbose = agent.opts.verbose;
     diag::verbose(verbose, "Dumping");
     if agent.opts.monitor {
@@ -44,5 +44,22 @@ pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
     crate::profile::monitors::state().reset_times();
     agent.out.flush();
     diag::verbose(verbose, " done.\n");
-    agent.dumping.store(false, Ordering::Release);
+}
+
+/// Faults a test can ask for through `HPROF_RS_TEST_FAULT` (docs/design.md,
+/// "Fault injection"), to prove that failures inside a dump release
+/// everything they hold. Dumps are rare, so reading the variable costs
+/// nothing that matters.
+mod fault_injection {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static FIRED: AtomicBool = AtomicBool::new(false);
+
+    /// Panic once per process when the variable names `fault`.
+    pub fn panic_if_asked(fault: &str) {
+        let asked = std::env::var("HPROF_RS_TEST_FAULT").is_ok_and(|v| v == fault);
+        if asked && !FIRED.swap(true, Ordering::Relaxed) {
+            panic!("fault injected by HPROF_RS_TEST_FAULT={fault}");
+        }
+    }
 }

@@ -106,7 +106,7 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
         if agent.sampler.stop.load(Ordering::Acquire) || agent.gate.is_closed() {
             return;
         }
-        if agent.dumping.load(Ordering::Acquire) || agent.sampler.paused.load(Ordering::Acquire) {
+        if agent.dumping.is_held() || agent.sampler.paused.load(Ordering::Acquire) {
             continue;
         }
         let t0 = Instant::now();
