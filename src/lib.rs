@@ -14,6 +14,7 @@ pub mod format;
 pub mod jvmti;
 pub mod net;
 pub mod options;
+pub mod os;
 pub mod profile;
 pub mod reader;
 pub mod sink;

@@ -4,7 +4,6 @@
 //! handler (`events`) dispatches to the profiles.
 
 pub mod classes;
-pub mod clock;
 pub mod debug;
 pub mod events;
 pub mod gate;
@@ -77,7 +76,7 @@ impl Agent {
         crate::format::Stamp {
             micros_since_load: self.started.elapsed().as_micros() as u64,
             unix_millis: now.as_millis() as i64,
-            utc_offset_secs: clock::local_utc_offset(now.as_secs() as i64),
+            utc_offset_secs: crate::os::local_utc_offset(now.as_secs() as i64),
         }
     }
 

@@ -89,7 +89,7 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
         Stamp {
             micros_since_load: u64::from(micros),
             unix_millis: ms,
-            utc_offset_secs: crate::agent::clock::local_utc_offset(ms / 1000),
+            utc_offset_secs: crate::os::local_utc_offset(ms / 1000),
         }
     };
     writeln!(
