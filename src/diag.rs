@@ -61,6 +61,14 @@ pub fn verbose(enabled: bool, text: &str) {
     }
 }
 
+/// Report a socket command the agent rejects. Never fatal (not even with
+/// `errorexit=y`): a misbehaving front-end must not bring the JVM down.
+#[track_caller]
+pub fn rejected(message: &str) {
+    let line = error_line(message, Location::caller());
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -16,6 +16,7 @@ pub mod net;
 pub mod options;
 pub mod os;
 pub mod profile;
+pub mod protocol;
 pub mod reader;
 pub mod sink;
 pub mod tables;

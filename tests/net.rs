@@ -4,7 +4,7 @@
 
 mod common;
 
-use hprof_rs::net::commands::{Command, Control, ThreadRef};
+use hprof_rs::protocol::{Command, Control, ThreadRef};
 use hprof_rs::reader::{HprofReader, Record, RecordBody};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -82,7 +82,7 @@ fn main() {
         Cmd::Commands => {
             println!(
                 "{}\n  sleep MS                   (listen scripts) pause before the next command",
-                hprof_rs::net::commands::COMMAND_SYNTAX
+                hprof_rs::protocol::COMMAND_SYNTAX
             );
             Ok(())
         }

@@ -2,10 +2,10 @@
 //! agent, records everything it sends to a file, prints a one-line summary
 //! of each record as it arrives, and sends commands: a script (`--send`,
 //! with the extra step `sleep MS`) and then, with `--interactive`, commands
-//! typed at a prompt (syntax: `net::commands::COMMAND_SYNTAX`).
+//! typed at a prompt (syntax: `protocol::COMMAND_SYNTAX`).
 
 use super::CliResult;
-use crate::net::commands::{Command, COMMAND_SYNTAX};
+use crate::protocol::{Command, COMMAND_SYNTAX};
 use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Read, Write};

@@ -1,5 +1,5 @@
 //! What the agent does for each socket command (`net=host:port`). The
-//! protocol itself is parsed in `net::commands`; this is the JVM side.
+//! protocol itself is parsed in `protocol`; this is the JVM side.
 //!
 //! Each command runs inside the callback gate (so VM death waits for it)
 //! and holds the agent's `dumping` flag, so its output never interleaves
@@ -7,9 +7,9 @@
 //! flushed to the socket after every command.
 
 use crate::agent::Agent;
+use crate::diag::rejected;
 use crate::jvmti::sys::JNIEnv;
-use crate::net::commands::{Command, Control, ThreadRef};
-use crate::net::listener::rejected;
+use crate::protocol::{Command, Control, ThreadRef};
 use std::sync::atomic::Ordering;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 //! the JVM, writes nothing, and says on stderr that its profile is off.
 
 use crate::agent::Agent;
+use crate::diag::rejected;
 use crate::jvmti::sys::JNIEnv;
-use crate::net::listener::rejected;
 
 fn profile_off(command: &str, profile: &str) {
     rejected(&format!(

@@ -11,7 +11,7 @@
 use crate::agent::{threads, Agent};
 use crate::control::commands::{execute, Flow};
 use crate::jvmti::sys::{jvmtiEnv, JNIEnv};
-use crate::net::commands::{CommandError, CommandReader};
+use crate::protocol::{CommandError, CommandReader};
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::io::BufReader;
@@ -143,20 +143,11 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 return;
             }
             Err(e) => {
-                rejected(&format!(
+                crate::diag::rejected(&format!(
                     "{e}; no further commands are read (profiling and output continue)"
                 ));
                 return;
             }
         }
     }
-}
-
-/// Report a rejected command. Never fatal (not even with `errorexit=y`):
-/// a misbehaving front-end must not bring the JVM down.
-#[track_caller]
-pub fn rejected(message: &str) {
-    use std::io::Write;
-    let line = crate::diag::error_line(message, std::panic::Location::caller());
-    let _ = std::io::stderr().write_all(line.as_bytes());
 }

@@ -1,8 +1,7 @@
-//! `net=host:port`: the command protocol (pure, shared with the `hprof-rs`
-//! front-end) and the agent's command listener thread. The output stream
-//! itself goes through the ordinary writer thread (`sink`).
+//! `net=host:port`: the agent's command listener thread. The commands'
+//! wire format is `protocol` (pure, shared with the `hprof-rs` front-end);
+//! the output stream goes through the ordinary writer thread (`sink`).
 
-pub mod commands;
 pub mod listener;
 
 pub use listener::NetState;
