@@ -23,8 +23,6 @@
 //! atomic read-modify-write); the dump sums them over threads and keeps
 //! a baseline per cell so each report covers the time since the last dump.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -122,35 +120,9 @@ impl CellList {
     }
 }
 
-/// Multiply-rotate hasher for the small integer keys of the memo tables.
-#[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    #[inline]
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(v as u64)
-    }
-    #[inline]
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64)
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+/// The memo tables are keyed by small agent-made integers: the Fx hash is
+/// enough and far cheaper than SipHash on the call path.
+pub type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// Slots of a thread's call-path cache (24 bytes each).
 const MEMO_SLOTS: usize = 512;
