@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::bci::classfile::attributes::{Attribute, AttributeInfo, Code};
-use crate::bci::classfile::constant_pool::{decode_mutf8, ConstantPool};
+use crate::bci::classfile::constant_pool::ConstantPool;
 use crate::bci::classfile::{
     ClassFile, ACC_ABSTRACT, ACC_INTERFACE, ACC_MODULE, ACC_NATIVE, ACC_STATIC,
 };
@@ -564,22 +564,6 @@ fn rewrite_frames(
     let mut initial_moved = initial;
     initial_moved.iter_mut().try_for_each(remap)?;
     compress(&expanded, &initial_moved)
-}
-
-/// Name of a method for messages.
-pub fn method_label(cf: &ClassFile, k: usize) -> String {
-    let m = &cf.methods[k];
-    let n = cf
-        .constant_pool
-        .utf8(m.name_index)
-        .map(decode_mutf8)
-        .unwrap_or_default();
-    let d = cf
-        .constant_pool
-        .utf8(m.descriptor_index)
-        .map(decode_mutf8)
-        .unwrap_or_default();
-    format!("{n}{d}")
 }
 
 #[cfg(test)]

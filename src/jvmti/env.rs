@@ -324,12 +324,6 @@ impl Jvmti {
         Ok(klass)
     }
 
-    pub fn is_method_native(&self, method: jmethodID) -> JResult<bool> {
-        let mut b: jboolean = 0;
-        call!(self, IsMethodNative, method, &mut b)?;
-        Ok(b != 0)
-    }
-
     /// (start location, line) pairs; empty when the method has none.
     pub fn line_number_table(&self, method: jmethodID) -> JResult<Vec<(i64, i32)>> {
         let mut count: jint = 0;
@@ -454,12 +448,6 @@ impl Jvmti {
         )
     }
 
-    pub fn current_thread_cpu_time(&self) -> JResult<i64> {
-        let mut t: jlong = 0;
-        call!(self, GetCurrentThreadCpuTime, &mut t)?;
-        Ok(t)
-    }
-
     // ---- objects -------------------------------------------------------------
 
     pub fn get_tag(&self, obj: jobject) -> JResult<i64> {
@@ -472,23 +460,12 @@ impl Jvmti {
         call!(self, SetTag, obj, tag)
     }
 
-    pub fn object_size(&self, obj: jobject) -> JResult<i64> {
-        let mut size: jlong = 0;
-        call!(self, GetObjectSize, obj, &mut size)?;
-        Ok(size)
-    }
-
     pub fn force_garbage_collection(&self) -> JResult<()> {
         call!(self, ForceGarbageCollection)
     }
 
     pub fn set_heap_sampling_interval(&self, bytes: i32) -> JResult<()> {
         call!(self, SetHeapSamplingInterval, bytes)
-    }
-
-    pub fn add_to_bootstrap_class_loader_search(&self, path: &str) -> JResult<()> {
-        let c = CString::new(path).unwrap_or_default();
-        call!(self, AddToBootstrapClassLoaderSearch, c.as_ptr())
     }
 
     // ---- byte-code injection (cpu=times) -------------------------------------
@@ -541,31 +518,6 @@ impl Jvmti {
         Ok(unsafe { JvmtiArray::from_raw(self.env, methods, count) })
     }
 
-    /// Every module of the VM (named ones and each loader's unnamed module),
-    /// as local references.
-    pub fn all_modules(&self) -> JResult<JvmtiArray<jobject>> {
-        let mut count: jint = 0;
-        let mut modules: *mut jobject = ptr::null_mut();
-        call!(self, GetAllModules, &mut count, &mut modules)?;
-        // SAFETY: `count` local refs in a JVMTI buffer.
-        Ok(unsafe { JvmtiArray::from_raw(self.env, modules, count) })
-    }
-
-    /// Make `module` read `to_module` (live phase only).
-    pub fn add_module_reads(&self, module: jobject, to_module: jobject) -> JResult<()> {
-        call!(self, AddModuleReads, module, to_module)
-    }
-
-    pub fn system_property(&self, name: &str) -> JResult<Option<String>> {
-        let c = CString::new(name).unwrap_or_default();
-        let mut v: *mut c_char = ptr::null_mut();
-        match call!(self, GetSystemProperty, c.as_ptr(), &mut v) {
-            // SAFETY: a JVMTI-allocated C string on success.
-            Ok(()) => Ok(unsafe { take_string(self.env, v) }),
-            Err(e) if e.code == error::NOT_AVAILABLE => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
 }
 
 // ---- monitors (monitor=y) ----------------------------------------------------

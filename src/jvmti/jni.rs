@@ -201,39 +201,6 @@ pub fn define_boot_class(
     r.map_err(|e| e.to_string())
 }
 
-/// Set a static `int` field (any access) of `class`.
-pub fn set_static_int(
-    raw: *mut JNIEnv,
-    class: jobject,
-    field: &str,
-    value: i32,
-) -> Result<(), String> {
-    let mut env = env(raw).ok_or("no JNIEnv")?;
-    // SAFETY: as in register_natives, a borrowed live class reference.
-    let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
-    let r = env
-        .get_static_field_id(&class_obj, field, "I")
-        .and_then(|id| env.set_static_field(&class_obj, id, JValue::Int(value)));
-    std::mem::forget(class_obj);
-    clear(&mut env);
-    r.map_err(|e| e.to_string())
-}
-
-/// `obj.getClass().getModule()`-style call: `klass.getModule()` as a local
-/// reference (None on failure).
-pub fn class_module(raw: *mut JNIEnv, klass: jobject) -> Option<jobject> {
-    let mut env = env(raw)?;
-    // SAFETY: a borrowed live class reference.
-    let class_obj = unsafe { JObject::from_raw(klass) };
-    let r = env
-        .call_method(&class_obj, "getModule", "()Ljava/lang/Module;", &[])
-        .ok()
-        .and_then(|v| v.l().ok());
-    std::mem::forget(class_obj);
-    clear(&mut env);
-    r.filter(|m| !m.is_null()).map(|m| m.into_raw())
-}
-
 /// JNI IsSameObject.
 pub fn is_same_object(raw: *mut JNIEnv, a: jobject, b: jobject) -> bool {
     let Some(env) = env(raw) else { return false };

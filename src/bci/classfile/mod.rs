@@ -108,19 +108,6 @@ impl ClassFile {
         })
     }
 
-    /// Appends a field without attributes.
-    pub fn add_field(&mut self, access_flags: u16, name: &str, descriptor: &str) -> Result<()> {
-        let name_index = self.constant_pool.add_utf8(name.as_bytes())?;
-        let descriptor_index = self.constant_pool.add_utf8(descriptor.as_bytes())?;
-        self.fields.push(Member {
-            access_flags,
-            name_index,
-            descriptor_index,
-            attributes: vec![],
-        });
-        Ok(())
-    }
-
     /// Appends a method, with a Code attribute when `code` is given; returns its index.
     pub fn add_method(
         &mut self,

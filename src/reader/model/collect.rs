@@ -138,10 +138,6 @@ impl Parsed {
         })
     }
 
-    pub fn last_heap_dump(&self) -> Option<&HeapDump> {
-        self.heap_dumps.last()
-    }
-
     /// Decodes an instance's fields with the class dumps of `dump`,
     /// returning `(field name, value)` pairs in INSTANCE DUMP order.
     pub fn field_values(
