@@ -73,6 +73,13 @@ enum Cmd {
         /// HPROF files (binary, ours or HotSpot's, plain or .gz) to open.
         files: Vec<String>,
     },
+    /// Write the CPU samples and allocation sites of a binary HPROF file
+    /// as a gzipped pprof profile (for `go tool pprof`).
+    Export {
+        file: String,
+        #[arg(long, value_name = "OUT")]
+        pprof: String,
+    },
 }
 
 fn main() {
@@ -120,6 +127,9 @@ fn main() {
             file,
             uncompressed_oops,
         } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
+        Cmd::Export { file, pprof } => hprof_rs::ui::pprof::export(&file, &pprof).map(|m| {
+            eprintln!("{m}");
+        }),
         Cmd::Ui {
             bind,
             agents,

@@ -8,6 +8,7 @@
 
 pub mod http;
 pub mod model;
+pub mod pprof;
 
 use crate::protocol::Command;
 use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};

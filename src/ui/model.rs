@@ -181,6 +181,25 @@ impl Session {
         }
     }
 
+    /// Frame IDs of a trace, top of stack first.
+    pub fn trace_frames(&self, serial: u32) -> Option<&[u64]> {
+        self.traces.get(&serial).map(|t| t.frame_ids.as_slice())
+    }
+
+    /// Source file name and line (> 0 when known) of a frame.
+    pub fn frame_source(&self, id: u64) -> (String, i32) {
+        match self.frames.get(&id) {
+            None => (String::new(), 0),
+            Some(f) => (
+                self.strings
+                    .get(&f.source_file_id)
+                    .cloned()
+                    .unwrap_or_default(),
+                f.line,
+            ),
+        }
+    }
+
     /// Top-first frame names of a trace.
     pub fn stack(&self, serial: u32) -> Option<Vec<String>> {
         self.traces
@@ -429,7 +448,7 @@ impl Session {
         })
     }
 
-    fn site_class(&self, serial: u32, array_type: u8) -> String {
+    pub fn site_class(&self, serial: u32, array_type: u8) -> String {
         let prim = match array_type {
             4 => "boolean[]",
             5 => "char[]",
