@@ -324,3 +324,67 @@ fn kept_row(ui: &ui_support::UiProc) -> String {
         g("liveObjects")
     )
 }
+
+#[test]
+fn buttons_send_commands_to_a_running_agent_and_the_answer_shows() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("ui_browser_cmd");
+    let Some(browser) = start_browser(&dir.join("chromium-profile")) else {
+        return;
+    };
+    let ui = ui_support::start_ui(&[]);
+    let agent = format!(
+        "-agentpath:{}=cpu=samples,heap=sites,{}",
+        common::agent_path().display(),
+        ui.agent_opts
+    );
+    let mut cmd = Command::new(common::java());
+    cmd.current_dir(&dir)
+        .arg(&agent)
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("WaitForSignal")
+        .arg(dir.join("never").to_str().unwrap())
+        .arg("60");
+    // Ended by the Exit VM button; the bound kills it otherwise.
+    let jvm = std::thread::spawn(move || common::run_command_bounded(cmd, Duration::from_secs(90)));
+    ui.wait_for("the agent to connect", Duration::from_secs(60), |v| {
+        v["sessions"][0]["commands"] == true
+    });
+    let url = format!("http://127.0.0.1:{}/?token={}", ui.port, ui.token);
+    browser.call("POST", "url", Some(json!({"url": url})));
+    browser.wait_js(
+        "return !document.querySelector('#commands button[data-cmd=\"heap-summary\"]').disabled",
+        &json!(true),
+        Duration::from_secs(30),
+    );
+    browser.js("document.querySelector('#commands button[data-cmd=\"heap-summary\"]').click(); document.querySelector('#tabs button[data-tab=\"console\"]').click(); return 1");
+    browser.wait_js(
+        "return document.getElementById('console').textContent.includes('HEAP SUMMARY  live')",
+        &json!(true),
+        Duration::from_secs(30),
+    );
+    browser.screenshot("console.png");
+    // CPU samples on demand: the busy method is on top.
+    browser.js("document.querySelector('#commands button[data-cmd=\"cpu\"]').click(); document.querySelector('#tabs button[data-tab=\"cpu\"]').click(); return 1");
+    browser.wait_js(
+        "const c = document.querySelector('#hot tbody tr td:nth-child(2)'); return c ? c.textContent : null",
+        &json!("WaitForSignal.busy"),
+        Duration::from_secs(30),
+    );
+    // Exit VM asks first; declining sends nothing, accepting ends the JVM.
+    browser.js("window.confirm = () => false; document.getElementById('exitvm').click(); return 1");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        ui.get_json("/api/sessions", "")["sessions"][0]["state"],
+        "live"
+    );
+    browser.js("window.confirm = () => true; document.getElementById('exitvm').click(); return 1");
+    let run = jvm.join().unwrap();
+    assert!(!run.timed_out, "the Exit VM button ended the JVM");
+    browser.wait_js(
+        "return document.getElementById('state').textContent",
+        &json!("ended"),
+        Duration::from_secs(30),
+    );
+}
