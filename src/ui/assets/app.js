@@ -7,7 +7,7 @@ let current = null;       // selected session id
 let tab = "cpu";
 let zoom = [];            // flame path names from the root
 let consoleSince = 0, consoleOf = null;
-let sitesOffset = 0;
+let sitesOffset = 0, sitesMatched = 0;
 const PAGE_ROWS = 100;
 
 function api(path, params = {}) {
@@ -120,6 +120,7 @@ function renderSites(d) {
     $("memsum").textContent = "No ALLOC SITES yet: run with heap=sites and press “Allocation sites” (or wait for the end).";
     body.innerHTML = ""; $("page").textContent = ""; return;
   }
+  sitesMatched = d.matched;
   const est = d.estimated ? " · counts are estimates (heap sampling)" : "";
   $("memsum").textContent = `${fmt(d.sites)} sites, ${fmt(d.matched)} shown by the filter · live ${fmt(d.totalLiveBytes)} bytes in ${fmt(d.totalLiveObjects)} objects · allocated ${fmt(d.totalBytes)} bytes${est}`;
   $("page").textContent = ` ${fmt(d.offset + 1)}–${fmt(d.offset + d.rows.length)} of ${fmt(d.matched)} `;
@@ -128,7 +129,7 @@ function renderSites(d) {
     `<tr><td>${r.rank}</td><td>${esc(r.class)}</td><td>${esc(r.site || "")}</td><td>${mark}${fmt(r.bytes)}</td><td>${mark}${fmt(r.objects)}</td><td>${mark}${fmt(r.liveBytes)}</td><td>${mark}${fmt(r.liveObjects)}</td><td>${r.trace}</td></tr>`).join("");
 }
 $("prev").onclick = () => { sitesOffset = Math.max(0, sitesOffset - PAGE_ROWS); refreshView(); };
-$("next").onclick = () => { sitesOffset += PAGE_ROWS; refreshView(); };
+$("next").onclick = () => { if (sitesOffset + PAGE_ROWS < sitesMatched) { sitesOffset += PAGE_ROWS; refreshView(); } };
 
 function renderThreads(list) {
   $("threads").tBodies[0].innerHTML = list.map((t) =>
