@@ -20,4 +20,5 @@ pub mod protocol;
 pub mod reader;
 pub mod sink;
 pub mod tables;
+pub mod ui;
 pub mod vocab;

@@ -61,6 +61,25 @@ enum Cmd {
         #[arg(long)]
         uncompressed_oops: bool,
     },
+    /// Local web front-end: sessions from agents (net=) and files, live
+    /// CPU, memory, threads and console views, commands. See docs/ui.md.
+    Ui {
+        /// Address of the page (default: loopback, a free port).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        bind: String,
+        /// Address agents connect to (default: loopback, a free port).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        agents: String,
+        /// HPROF files (binary, ours or HotSpot's, plain or .gz) to open.
+        files: Vec<String>,
+    },
+    /// Write the CPU samples and allocation sites of a binary HPROF file
+    /// as a gzipped pprof profile (for `go tool pprof`).
+    Export {
+        file: String,
+        #[arg(long, value_name = "OUT")]
+        pprof: String,
+    },
 }
 
 fn main() {
@@ -108,6 +127,18 @@ fn main() {
             file,
             uncompressed_oops,
         } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
+        Cmd::Export { file, pprof } => hprof_rs::ui::pprof::export(&file, &pprof).map(|m| {
+            eprintln!("{m}");
+        }),
+        Cmd::Ui {
+            bind,
+            agents,
+            files,
+        } => hprof_rs::ui::run(hprof_rs::ui::UiArgs {
+            bind,
+            agents,
+            files,
+        }),
     };
     if let Err(e) = r {
         eprintln!("hprof-rs: {e}");
