@@ -7,6 +7,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_TERM_COLOR=never
 
+# The browser and `go tool pprof` used by the UI tests (Debian packages).
+scripts/install-test-tools.sh
 cargo build --release --all-targets --workspace
 cargo test --release --workspace
 

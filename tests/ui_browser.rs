@@ -1,6 +1,6 @@
 //! The `hprof-rs ui` page in a real headless Chromium, driven through
 //! WebDriver (chromedriver) over plain HTTP. Install the browser with
-//! scripts/install-browser.sh; without it the test is skipped with a
+//! scripts/install-test-tools.sh; without it the test is skipped with a
 //! message. Screenshots are kept under target/tmp/ui-screenshots/.
 
 #[allow(dead_code)]
@@ -107,7 +107,7 @@ fn which(name: &str) -> Option<String> {
 fn start_browser(profile_dir: &std::path::Path) -> Option<Driver> {
     let (Some(driver), Some(chromium)) = (which("chromedriver"), which("chromium")) else {
         eprintln!(
-            "SKIPPED: chromium and chromedriver are not installed; run scripts/install-browser.sh"
+            "SKIPPED: chromium and chromedriver are not installed; run scripts/install-test-tools.sh"
         );
         return None;
     };
