@@ -8,7 +8,8 @@ cd "$root"
 export CARGO_TERM_COLOR=never
 
 # The browser and `go tool pprof` used by the UI tests (Debian packages).
-scripts/install-test-tools.sh
+# Without them those two tests say SKIPPED and the rest still runs.
+scripts/install-test-tools.sh || echo "WARNING: test tools could not be installed; the UI browser and pprof tests will be skipped"
 cargo build --release --all-targets --workspace
 cargo test --release --workspace
 
