@@ -385,50 +385,70 @@ impl Jvmti {
         Ok(unsafe { JvmtiArray::from_raw(self.env, threads, count) })
     }
 
-    /// Stack of one thread (null = current thread), top frame first.
+    /// Stack of one thread (null = current thread), top frame first, at
+    /// most `max_depth` frames. Memory follows the stack, not `max_depth`
+    /// (see `capture_sizes`).
     pub fn stack_trace(
         &self,
         thread: jthread,
         max_depth: usize,
         buf: &mut Vec<jvmtiFrameInfo>,
     ) -> JResult<()> {
-        buf.clear();
-        buf.reserve(max_depth);
-        let mut count: jint = 0;
-        call!(
-            self,
-            GetStackTrace,
-            thread,
-            0,
-            max_depth as jint,
-            buf.as_mut_ptr(),
-            &mut count
-        )?;
-        // SAFETY: GetStackTrace initialised `count` (<= max_depth) frames.
-        unsafe { buf.set_len(count.clamp(0, max_depth as jint) as usize) };
+        for cap in capture_sizes(max_depth) {
+            buf.clear();
+            buf.reserve(cap);
+            let mut count: jint = 0;
+            call!(
+                self,
+                GetStackTrace,
+                thread,
+                0,
+                cap as jint,
+                buf.as_mut_ptr(),
+                &mut count
+            )?;
+            let count = count.clamp(0, cap as jint) as usize;
+            // SAFETY: GetStackTrace initialised `count` (<= cap, and cap <=
+            // the capacity just reserved) frames.
+            unsafe { buf.set_len(count) };
+            if count < cap {
+                break;
+            }
+        }
         Ok(())
     }
 
-    /// Stacks of several threads in one safepoint.
+    /// Stacks of several threads in one safepoint, at most `max_depth`
+    /// frames each. A capture in which some thread filled the frames asked
+    /// for is taken again with room for more (a new safepoint: the result
+    /// is still one consistent moment).
     pub fn thread_list_stack_traces(
         &self,
         threads: &[jthread],
         max_depth: usize,
     ) -> JResult<StackInfos> {
-        let mut infos: *mut jvmtiStackInfo = ptr::null_mut();
-        call!(
-            self,
-            GetThreadListStackTraces,
-            threads.len() as jint,
-            threads.as_ptr(),
-            max_depth as jint,
-            &mut infos
-        )?;
-        // SAFETY: one JVMTI allocation holding threads.len() jvmtiStackInfo
-        // (frame buffers live inside the same allocation).
-        Ok(StackInfos(unsafe {
-            JvmtiArray::from_raw(self.env, infos, threads.len() as i32)
-        }))
+        let mut last = None;
+        for cap in capture_sizes(max_depth) {
+            let mut infos: *mut jvmtiStackInfo = ptr::null_mut();
+            call!(
+                self,
+                GetThreadListStackTraces,
+                threads.len() as jint,
+                threads.as_ptr(),
+                cap as jint,
+                &mut infos
+            )?;
+            // SAFETY: one JVMTI allocation holding threads.len()
+            // jvmtiStackInfo (frame buffers live inside the same allocation).
+            let stacks =
+                StackInfos(unsafe { JvmtiArray::from_raw(self.env, infos, threads.len() as i32) });
+            let full = (0..stacks.len()).any(|i| stacks.get(i).1.len() >= cap);
+            last = Some(stacks);
+            if !full {
+                break;
+            }
+        }
+        Ok(last.expect("capture_sizes yields at least one size"))
     }
 
     pub fn run_agent_thread(
@@ -517,7 +537,6 @@ impl Jvmti {
         // SAFETY: on success `count` method IDs in a JVMTI buffer.
         Ok(unsafe { JvmtiArray::from_raw(self.env, methods, count) })
     }
-
 }
 
 // ---- monitors (monitor=y) ----------------------------------------------------
@@ -585,6 +604,29 @@ pub struct ThreadGroupInfo {
 }
 
 /// Result of GetThreadListStackTraces, released on drop.
+/// Frames asked for by a first stack capture. Traces are usually a few
+/// frames deep (default depth 4), so one call is the rule.
+const FIRST_CAPTURE_FRAMES: usize = 256;
+
+/// Most frames one capture returns, whatever the `depth` option says
+/// (docs/options.md, "depth"): 2^20 frames is deeper than a Java thread's
+/// stack can be with any usual `-Xss`, and keeps a buffer for one stack
+/// under 16 MiB.
+pub const MAX_CAPTURE_FRAMES: usize = 1 << 20;
+
+/// The frame counts to ask the JVM for, in turn, to capture up to
+/// `max_depth` frames: small first, four times more while the stack fills
+/// what was asked. The JVM (and our buffer) reserve room for every frame
+/// asked for, so asking for `depth=2147483647` frames at once would need
+/// 32 GiB; growing keeps memory proportional to the real stack.
+pub fn capture_sizes(max_depth: usize) -> impl Iterator<Item = usize> {
+    let limit = max_depth.min(MAX_CAPTURE_FRAMES);
+    let first = limit.min(FIRST_CAPTURE_FRAMES);
+    std::iter::successors(Some(first), move |&n| {
+        (n < limit).then(|| n.saturating_mul(4).min(limit))
+    })
+}
+
 pub struct StackInfos(JvmtiArray<jvmtiStackInfo>);
 
 impl StackInfos {
@@ -649,5 +691,27 @@ impl Drop for RawMonitorGuard<'_> {
     fn drop(&mut self) {
         let j = self.mon.jvmti;
         let _ = call!(j, RawMonitorExit, self.mon.id);
+    }
+}
+
+#[cfg(test)]
+mod capture_size_tests {
+    use super::{capture_sizes, MAX_CAPTURE_FRAMES};
+
+    #[test]
+    fn small_depths_take_one_capture_of_exactly_the_depth() {
+        assert_eq!(capture_sizes(4).collect::<Vec<_>>(), [4]);
+        assert_eq!(capture_sizes(0).collect::<Vec<_>>(), [0]);
+        assert_eq!(capture_sizes(256).collect::<Vec<_>>(), [256]);
+    }
+
+    #[test]
+    fn large_depths_grow_to_the_depth_or_the_ceiling() {
+        assert_eq!(capture_sizes(1000).collect::<Vec<_>>(), [256, 1000]);
+        let huge: Vec<_> = capture_sizes(i32::MAX as usize).collect();
+        assert_eq!(huge.first(), Some(&256));
+        assert_eq!(huge.last(), Some(&MAX_CAPTURE_FRAMES));
+        assert!(huge.windows(2).all(|w| w[1] > w[0]));
+        assert!(huge.len() < 10);
     }
 }

@@ -6,17 +6,22 @@
 use crate::agent::{stacks, threads, Agent};
 use crate::jvmti::sys::{jthread, jvmtiEnv, thread_state, JNIEnv};
 use crate::jvmti::RawMonitor;
-use parking_lot::Mutex;
 use std::os::raw::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
 
 #[derive(Default)]
 pub struct Sampler {
-    monitor: Mutex<Option<RawMonitor>>,
+    /// The sampler waits on it between passes; stop and pause notify it.
+    /// Created once and never locked by anything but itself: the thread
+    /// waits inside the raw monitor for up to `interval` ms, so any other
+    /// lock held across that wait would make stop and pause wait for the
+    /// interval (with `interval=2147483647`, forever).
+    monitor: OnceLock<RawMonitor>,
     stop: AtomicBool,
     running: AtomicBool,
     /// No thread is to be sampled (socket CONTROL 0x0004).
@@ -30,7 +35,11 @@ impl Sampler {
     /// Pause or resume sampling (socket command); wakes the thread.
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
-        if let Some(m) = self.monitor.lock().as_ref() {
+        self.wake();
+    }
+
+    fn wake(&self) {
+        if let Some(m) = self.monitor.get() {
             m.enter().notify_all();
         }
     }
@@ -42,11 +51,15 @@ pub fn is_running(agent: &Agent) -> bool {
 
 /// Start the sampling agent thread (at VM init, or on a socket command).
 pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
-    let mon = agent
-        .jvmti
-        .create_raw_monitor("HPROF cpu sampler")
-        .map_err(|e| e.to_string())?;
-    *agent.sampler.monitor.lock() = Some(mon);
+    if agent.sampler.monitor.get().is_none() {
+        let mon = agent
+            .jvmti
+            .create_raw_monitor("HPROF cpu sampler")
+            .map_err(|e| e.to_string())?;
+        // A concurrent start (impossible: starts run on the VM-init thread
+        // and under the command lock) would only leak one raw monitor.
+        let _ = agent.sampler.monitor.set(mon);
+    }
     let thread = crate::jvmti::jni::new_thread_object(jni, THREAD_NAME)
         .ok_or("cannot create the sampler's Thread object")?;
     // Known and flagged as an agent thread before it runs, so it never
@@ -69,9 +82,7 @@ pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
 /// Ask the thread to stop and wait (bounded) until it has.
 pub fn stop(agent: &Agent) {
     agent.sampler.stop.store(true, Ordering::Release);
-    if let Some(m) = agent.sampler.monitor.lock().as_ref() {
-        m.enter().notify_all();
-    }
+    agent.sampler.wake();
     let start = Instant::now();
     while agent.sampler.running.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(5)
     {
@@ -91,14 +102,17 @@ unsafe extern "C" fn sampler_main(_env: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *
 
 fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     let interval = agent.opts.interval_ms as i64;
-    let mut key = Vec::with_capacity(agent.depth() as usize + 1);
+    let mut key = Vec::new();
     let mut threads: Vec<jthread> = Vec::new();
     let mut serials: Vec<u32> = Vec::new();
     loop {
         {
-            let guard = agent.sampler.monitor.lock();
-            let Some(m) = guard.as_ref() else { return };
+            let Some(m) = agent.sampler.monitor.get() else {
+                return;
+            };
             let g = m.enter();
+            // Checked inside the monitor: stop sets the flag before it
+            // notifies under the same monitor, so no wake-up is lost.
             if !agent.sampler.stop.load(Ordering::Acquire) {
                 g.wait(interval);
             }
