@@ -603,8 +603,10 @@ fn alloc_sites_commands_report_clear_and_list_changes() {
         "every fixture allocation counted: {h:?}"
     );
 
+    // 0x8 ("estimated from samples") from the peer must not label this
+    // exact run.
     s.send(Command::AllocSites {
-        flags: 0x4,
+        flags: 0x4 | 0x8,
         cutoff: 0.0,
     });
     let recs = s.wait_for("ALLOC SITES", |r| {
@@ -621,7 +623,10 @@ fn alloc_sites_commands_report_clear_and_list_changes() {
             }
         })
         .collect();
-    assert_eq!(sites[0].flags, 0x4, "the request's flags are echoed");
+    assert_eq!(
+        sites[0].flags, 0x4,
+        "the request's flags are echoed, but not its 0x8: the run is exact"
+    );
     let k: Vec<_> = sites[0].sites.iter().filter(|x| kept(&recs, x)).collect();
     assert_eq!(k.len(), 1, "the Kept site (1000 x 24 bytes)");
     assert_eq!((k[0].live_instances, k[0].live_bytes), (1000, 24_000));

@@ -93,7 +93,9 @@ pub fn write_with(agent: &Agent, request_flags: u16, cutoff: f64) {
         snapshot
     };
     let (rows, _) = rows_and_totals(agent, &listed, interval);
-    let flags = request_flags | if interval > 0 { SITES_ESTIMATED } else { 0 };
+    // 0x8 says how the counts were made: only the agent knows that, so a
+    // peer's request bit never reaches the output.
+    let flags = (request_flags & !SITES_ESTIMATED) | if interval > 0 { SITES_ESTIMATED } else { 0 };
     let at = agent.stamp();
     agent.out.submit(move |f, out| {
         let report = SitesReport {
