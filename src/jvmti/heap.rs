@@ -325,6 +325,83 @@ impl Jvmti {
         Ok(())
     }
 
+    /// Call `visit` with the tag of every tagged object in the heap
+    /// (IterateThroughHeap with the untagged filter: one linear pass over
+    /// the heap, at a safepoint). Unreachable objects the last GC left are
+    /// visited too, so callers collect garbage first. `visit` runs on the
+    /// VM's thread with the world stopped: it may not call JNI or JVMTI,
+    /// and what it needs should be allocated beforehand.
+    pub fn for_each_tagged_object<F: FnMut(i64)>(&self, visit: &mut F) -> JResult<()> {
+        struct Iteration<'f, F> {
+            visit: &'f mut F,
+            panicked: bool,
+        }
+        unsafe extern "C" fn on_object<F: FnMut(i64)>(
+            _class_tag: jlong,
+            _size: jlong,
+            tag_ptr: *mut jlong,
+            _length: jint,
+            user_data: *mut c_void,
+        ) -> jint {
+            // SAFETY: user_data is the `Iteration` passed below; the VM calls
+            // back only during that call, on one thread.
+            let it = unsafe { &mut *(user_data as *mut Iteration<'_, F>) };
+            if it.panicked || tag_ptr.is_null() {
+                return if it.panicked { JVMTI_VISIT_ABORT } else { 0 };
+            }
+            // SAFETY: the VM passes a valid tag pointer for the object.
+            let tag = unsafe { *tag_ptr };
+            match catch_unwind(AssertUnwindSafe(|| (it.visit)(tag))) {
+                Ok(()) => 0,
+                Err(_) => {
+                    it.panicked = true;
+                    JVMTI_VISIT_ABORT
+                }
+            }
+        }
+        let callbacks = jvmtiHeapCallbacks {
+            heap_iteration_callback: Some(on_object::<F>),
+            heap_reference_callback: None,
+            primitive_field_callback: None,
+            array_primitive_value_callback: None,
+            string_primitive_value_callback: None,
+            reserved: [ptr::null(); 11],
+        };
+        let mut it = Iteration {
+            visit,
+            panicked: false,
+        };
+        let env = self.raw();
+        // SAFETY: env is the agent's live jvmtiEnv; callbacks and user_data
+        // outlive the call; the callback reads user_data as the
+        // `Iteration<F>` passed here.
+        let code = unsafe {
+            match (**env).IterateThroughHeap {
+                Some(f) => f(
+                    env,
+                    JVMTI_HEAP_FILTER_UNTAGGED,
+                    ptr::null_mut(),
+                    &callbacks,
+                    &mut it as *mut Iteration<'_, F> as *const c_void,
+                ),
+                None => error::NOT_AVAILABLE,
+            }
+        };
+        if it.panicked {
+            return Err(super::JvmtiError {
+                code: error::INTERNAL,
+                function: "IterateThroughHeap (visitor panicked)",
+            });
+        }
+        if code != error::NONE {
+            return Err(super::JvmtiError {
+                code,
+                function: "IterateThroughHeap",
+            });
+        }
+        Ok(())
+    }
+
     /// Fields declared by a class, in class-file order. Fails with
     /// JVMTI_ERROR_CLASS_NOT_PREPARED for classes not yet prepared.
     pub fn class_fields(&self, klass: jclass) -> JResult<Vec<FieldInfo>> {

@@ -29,12 +29,12 @@ use crate::agent::{classes, stacks, threads, Agent};
 use crate::diag;
 use crate::jvmti::sys::{event, jclass, jobject, jthread, jvmtiFrameInfo, JNIEnv};
 use crate::tables::ids::{make_tag, split_tag, TagKind};
-use crate::tables::objects::{ObjectInfo, NO_OWNER};
+use crate::tables::objects::{self, ObjectInfo, NO_OWNER, PENDING, REAPED};
 use crate::tables::threads::UNKNOWN_THREAD_SERIAL;
 use dashmap::DashMap;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 /// In sampled mode instance counters count 1/65536 objects, so weights
 /// like 1.58 add up without rounding bias; exact mode counts whole objects.
@@ -61,7 +61,6 @@ pub struct AllocSites {
     pub untracked: AtomicU64,
     /// ObjectFree events applied.
     pub frees: AtomicU64,
-    frees_in_flight: AtomicUsize,
     warned_full: AtomicBool,
     /// Objects counted at allocation whose tag was later replaced by a class
     /// or thread tag (mirrors, Thread objects): new tag -> object slot.
@@ -247,7 +246,13 @@ pub fn on_alloc(
         owner: site,
         size: size.min(u32::MAX as u64) as u32,
     };
-    match agent.tables.objects.insert(info) {
+    // The slot says "pending" until the tag is set: a heap check running
+    // meanwhile cannot see the object and must not call it dead.
+    let pending = ObjectInfo {
+        owner: site | PENDING,
+        ..info
+    };
+    match agent.tables.objects.insert(pending) {
         Some(slot) => {
             // Count before tagging: once tagged, a free may arrive (not
             // while we hold the local reference, but keep the order simple).
@@ -258,6 +263,10 @@ pub fn on_alloc(
                 agent.tables.objects.remove(slot);
                 sites.freed(site, bytes, units);
                 st.untracked.fetch_add(1, Ordering::Relaxed);
+            } else {
+                // Nothing else changes a pending slot: no free can come for
+                // an object we still hold, and heap checks skip it.
+                agent.tables.objects.replace(slot, pending, info);
             }
         }
         None => {
@@ -400,7 +409,6 @@ fn site_of(
 /// counters. Only agent-side work (no JVMTI calls), as the spec demands.
 pub fn on_free(agent: &Agent, tag: i64) {
     let st = &agent.alloc;
-    st.frees_in_flight.fetch_add(1, Ordering::AcqRel);
     let slot = match split_tag(tag) {
         Some((TagKind::Object, slot)) => Some(slot as u32),
         Some((TagKind::Class | TagKind::Thread, _)) => {
@@ -409,13 +417,13 @@ pub fn on_free(agent: &Agent, tag: i64) {
         None => None,
     };
     if let Some(info) = slot.and_then(|s| agent.tables.objects.remove(s)) {
-        if info.owner != NO_OWNER {
+        // A reaped slot's site was decremented by the heap check already.
+        if info.owner != NO_OWNER && info.owner != REAPED {
             let (bytes, units) = weight(info.size as u64, st.interval.load(Ordering::Relaxed));
             agent.tables.sites.freed(info.owner, bytes, units);
             st.frees.fetch_add(1, Ordering::Relaxed);
         }
     }
-    st.frees_in_flight.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// Give `obj` the identity tag `new_tag` (class mirror or Thread object).
@@ -431,16 +439,20 @@ pub fn retag(agent: &Agent, obj: jobject, new_tag: i64) -> crate::jvmti::JResult
     Ok(())
 }
 
-/// Before a report: with `gcbeforedump=y`, collect garbage and apply the
-/// ObjectFree events it causes, so live counts are exact.
+/// Before a report: with `gcbeforedump=y` (or a socket request), collect
+/// garbage and take every object the GC freed off its site's live
+/// counters, so live counts equal what the heap holds.
 ///
-/// JDK 11 posts frees during the GC itself. Since JDK 16 the service
-/// thread posts them after the GC, so we wait until no free is running
-/// and none has arrived for [`QUIET`]. (Re-enabling ObjectFree would make
-/// the VM flush them synchronously, but that path waits for the service
-/// thread without being safepoint-safe and deadlocks the VM when a
-/// safepoint is requested meanwhile — seen on JDK 17.0.15 — so we do not
-/// use it.)
+/// The JVM posts ObjectFree events late: JDK 11 during the GC, JDK 16 and
+/// later from the service thread some time after it (JDK-8212879), and no
+/// JVMTI call says when the last one has arrived. So the agent does not
+/// wait for them: after the GC it lists the tagged objects the heap still
+/// holds (`reap_dead`), and every tracked object missing from that list is
+/// dead. Its counts are taken off now; the free that arrives later only
+/// releases its slot. (Re-enabling ObjectFree would make the VM flush
+/// pending frees synchronously, but that path waits for the service
+/// thread without being safepoint-safe and deadlocked JDK 17.0.15 when a
+/// safepoint was requested meanwhile, so it is not used.)
 pub fn prepare_report(agent: &Agent, force_gc: bool) {
     let st = &agent.alloc;
     if !(agent.opts.gc_before_dump || force_gc) || !st.enabled.load(Ordering::Acquire) {
@@ -448,37 +460,98 @@ pub fn prepare_report(agent: &Agent, force_gc: bool) {
     }
     let t0 = Instant::now();
     let frees0 = st.frees.load(Ordering::Relaxed);
+    let _no_reuse = agent.tables.objects.pause_recycling();
     if let Err(e) = agent.jvmti.force_garbage_collection() {
         diag::error(&format!(
             "cannot force a garbage collection before the report: {e}"
         ));
         return;
     }
-    let limit = Instant::now() + Duration::from_secs(10);
-    let mut last = st.frees.load(Ordering::Acquire);
-    let mut quiet_since = Instant::now();
-    while Instant::now() < limit {
-        std::thread::sleep(Duration::from_millis(2));
-        let now = st.frees.load(Ordering::Acquire);
-        if now != last || st.frees_in_flight.load(Ordering::Acquire) > 0 {
-            last = now;
-            quiet_since = Instant::now();
-        } else if quiet_since.elapsed() >= QUIET {
-            break;
+    let reaped = match reap_dead(agent) {
+        Ok(n) => n,
+        Err(e) => {
+            diag::error(&format!(
+                "cannot list the objects left after the garbage collection: {e}; live counts include objects whose ObjectFree has not arrived"
+            ));
+            0
         }
-    }
+    };
     diag::verbose(
         agent.opts.verbose,
         &format!(
-            " (GC before report: {} objects freed in {} ms)",
-            st.frees.load(Ordering::Relaxed) - frees0,
+            " (GC before report: {} objects freed, {} of them found dead before their ObjectFree arrived, in {} ms)",
+            st.frees.load(Ordering::Relaxed) - frees0 + reaped,
+            reaped,
             t0.elapsed().as_millis()
         ),
     );
 }
 
-/// How long no ObjectFree must arrive before a report counts frees as done.
-const QUIET: Duration = Duration::from_millis(60);
+/// Compare the object table with the heap (after a GC, with slot reuse
+/// paused by the caller): every counted object whose tag the heap no
+/// longer holds is taken off its site's live counters and its slot marked
+/// `REAPED`. Returns how many were.
+///
+/// The table is read inside the heap iteration, while the world is
+/// stopped, so each slot's state matches what the iteration sees: a
+/// slot that is tagged there was tagged before the iteration began
+/// (tagging needs the VM), and one still pending is skipped.
+fn reap_dead(agent: &Agent) -> crate::jvmti::JResult<u64> {
+    let table = &agent.tables.objects;
+    let limit = table.slot_limit() as usize;
+    let mut seen = vec![0u64; limit.div_ceil(64)];
+    let mut cells = vec![0u64; limit];
+    let mut copied = false;
+    // Class mirrors and Thread objects counted at allocation carry an
+    // identity tag now; `retagged` maps those to their slots.
+    let mut identity_tags = Vec::new();
+    agent.jvmti.for_each_tagged_object(&mut |tag| {
+        if !copied {
+            table.copy_cells(&mut cells);
+            copied = true;
+        }
+        match split_tag(tag) {
+            Some((TagKind::Object, slot)) if (slot as usize) < limit => {
+                seen[slot as usize / 64] |= 1 << (slot % 64);
+            }
+            Some((TagKind::Class | TagKind::Thread, _)) => identity_tags.push(tag),
+            _ => {}
+        }
+    })?;
+    if !copied {
+        // No tagged object at all (not even a class): nothing to compare.
+        return Ok(0);
+    }
+    for tag in identity_tags {
+        if let Some(slot) = agent.alloc.retagged.get(&tag).map(|s| *s as usize) {
+            if slot < limit {
+                seen[slot / 64] |= 1 << (slot % 64);
+            }
+        }
+    }
+    let interval = agent.alloc.interval.load(Ordering::Relaxed);
+    let mut reaped = 0;
+    for (slot, &raw) in cells.iter().enumerate().skip(1) {
+        let Some(info) = objects::decode(raw) else {
+            continue;
+        };
+        // Pending, reaped and non-site slots are left alone.
+        if info.owner >= PENDING || seen[slot / 64] & (1 << (slot % 64)) != 0 {
+            continue;
+        }
+        let dead = ObjectInfo {
+            owner: REAPED,
+            size: info.size,
+        };
+        // Fails when the free arrived meanwhile (it decremented the site).
+        if table.replace(slot as u32, info, dead) {
+            let (bytes, units) = weight(info.size as u64, interval);
+            agent.tables.sites.freed(info.owner, bytes, units);
+            reaped += 1;
+        }
+    }
+    Ok(reaped)
+}
 
 /// One line of memory use for `verbose`.
 pub fn memory_summary(agent: &Agent) -> String {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod ascii;
+pub mod sites;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
