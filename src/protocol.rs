@@ -193,6 +193,11 @@ impl<R: Read> CommandReader<R> {
         CommandReader { r, offset: 0 }
     }
 
+    /// The stream commands are read from.
+    pub fn get_ref(&self) -> &R {
+        &self.r
+    }
+
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
         self.offset

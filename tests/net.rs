@@ -671,3 +671,32 @@ fn alloc_sites_commands_report_clear_and_list_changes() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("ALLOC SITES command ignored"), "{err}");
 }
+
+/// Commands the front-end sent that VM death leaves unexecuted are named on
+/// stderr instead of vanishing: 200 FORCE GC commands take far longer than
+/// the program needs to exit once its marker appears.
+#[test]
+fn commands_left_at_vm_death_are_reported() {
+    let dir = common::scratch("net_unexecuted");
+    let marker = dir.join("stop");
+    let (l, port) = Server::listen();
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,format=b,net=127.0.0.1:{port}"),
+        "WaitForSignal",
+        &[marker.to_str().unwrap(), "60"],
+    );
+    let mut s = Server::accept(&l);
+    s.wait_for("the header", |r| !r.is_empty());
+    for _ in 0..200 {
+        s.send(Command::ForceGc);
+    }
+    std::fs::write(&marker, b"").unwrap();
+    let (code, out, err) = finish(child);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("done"), "{out}");
+    assert!(
+        err.contains("the VM is exiting:") && err.contains("not executed"),
+        "no word about the commands left:\n{err}"
+    );
+}

@@ -101,6 +101,24 @@ pub fn close(agent: &Agent) {
     }
 }
 
+/// VM death stopped the listener: say whether commands the front-end sent
+/// are left unexecuted (read into our buffer, or still in the socket).
+fn report_unread(reader: &BufReader<TcpStream>) {
+    let buffered = reader.buffer().len();
+    let socket = reader.get_ref();
+    let mut waiting = 0;
+    if socket.set_nonblocking(true).is_ok() {
+        let mut probe = vec![0u8; 64 * 1024];
+        waiting = socket.peek(&mut probe).unwrap_or(0);
+    }
+    let unread = buffered + waiting;
+    if unread > 0 {
+        crate::diag::rejected(&format!(
+            "the VM is exiting: {unread} bytes of socket commands were received but not executed"
+        ));
+    }
+}
+
 unsafe extern "C" fn listener_main(_env: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
     let Some(agent) = crate::agent::agent() else {
         return;
@@ -121,16 +139,27 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
     let verbose = agent.opts.verbose;
     loop {
         if agent.net.stop.load(Ordering::Acquire) {
+            report_unread(reader.get_ref());
             return;
         }
         match reader.next_command() {
+            Ok(cmd) if agent.gate.is_closed() => {
+                // VM death began after the read: the command cannot run.
+                crate::diag::rejected(&format!(
+                    "the VM is exiting: socket command {cmd:?} not executed"
+                ));
+                report_unread(reader.get_ref());
+                return;
+            }
             Ok(cmd) => {
                 if execute(agent, jni, cmd) == Flow::Stop {
                     return;
                 }
             }
             Err(CommandError::Closed) => {
-                if !agent.net.stop.load(Ordering::Acquire) {
+                if agent.net.stop.load(Ordering::Acquire) {
+                    report_unread(reader.get_ref());
+                } else {
                     crate::diag::verbose(
                         verbose,
                         "HPROF: front-end closed the command stream; listener stopped\n",
@@ -138,8 +167,8 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 }
                 return;
             }
-            Err(e @ CommandError::Io(_)) if agent.net.stop.load(Ordering::Acquire) => {
-                let _ = e;
+            Err(CommandError::Io(_)) if agent.net.stop.load(Ordering::Acquire) => {
+                report_unread(reader.get_ref());
                 return;
             }
             Err(e) => {

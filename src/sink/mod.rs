@@ -6,8 +6,20 @@ pub mod writer;
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A front-end (`net=`) that accepts no byte of output for this long is cut
+/// off (docs/socket-protocol.md, "A front-end that stops reading"): the
+/// stream ends with one message and the program goes on, instead of its
+/// threads waiting behind a full output queue for as long as the peer keeps
+/// the connection open.
+pub const SOCKET_STALL_LIMIT: Duration = Duration::from_secs(5);
+
+/// Longest single blocking write on the socket, so that the stall limit is
+/// checked while a write waits.
+const SOCKET_WRITE_SLICE: Duration = Duration::from_millis(250);
 
 pub use writer::{Writer, WriterJob};
 
@@ -57,12 +69,61 @@ impl Sink {
             match TcpStream::connect(a) {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
+                    s.set_write_timeout(Some(SOCKET_WRITE_SLICE))?;
                     return Ok(Sink::Socket(s));
                 }
                 Err(e) => last = e,
             }
         }
         Err(last)
+    }
+
+    /// Write all of `buf`. On a socket, fails with `TimedOut` once the peer
+    /// has accepted nothing for [`SOCKET_STALL_LIMIT`] (a slow peer that
+    /// keeps reading is waited for); other sinks write as `write_all`.
+    pub fn write_all_bounded(&mut self, buf: &[u8]) -> io::Result<()> {
+        let Sink::Socket(s) = self else {
+            return self.write_all(buf);
+        };
+        let mut rest = buf;
+        let mut last_progress = Instant::now();
+        while !rest.is_empty() {
+            match s.write(rest) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    rest = &rest[n..];
+                    last_progress = Instant::now();
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    if last_progress.elapsed() >= SOCKET_STALL_LIMIT {
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!(
+                                "the front-end accepted no output for {} s",
+                                SOCKET_STALL_LIMIT.as_secs()
+                            ),
+                        ));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// After a failed write: end a socket stream for the peer (what it has
+    /// not read is lost anyway) so that nothing else blocks on it.
+    pub fn abandon(&mut self) {
+        if let Sink::Socket(s) = self {
+            let _ = s.shutdown(Shutdown::Write);
+        }
     }
 
     pub fn describe(&self) -> String {

@@ -110,11 +110,12 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
             return;
         }
         let r = sink
-            .write_all(buf)
+            .write_all_bounded(buf)
             .and_then(|_| if force { sink.flush() } else { Ok(()) });
         buf.clear();
         if let Err(e) = r {
             failed.store(true, Ordering::Relaxed);
+            sink.abandon();
             crate::diag::error(&format!(
                 "write to {target} failed: {e}; profile output stopped"
             ));
