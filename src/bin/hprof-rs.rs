@@ -30,7 +30,7 @@ enum Cmd {
         #[arg(long)]
         out: String,
         /// Command to send, in order (repeatable); `sleep MS` pauses.
-        /// Run `hprof-rs listen --help-commands` for the list.
+        /// Run `hprof-rs commands` for the list.
         #[arg(long = "send", value_name = "CMD")]
         send: Vec<String>,
         /// After the script, read commands from standard input.
@@ -115,13 +115,18 @@ fn main() {
             svg,
             collapsed: _,
             all,
-        } => cli::flame::collapse_file(&file, all).and_then(|c| match svg {
-            Some(path) => std::fs::write(
-                &path,
-                cli::flame::svg(&c, &format!("CPU samples of {file}")),
-            )
-            .map_err(|e| format!("cannot write {path}: {e}")),
-            None => write_stdout(&cli::flame::collapsed_text(&c)),
+        } => cli::flame::collapse_file(&file, all).and_then(|f| {
+            for note in f.notes() {
+                eprintln!("hprof-rs flame: {note}");
+            }
+            match svg {
+                Some(path) => std::fs::write(
+                    &path,
+                    cli::flame::svg(&f, &format!("{} of {file}", f.measure.title())),
+                )
+                .map_err(|e| format!("cannot write {path}: {e}")),
+                None => write_stdout(&cli::flame::collapsed_text(&f.stacks)),
+            }
         }),
         Cmd::Histo {
             file,

@@ -157,10 +157,16 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
     if !inp.ensure(64)? || !inp.buf.starts_with(b"JAVA PROFILE ") {
         return Ok(None);
     }
+    if inp.buf.starts_with(crate::reader::TEXT_REPORT_START) {
+        return Err(crate::reader::TEXT_REPORT_MESSAGE.into());
+    }
     let nul = inp.buf[..inp.end]
         .iter()
         .position(|&b| b == 0)
-        .ok_or("no NUL after the header label")?;
+        .filter(|&p| p + 13 <= inp.end)
+        .ok_or(
+            "corrupt file header: no NUL-terminated label followed by the identifier size and time",
+        )?;
     inp.pos = nul + 1;
     let id_size = inp.u4() as usize;
     if id_size != 4 && id_size != 8 {
@@ -189,8 +195,19 @@ pub fn histogram(path: &str, model: &ShallowSizeModel) -> Result<Option<Vec<Hist
         inp.pos += 4;
         let len = u64::from(inp.u4());
         let rec_name = crate::reader::record_name(tag).unwrap_or("unknown");
+        // Lengths come from the file and may be damaged: never trust one
+        // beyond the bytes the file has (memory follows the file, not the
+        // length field).
+        if rec_at + 9 + len > total {
+            return Err(format!(
+                "truncated {rec_name} record at offset {rec_at}: its length {len} runs past the end of the file ({total} bytes)"
+            ));
+        }
         match tag {
             0x01 | 0x02 => {
+                if tag == 0x01 && len < ids {
+                    return Err(format!("corrupt UTF8 record at offset {rec_at}: length {len} is shorter than an identifier ({ids} bytes)"));
+                }
                 if !inp.ensure(len as usize)? {
                     return Err(trunc(&format!("{rec_name} record"), rec_at));
                 }

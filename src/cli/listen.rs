@@ -91,7 +91,9 @@ pub fn run(args: ListenArgs) -> CliResult<()> {
         file: BufWriter::new(file),
         bytes: 0,
     };
-    let mut head = [0u8; 13];
+    // Text starts with "JAVA PROFILE 1.0.1, created", binary with "JAVA
+    // PROFILE 1.0.1" or "1.0.2" and a NUL: the 19th byte tells them apart.
+    let mut head = [0u8; 19];
     let mut got = 0;
     while got < head.len() {
         match tee.read(&mut head[got..]) {
@@ -101,7 +103,7 @@ pub fn run(args: ListenArgs) -> CliResult<()> {
         }
     }
     let start = io::Cursor::new(head[..got].to_vec());
-    let outcome = if head[..got].starts_with(b"JAVA PROFILE 1.0.1, created") {
+    let outcome = if head[..got] == *crate::reader::TEXT_REPORT_START {
         summarize_text(start.chain(&mut tee))
     } else if got == 0 {
         Ok(0)

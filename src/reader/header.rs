@@ -36,6 +36,13 @@ impl Header {
     }
 }
 
+/// How a text report (`format=a`) begins; a binary file has a NUL where
+/// the text has this comma.
+pub const TEXT_REPORT_START: &[u8] = b"JAVA PROFILE 1.0.1,";
+
+/// What readers of binary files say when given a text report.
+pub const TEXT_REPORT_MESSAGE: &str = "this is a text report (format=a), not a binary HPROF file: print, histo and export read binary files (run the agent with format=b); flame reads both, and the text itself is meant to be read as it is";
+
 pub(crate) fn read_header<R: Read>(src: &mut Source<R>) -> Result<Header, ReadError> {
     let err = |src: &Source<R>, e| ReadError::from_io(WHAT, 0, src.pos(), e);
     let mut label = Vec::new();
@@ -45,6 +52,9 @@ pub(crate) fn read_header<R: Read>(src: &mut Source<R>) -> Result<Header, ReadEr
             break;
         }
         label.push(b);
+        if label == TEXT_REPORT_START {
+            return Err(ReadError::corrupt(WHAT, 0, TEXT_REPORT_MESSAGE));
+        }
         if label.len() > MAX_LABEL {
             return Err(ReadError::corrupt(
                 WHAT,

@@ -32,7 +32,7 @@ mod tests;
 
 pub use error::{ErrorKind, ReadError};
 pub use gz::GZIP_MAGIC;
-pub use header::{Header, LABEL_PREFIX};
+pub use header::{Header, LABEL_PREFIX, TEXT_REPORT_MESSAGE, TEXT_REPORT_START};
 pub use heap::{
     sub_record_name, sub_tag, BasicType, ClassDump, ClassLayout, ClassLayouts, ConstantPoolEntry,
     FieldDescriptor, FieldValue, HeapSubRecord, InstanceDump, ObjectArrayDump, PrimitiveArrayDump,
