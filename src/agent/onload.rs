@@ -220,7 +220,8 @@ fn open_output(opts: &Options) -> Sink {
         };
     }
     let name = opts.output_file_name(std::process::id(), |p| std::path::Path::new(p).exists());
-    match Sink::create_file(std::path::Path::new(&name)) {
+    // Heap dumps hold the program's data: their files are private.
+    match Sink::create_file(std::path::Path::new(&name), opts.heap_dump) {
         Ok(s) => s,
         Err(e) => startup_error(&format!("can't create profile file: {name} ({e})")),
     }

@@ -32,9 +32,18 @@ pub fn new_format(opts: &Options, segmented: bool) -> BoxedFormat {
                 ..Default::default()
             });
             if !segmented && opts.heap_dump {
-                // 1.0.1: one HEAP DUMP record per dump, staged in a file.
-                let exists = |n: &str| std::path::Path::new(n).exists();
-                f.stage_heap_dumps_in(opts.heap_temp_file_name(std::process::id(), exists).into());
+                // 1.0.1: one HEAP DUMP record per dump, staged in a file:
+                // beside the output file, or with `net=` (no output
+                // directory of the user's) in the system's temporary
+                // directory rather than wherever the JVM was started.
+                let pid = std::process::id();
+                let stage = if opts.net.is_some() {
+                    std::env::temp_dir().join(format!("hprof-rs-{pid}.hprof.TMP"))
+                } else {
+                    let exists = |n: &str| std::path::Path::new(n).exists();
+                    opts.heap_temp_file_name(pid, exists).into()
+                };
+                f.stage_heap_dumps_in(stage);
             }
             Box::new(f)
         }

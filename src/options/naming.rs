@@ -51,8 +51,10 @@ impl Options {
     /// The name of the temporary file heap-dump records are collected in.
     ///
     /// It is the output name plus `.TMP` (with `net` output: the default
-    /// name plus `.TMP`, in the current directory). If that file already
-    /// exists it is made unique with the PID rule, whatever `force` says.
+    /// name plus `.TMP`; the agent puts `net` scratch files in the system's
+    /// temporary directory instead). If that file already exists it is made
+    /// unique with the PID rule, whatever `force` says; the file itself is
+    /// always created new, never through a symlink.
     pub fn heap_temp_file_name(&self, pid: u32, exists: impl Fn(&str) -> bool) -> String {
         let base = if self.net.is_some() {
             self.default_file_name()

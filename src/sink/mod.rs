@@ -17,6 +17,44 @@ use std::time::{Duration, Instant};
 /// the connection open.
 pub const SOCKET_STALL_LIMIT: Duration = Duration::from_secs(5);
 
+/// How long `file=` naming a FIFO waits for a process to read it.
+const FIFO_READER_WAIT: Duration = Duration::from_secs(10);
+
+/// Open a FIFO for writing without hanging start-up: a non-blocking open
+/// fails at once while no process reads the FIFO, so it is retried for
+/// [`FIFO_READER_WAIT`]; once a reader is there, a normal (blocking) open
+/// returns at once and gives an ordinary blocking stream.
+fn open_fifo(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let start = Instant::now();
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+        {
+            Ok(probe) => {
+                let f = std::fs::OpenOptions::new().write(true).open(path)?;
+                drop(probe);
+                return Ok(f);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if start.elapsed() >= FIFO_READER_WAIT {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "it is a FIFO and no process opened it for reading within {} s",
+                            FIFO_READER_WAIT.as_secs()
+                        ),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Longest single blocking write on the socket, so that the stall limit is
 /// checked while a write waits.
 const SOCKET_WRITE_SLICE: Duration = Duration::from_millis(250);
@@ -34,12 +72,34 @@ pub enum Sink {
 }
 
 impl Sink {
-    /// Create (truncate) the output file, as `force=y` does; the caller has
-    /// already chosen the name (options decide `force=n` naming).
-    /// A name ending in `.gz` gives a gzip stream.
-    pub fn create_file(path: &Path) -> io::Result<Sink> {
-        let _ = std::fs::remove_file(path);
-        let f = File::create(path)?;
+    /// Open the output file, as `force=y` does; the caller has already
+    /// chosen the name (options decide `force=n` naming). A name ending in
+    /// `.gz` gives a gzip stream. Rules (docs/options.md, "Output files"):
+    ///
+    /// * nothing is ever unlinked: a regular file is truncated in place, and
+    ///   a FIFO, a device or a socket is written into as it is (`file=` used
+    ///   to delete and replace them, `/dev/null` included);
+    /// * a new file is created with mode 0600 when `private` (heap dumps
+    ///   hold the program's data, as HotSpot's own dumps, which are 0600),
+    ///   else 0644, both less the umask; an existing regular file that gets
+    ///   a heap dump is set to 0600;
+    /// * the name is the user's: a symlink there is followed.
+    pub fn create_file(path: &Path, private: bool) -> io::Result<Sink> {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
+        let existing = std::fs::metadata(path).ok().map(|m| m.file_type());
+        let regular = existing.is_none_or(|t| t.is_file());
+        if existing.is_some_and(|t| t.is_fifo()) {
+            return Ok(Sink::File(open_fifo(path)?));
+        }
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(regular)
+            .mode(if private { 0o600 } else { 0o644 })
+            .open(path)?;
+        if private && regular && existing.is_some() {
+            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
         if path.extension().is_some_and(|e| e == "gz") {
             // Fast compression: the writer thread must keep up with heap dumps.
             return Ok(Sink::Gzip(flate2::write::GzEncoder::new(

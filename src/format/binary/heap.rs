@@ -19,6 +19,9 @@ pub struct HeapWriter {
     begin_time: u32,
     segments: u32,
     stage: Option<Staged>,
+    /// The staging file could not take more: what it holds is kept and
+    /// copied out first, the rest of the dump stays in memory.
+    stage_full: bool,
 }
 
 /// A 1.0.1 heap dump's sub-records put aside in a temporary file while the
@@ -39,18 +42,47 @@ const STAGE_CHUNK: usize = 1 << 20;
 pub const DRAIN_CHUNK: usize = 4 << 20;
 
 impl Staged {
+    /// Create the scratch file at `path`, or beside it when that name is
+    /// taken (`path.PID.N`). Always a new file (O_EXCL), never through a
+    /// symlink (O_NOFOLLOW), mode 0600: another local user can neither
+    /// redirect it nor read the dump in it (docs/heap_dump.md, "Scratch
+    /// file").
     pub fn create(path: &Path) -> io::Result<Staged> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        Ok(Staged {
-            file,
-            path: path.to_path_buf(),
-            len: 0,
-        })
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut last = None;
+        for attempt in 0..16u32 {
+            let candidate = if attempt == 0 {
+                path.to_path_buf()
+            } else {
+                let mut name = path.as_os_str().to_owned();
+                name.push(format!(".{}.{attempt}", std::process::id()));
+                PathBuf::from(name)
+            };
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&candidate)
+            {
+                Ok(file) => {
+                    return Ok(Staged {
+                        file,
+                        path: candidate,
+                        len: 0,
+                    })
+                }
+                Err(e)
+                    if e.kind() == io::ErrorKind::AlreadyExists
+                        || e.raw_os_error() == Some(libc::ELOOP) =>
+                {
+                    last = Some(e)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
     }
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -109,6 +141,7 @@ impl HeapWriter {
             begin_time,
             segments: 0,
             stage: None,
+            stage_full: false,
         }
     }
 
@@ -117,16 +150,25 @@ impl HeapWriter {
         self.stage = Some(stage);
     }
 
-    /// Move buffered sub-records to the staging file; on a write error the
-    /// dump goes on in memory.
+    /// Move buffered sub-records to the staging file. On a write error (a
+    /// full disk) the bytes staged so far stay valid and are still copied
+    /// out; the rest of the dump is kept in memory. (Dropping the staged
+    /// part lost every ROOT and half the objects without a word.)
     fn spill(&mut self) {
+        if self.stage_full {
+            return;
+        }
         if let Some(st) = self.stage.as_mut() {
+            let staged = st.len;
             if let Err(e) = st.append(&self.buf) {
                 crate::diag::error(&format!(
-                    "heap dump: cannot write temporary file {}: {e}; buffering in memory",
+                    "heap dump: cannot write temporary file {}: {e}; the rest of the dump is kept in memory",
                     st.path.display()
                 ));
-                self.stage = None;
+                // A partial write leaves bytes past `len`; only `len`
+                // bytes are copied back, and later bytes stay in memory.
+                st.len = staged;
+                self.stage_full = true;
                 return;
             }
             self.buf.clear();

@@ -1,0 +1,270 @@
+//! Files the agent writes, under hostile conditions (docs/options.md,
+//! "Output files"; docs/heap_dump.md, "Scratch file"): a FIFO or a device
+//! node named by `file=` is written into and left in place, symlinks at
+//! the scratch file's name are never followed, heap dumps are private
+//! (0600), and a scratch file on a full disk loses nothing.
+//!
+//! Device nodes and the small full disk (tmpfs) need root; without it those
+//! checks say SKIPPED and the others run.
+
+mod common;
+
+use hprof_rs::reader::read_all;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn run(dir: &Path, opts: &str, main: &str, args: &[&str]) -> common::BoundedRun {
+    let r = common::run_with_agent_bounded(dir, opts, main, args, LIMIT);
+    assert!(!r.timed_out, "{opts}: did not finish");
+    r
+}
+
+/// As `run`, with a heap small enough (< 2 GB) for HPROF 1.0.1, whose
+/// heap dumps are staged in a scratch file beside the output.
+fn run_staged(dir: &Path, opts: &str, main: &str, args: &[&str]) -> common::BoundedRun {
+    let agent = format!("-agentpath:{}={opts}", common::agent_path().display());
+    let r = common::run_java_bounded(dir, &["-Xmx512m", &agent], main, args, LIMIT);
+    assert!(!r.timed_out, "{opts}: did not finish");
+    r
+}
+
+fn sh(cmd: &str, args: &[&str]) -> bool {
+    Command::new(cmd)
+        .args(args)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Reads a FIFO to its end on a thread, for at most `LIMIT`: opened
+/// without blocking (so a writer that never comes cannot hang the test),
+/// it is read until a writer has come and gone.
+fn drain_fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = path.to_path_buf();
+    std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(p)
+            .unwrap();
+        let (mut v, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+        let start = std::time::Instant::now();
+        while start.elapsed() < LIMIT {
+            match f.read(&mut buf) {
+                Ok(0) if !v.is_empty() => break,
+                Ok(0) => std::thread::sleep(Duration::from_millis(5)),
+                Ok(n) => v.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                Err(e) => panic!("reading the FIFO: {e}"),
+            }
+        }
+        v
+    })
+}
+
+/// `file=` naming a FIFO used to unlink it and write a regular file.
+#[test]
+fn a_fifo_gets_the_output_and_stays_a_fifo() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_fifo");
+    let fifo = dir.join("out.fifo");
+    assert!(sh("mkfifo", &[fifo.to_str().unwrap()]));
+    let reader = drain_fifo(&fifo);
+    let r = run(
+        &dir,
+        &format!("cpu=samples,file={}", fifo.display()),
+        "CpuSplit",
+        &["1"],
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let text = String::from_utf8(reader.join().unwrap()).unwrap();
+    assert!(text.starts_with("JAVA PROFILE 1.0.1, created"), "{text}");
+    assert!(text.contains("CPU SAMPLES END"));
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+/// A copy of /dev/null and of /dev/full (made with mknod): still device
+/// nodes afterwards; /dev/full's ENOSPC is one message and a normal exit.
+#[test]
+fn device_nodes_are_written_into_not_replaced() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_dev");
+    let null = dir.join("null");
+    let full = dir.join("full");
+    if !sh("mknod", &[null.to_str().unwrap(), "c", "1", "3"])
+        || !sh("mknod", &[full.to_str().unwrap(), "c", "1", "7"])
+    {
+        eprintln!("SKIPPED: mknod needs root; device-node checks not run");
+        return;
+    }
+    let r = run(
+        &dir,
+        &format!("heap=sites,file={}", null.display()),
+        "Hello",
+        &[],
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let r = run(
+        &dir,
+        &format!("heap=dump,format=b,file={}", full.display()),
+        "Hello",
+        &[],
+    );
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    assert_eq!(
+        err.matches("HPROF ERROR: write to output file failed")
+            .count(),
+        1,
+        "{err}"
+    );
+    for dev in [&null, &full] {
+        let t = std::fs::symlink_metadata(dev).unwrap().file_type();
+        assert!(t.is_char_device(), "{} was replaced", dev.display());
+    }
+}
+
+/// The scratch file of a 1.0.1 heap dump (`<file>.TMP`) used to follow a
+/// symlink there: create its target, or truncate and overwrite the file it
+/// points to.
+#[test]
+fn symlinks_at_the_scratch_name_are_not_followed() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_symlink");
+    let precious = dir.join("precious");
+    std::fs::write(&precious, b"keep me").unwrap();
+    let elsewhere = dir.join("created-through-link");
+    for (target, name) in [(&precious, "a.hprof"), (&elsewhere, "b.hprof")] {
+        std::os::unix::fs::symlink(target, dir.join(format!("{name}.TMP"))).unwrap();
+        let r = run_staged(
+            &dir,
+            &format!("heap=dump,format=b,file={name}"),
+            "HoldObjects",
+            &[],
+        );
+        assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+        let dump = read_all(&dir.join(name)).expect("dump parses");
+        assert_eq!(dump.header.version, "1.0.1", "a staged dump");
+        assert_eq!(dump.heap_dumps.len(), 1);
+    }
+    assert_eq!(std::fs::read(&precious).unwrap(), b"keep me");
+    assert!(!elsewhere.exists(), "the link's target was created");
+    // Scratch files are gone and the links left alone.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".TMP") && !n.ends_with(".hprof.TMP"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Heap dumps are 0600 (they hold passwords and keys), new or overwritten;
+/// other outputs are 0644 less the umask.
+#[test]
+fn heap_dumps_are_private() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_modes");
+    let mode = |n: &str| std::fs::metadata(dir.join(n)).unwrap().permissions().mode() & 0o777;
+    std::fs::write(dir.join("old.hprof"), b"x").unwrap();
+    std::fs::set_permissions(
+        dir.join("old.hprof"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    for (opts, file) in [
+        ("heap=dump,format=b", "new.hprof"),
+        ("heap=dump,format=b", "old.hprof"),
+        ("heap=all", "all.txt"),
+        ("cpu=samples", "cpu.txt"),
+    ] {
+        let r = run(&dir, &format!("{opts},file={file}"), "Hello", &[]);
+        assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    }
+    assert_eq!(mode("new.hprof"), 0o600);
+    assert_eq!(mode("old.hprof"), 0o600);
+    assert_eq!(mode("all.txt"), 0o600);
+    assert_eq!(mode("cpu.txt") & 0o600, 0o600);
+    assert_eq!(mode("cpu.txt") & 0o111, 0);
+}
+
+/// A 1.0.1 dump's scratch file on a full disk (a 1 MiB tmpfs) while the
+/// output goes elsewhere (a FIFO read by the test): the dump is complete,
+/// with one message. It used to drop what was staged (every ROOT, half the
+/// objects) and exit 0.
+#[test]
+fn a_full_disk_under_the_scratch_file_loses_nothing() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_full");
+    let small = dir.join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    if !sh(
+        "mount",
+        &[
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=1m",
+            "tmpfs",
+            small.to_str().unwrap(),
+        ],
+    ) {
+        eprintln!("SKIPPED: mounting a small tmpfs needs root; full-disk check not run");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _mounted = Unmount(&small);
+    let fifo = small.join("out.hprof");
+    assert!(sh("mkfifo", &[fifo.to_str().unwrap()]));
+    let reader = drain_fifo(&fifo);
+    let r = run_staged(
+        &dir,
+        &format!("heap=dump,format=b,file={}", fifo.display()),
+        "HoldObjects",
+        &["20"],
+    );
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    let bytes = reader.join().unwrap();
+    assert!(
+        bytes.len() > 2 << 20,
+        "the dump must not fit the 1 MiB disk"
+    );
+    assert_eq!(
+        err.matches("cannot write temporary file").count(),
+        1,
+        "{err}"
+    );
+    let copy = dir.join("copy.hprof");
+    std::fs::write(&copy, &bytes).unwrap();
+    let dump = read_all(&copy).expect("the dump parses");
+    let d = &dump.heap_dumps[0];
+    assert!(d.ended, "a complete HEAP DUMP record");
+    assert!(!d.roots.is_empty(), "ROOT records kept");
+    // HoldObjects keeps 3000 HeldA per scale unit.
+    let held_a = dump
+        .classes
+        .iter()
+        .find(|c| c.name.as_deref() == Some("HoldObjects$HeldA"))
+        .expect("HeldA loaded");
+    let count = d
+        .instances
+        .iter()
+        .filter(|i| i.class_id == held_a.class_id)
+        .count();
+    assert_eq!(count, 3000 * 20);
+}
