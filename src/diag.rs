@@ -24,11 +24,48 @@ pub fn error_line(message: &str, loc: &Location<'_>) -> String {
     format!("HPROF ERROR: {message} [{file}:{}]\n", loc.line())
 }
 
+/// Write one message line to stderr. Unit tests collect the lines instead
+/// (see `captured`), so an error a test provokes on purpose is checked by
+/// that test rather than printed among passing tests.
+fn emit(line: &str) {
+    #[cfg(test)]
+    {
+        captured::push(line);
+    }
+    #[cfg(not(test))]
+    {
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+}
+
+/// Lines the agent would have printed, in unit tests.
+#[cfg(test)]
+pub mod captured {
+    use std::sync::Mutex;
+
+    static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    pub(super) fn push(line: &str) {
+        LINES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(line.to_string());
+    }
+
+    /// Remove and return the captured lines that contain `text`.
+    pub fn take_matching(text: &str) -> Vec<String> {
+        let mut all = LINES.lock().unwrap_or_else(|e| e.into_inner());
+        let (hit, keep): (Vec<String>, Vec<String>) = all.drain(..).partition(|l| l.contains(text));
+        *all = keep;
+        hit
+    }
+}
+
 /// Print a non-fatal error; with `errorexit=y` it becomes fatal.
 #[track_caller]
 pub fn error(message: &str) {
     let line = error_line(message, Location::caller());
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    emit(&line);
     if ERROR_EXIT.load(Ordering::Relaxed) {
         terminate();
     }
@@ -38,7 +75,7 @@ pub fn error(message: &str) {
 #[track_caller]
 pub fn fatal(message: &str) -> ! {
     let line = error_line(message, Location::caller());
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    emit(&line);
     terminate()
 }
 
@@ -66,7 +103,7 @@ pub fn verbose(enabled: bool, text: &str) {
 #[track_caller]
 pub fn rejected(message: &str) {
     let line = error_line(message, Location::caller());
-    let _ = std::io::stderr().write_all(line.as_bytes());
+    emit(&line);
 }
 
 #[cfg(test)]

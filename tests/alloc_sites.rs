@@ -459,3 +459,30 @@ fn sampled_mode_reports_estimates() {
     assert_eq!(p.alloc_sites.len(), 1);
     assert_eq!(p.alloc_sites[0].flags, 0x8);
 }
+
+/// `sitesorder=alloc`: SITES ordered by allocated bytes, and sites that
+/// allocate much but keep nothing (AllocSites$Dropped) are listed; in live
+/// order with exact counts they stay cut, as in the original.
+#[test]
+fn sitesorder_alloc_lists_sites_that_allocate_much_and_keep_nothing() {
+    let (_, sites, _) = run_text("sitesorder", "heap=sites,sitesorder=alloc");
+    let s = &sites[0];
+    assert!(
+        s.begin
+            .starts_with("SITES BEGIN (ordered by allocated bytes) "),
+        "{}",
+        s.begin
+    );
+    let alloc: Vec<u64> = s.rows.iter().map(|r| r.counts.alloc_bytes).collect();
+    assert!(alloc.windows(2).all(|w| w[0] >= w[1]), "{alloc:?}");
+    let dropped: Vec<_> = s
+        .rows
+        .iter()
+        .filter(|r| r.class == "AllocSites$Dropped")
+        .collect();
+    assert_eq!(dropped.len(), 1, "the dropped site is listed");
+    assert_eq!(dropped[0].counts.live_objs, 0);
+    assert!(dropped[0].counts.alloc_objs > 0);
+    let ranks: Vec<u32> = s.rows.iter().map(|r| r.rank).collect();
+    assert_eq!(ranks, (1..=ranks.len() as u32).collect::<Vec<_>>());
+}

@@ -91,7 +91,7 @@ fn help_prints_usage_and_exits_zero() {
     let out = java_with(&agentpath("help"));
     assert_eq!(out.status.code(), Some(0));
     let text = common::stdout(&out);
-    assert_eq!(text, hprof_rs::options::HELP_TEXT);
+    assert_eq!(text, hprof_rs::options::help_text());
     assert!(text.contains("heap=dump|sites|all    heap profiling                 all\n"));
     assert!(!text.contains("hello"));
 }

@@ -71,6 +71,14 @@ impl EventHandler for Handler {
         alloc_sites::on_alloc(a, jni, thread, obj, klass, size, true);
     }
 
+    fn gc_finish(&self) {
+        // No gate and no lock: only an atomic counter (JVMTI allows little
+        // else in this event).
+        if let Some(a) = agent() {
+            alloc_sites::on_gc_finish(a);
+        }
+    }
+
     fn object_free(&self, tag: i64) {
         // No gate: frees only touch agent tables, which outlive the VM's
         // last callback, and skipping one would leave a live count too high.

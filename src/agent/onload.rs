@@ -85,7 +85,7 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     }
     if options::is_help_request(cmdline) {
         let mut out = std::io::stdout();
-        let _ = out.write_all(options::HELP_TEXT.as_bytes());
+        let _ = out.write_all(options::help_text().as_bytes());
         let _ = out.flush();
         std::process::exit(0);
     }

@@ -4,6 +4,7 @@ use super::trace_info;
 use crate::agent::Agent;
 use crate::format::{
     HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED, SITES_FORCE_GC, SITES_INCREMENTAL,
+    SITES_SORT_BY_ALLOC,
 };
 use crate::profile::alloc_sites::{self, report_instances};
 use crate::tables::sites::{totals_of, SiteSnapshot};
@@ -70,7 +71,12 @@ fn report_totals(sites: &[SiteSnapshot], interval: u64) -> HeapTotals {
 /// Full-dump section: GC and frees first (`gcbeforedump`), then every
 /// trace not yet written, then SITES / ALLOC SITES.
 pub fn write(agent: &Agent, cutoff: f64) {
-    write_with(agent, 0, cutoff);
+    let order = if agent.opts.sites_by_alloc {
+        SITES_SORT_BY_ALLOC
+    } else {
+        0
+    };
+    write_with(agent, order, cutoff);
 }
 
 /// SITES / ALLOC SITES with a socket request's flags: 0x1 only sites

@@ -62,24 +62,57 @@ fn below(ratio: f64, cutoff: f64) -> bool {
 }
 
 /// SITES / ALLOC SITES rows: descending live bytes (or allocated bytes with
-/// [`crate::format::SITES_SORT_BY_ALLOC`]); the ratio is always live bytes /
-/// total live bytes; stop at the first row below the cutoff.
+/// [`crate::format::SITES_SORT_BY_ALLOC`]); the printed ratio is always
+/// live bytes / total live bytes.
+///
+/// Exact counts in live order keep the original's rule: stop at the first
+/// row whose live share is below the cutoff. Ordered by allocated bytes,
+/// or with counts estimated from samples, a row is kept when its live share
+/// *or* its share of the allocated bytes reaches the cutoff, so sites that
+/// allocate much and retain little are not hidden behind a live share of 0
+/// (docs/alloc_sites.md, "Which rows are shown"). The original sorted by
+/// allocation but still stopped at the first small live share.
 pub fn select_sites<'r>(report: &'r SitesReport<'_>) -> Vec<Ranked<'r, SiteRow<'r>>> {
     let by_alloc = report.sorted_by_alloc();
     let total = report.totals.live_bytes as f64;
+    let total_alloc = report
+        .rows
+        .iter()
+        .map(|r| u64::from(r.alloc_bytes))
+        .sum::<u64>() as f64;
     let cutoff = report.cutoff;
-    rank_rows(
-        &report.rows,
-        |a, b| {
-            if by_alloc {
-                b.alloc_bytes.cmp(&a.alloc_bytes)
-            } else {
-                b.live_bytes.cmp(&a.live_bytes)
-            }
-        },
-        |r| share(r.live_bytes as f64, total),
-        |_, ratio| !below(ratio, cutoff),
-    )
+    let cmp = |a: &SiteRow<'_>, b: &SiteRow<'_>| {
+        if by_alloc {
+            b.alloc_bytes.cmp(&a.alloc_bytes)
+        } else {
+            b.live_bytes.cmp(&a.live_bytes)
+        }
+    };
+    let live_share = |r: &SiteRow<'_>| share(r.live_bytes as f64, total);
+    if !(by_alloc || report.estimated()) {
+        return rank_rows(&report.rows, cmp, live_share, |_, ratio| {
+            !below(ratio, cutoff)
+        });
+    }
+    let kept: Vec<&SiteRow<'_>> = report
+        .rows
+        .iter()
+        .filter(|r| {
+            !below(live_share(r), cutoff)
+                || !below(share(r.alloc_bytes as f64, total_alloc), cutoff)
+        })
+        .collect();
+    let mut ranked = rank_rows(&kept, |a, b| cmp(a, b), |r| live_share(r), |_, _| true);
+    // Re-point the rows at the report's own rows (rank_rows saw references).
+    ranked
+        .drain(..)
+        .map(|r| Ranked {
+            rank: r.rank,
+            row: *r.row,
+            ratio: r.ratio,
+            accum: r.accum,
+        })
+        .collect()
 }
 
 /// CPU SAMPLES / CPU TIME rows: descending self cost; stop at the first row
@@ -198,18 +231,37 @@ mod tests {
     }
 
     #[test]
-    fn sites_by_alloc_uses_live_ratio_and_stops_early() {
-        // Sorted by allocated bytes, but the cutoff looks at live bytes:
-        // the second row (live 0) stops the list although row 3 is big.
+    fn sites_by_alloc_keep_rows_that_allocate_or_retain_enough() {
+        // Sorted by allocated bytes: row 2 retains nothing but allocated
+        // 44 % of the bytes, row 3 allocated little but holds 90 % of the
+        // live bytes, row 4 is small both ways.
         let r = sites(
             SITES_SORT_BY_ALLOC,
             0.01,
             100,
-            vec![site(1, 10, 500), site(2, 0, 400), site(3, 90, 10)],
+            vec![
+                site(1, 10, 500),
+                site(2, 0, 400),
+                site(3, 90, 10),
+                site(4, 0, 1),
+            ],
         );
         let sel = select_sites(&r);
-        assert_eq!(serials(&sel, |s| s.trace_serial), [1]);
+        assert_eq!(serials(&sel, |s| s.trace_serial), [1, 2, 3]);
         assert_eq!(sel[0].ratio, 0.1);
+        assert_eq!(sel[1].ratio, 0.0);
+        assert_eq!(sel.iter().map(|r| r.rank).collect::<Vec<_>>(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn estimated_sites_keep_allocation_heavy_rows_in_live_order() {
+        let r = sites(
+            crate::format::SITES_ESTIMATED,
+            0.01,
+            100,
+            vec![site(1, 100, 10), site(2, 0, 900)],
+        );
+        assert_eq!(serials(&select_sites(&r), |s| s.trace_serial), [1, 2]);
     }
 
     #[test]

@@ -1,19 +1,26 @@
-//! The usage text printed for `-agentlib:hprof=help`.
+//! The usage text printed for `help` (`-agentpath:.../libhprof_rs.so=help`).
 //!
-//! This is the product-build text of the original agent, byte for byte: the
-//! first line is empty, every line ends in `\n`, there are no trailing
-//! spaces, and the option table uses a 23-column option field and a
-//! 31-column description field. Our own extension options are deliberately
-//! not listed here (see docs/options.md), so that `help` output stays
-//! identical to the original's.
+//! It keeps the layout of the original agent's text (a 23-column option
+//! field and a 31-column description field, the same rows for the original
+//! options) so that readers of the old text find what they know, but its
+//! examples use the ways this library is really loaded (`-agentlib:hprof`
+//! names a library that no longer exists), it lists the options hprof-rs
+//! adds, and its title names the build. Debug options are in
+//! docs/options.md only.
 
-/// Exact usage text written to stdout (exit status 0) when the command-line
-/// option string is exactly `help`.
-pub const HELP_TEXT: &str = concat!(
+/// The text written to stdout (exit status 0) when the option string is
+/// exactly `help`.
+pub fn help_text() -> String {
+    format!(
+        "\n     HPROF: Heap and CPU Profiling Agent, hprof-rs {}\n{HELP_BODY}",
+        crate::build_info::BUILD
+    )
+}
+
+/// Everything below the title.
+const HELP_BODY: &str = concat!(
     "\n",
-    "     HPROF: Heap and CPU Profiling Agent (JVMTI Demonstration Code)\n",
-    "\n",
-    "hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]\n",
+    "hprof usage: java -agentpath:<dir>/libhprof_rs.so=[help]|[<option>=<value>, ...]\n",
     "\n",
     "Option Name and Value  Description                    Default\n",
     "---------------------  -----------                    -------\n",
@@ -33,6 +40,15 @@ pub const HELP_TEXT: &str = concat!(
     "force=y|n              force output to <file>         y\n",
     "verbose=y|n            print messages about dumps     y\n",
     "\n",
+    "Options added by hprof-rs\n",
+    "-------------------------\n",
+    "heapsample=<bytes>     sampled heap=sites (0 exact)   0\n",
+    "gcbeforedump=y|n       GC before each report          y\n",
+    "sitesorder=live|alloc  order SITES by live or alloc'd live\n",
+    "idsize=4|8             binary identifier size         4\n",
+    "arraylen=y|n           full length of object arrays   n\n",
+    "rootzero=y|n           original's thread root 0       y\n",
+    "\n",
     "Obsolete Options\n",
     "----------------\n",
     "gc_okay=y|n\n",
@@ -40,136 +56,129 @@ pub const HELP_TEXT: &str = concat!(
     "Examples\n",
     "--------\n",
     "  - Get sample cpu information every 20 millisec, with a stack depth of 3:\n",
-    "      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname\n",
+    "      java -agentpath:<dir>/libhprof_rs.so=cpu=samples,interval=20,depth=3 classname\n",
     "  - Get heap usage information based on the allocation sites:\n",
-    "      java -agentlib:hprof=heap=sites classname\n",
+    "      java -agentpath:<dir>/libhprof_rs.so=heap=sites classname\n",
     "\n",
     "Notes\n",
     "-----\n",
     "  - The option format=b cannot be used with monitor=y.\n",
     "  - The option format=b cannot be used with cpu=old|times.\n",
-    "  - Use of the -Xrunhprof interface can still be used, e.g.\n",
-    "       java -Xrunhprof:[help]|[<option>=<value>, ...]\n",
-    "    will behave exactly the same as:\n",
-    "       java -agentlib:hprof=[help]|[<option>=<value>, ...]\n",
-    "\n",
-    "Warnings\n",
-    "--------\n",
-    "  - This is demonstration code for the JVMTI interface and use of BCI,\n",
-    "    it is not an official product or formal part of the JDK.\n",
-    "  - The -Xrunhprof interface will be removed in a future release.\n",
-    "  - The option format=b is considered experimental, this format may change\n",
-    "    in a future release.\n",
+    "  - With <dir> on LD_LIBRARY_PATH,\n",
+    "       java -agentlib:hprof_rs=[help]|[<option>=<value>, ...]\n",
+    "    and java -Xrunhprof_rs:[help]|[<option>=<value>, ...]\n",
+    "    behave exactly the same.\n",
+    "  - Debug options (logflags, debugflags, ...) are described in docs/options.md.\n",
 );
 
 #[cfg(test)]
 mod tests {
-    use super::HELP_TEXT;
+    use super::help_text;
 
-    fn lines() -> Vec<&'static str> {
-        HELP_TEXT
-            .strip_suffix('\n')
-            .expect("ends with a newline")
-            .split('\n')
-            .collect()
+    fn text() -> String {
+        help_text()
     }
 
     #[test]
     fn shape() {
-        assert!(HELP_TEXT.starts_with(
-            "\n     HPROF: Heap and CPU Profiling Agent (JVMTI Demonstration Code)\n\n"
-        ));
-        assert!(HELP_TEXT.ends_with("    in a future release.\n"));
-        assert_eq!(lines().len(), 50);
-        assert!(HELP_TEXT.is_ascii());
-        assert!(!HELP_TEXT.contains('\t'));
-        assert!(!HELP_TEXT.contains("\r"));
-        for line in lines() {
+        let t = text();
+        assert!(t.starts_with(&format!(
+            "\n     HPROF: Heap and CPU Profiling Agent, hprof-rs {}\n\n",
+            crate::build_info::BUILD
+        )));
+        assert!(t.is_ascii());
+        assert!(!t.contains('\t') && !t.contains('\r'));
+        for line in t.lines() {
             assert_eq!(line.trim_end(), line, "trailing blanks in {line:?}");
         }
     }
 
+    /// `-agentlib:hprof` names a library that does not exist: every example
+    /// must load this one.
     #[test]
-    fn exact_lines() {
-        let l = lines();
-        assert_eq!(l[0], "");
-        assert_eq!(
-            l[3],
-            "hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]"
-        );
-        assert_eq!(
-            l[5],
-            "Option Name and Value  Description                    Default"
-        );
-        assert_eq!(
-            l[6],
-            "---------------------  -----------                    -------"
-        );
-        assert_eq!(
-            l[7],
-            "heap=dump|sites|all    heap profiling                 all"
-        );
-        assert_eq!(
-            l[19],
-            "msa=y|n                Solaris micro state accounting n"
-        );
-        assert_eq!(l[22], "");
-        assert_eq!(l[23], "Obsolete Options");
-        assert_eq!(l[25], "gc_okay=y|n");
-        assert_eq!(
-            l[30],
-            "      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname"
-        );
-        assert_eq!(
-            l[37],
-            "  - The option format=b cannot be used with cpu=old|times."
-        );
-        assert_eq!(
-            l[39],
-            "       java -Xrunhprof:[help]|[<option>=<value>, ...]"
-        );
-        assert_eq!(
-            l[45],
-            "  - This is demonstration code for the JVMTI interface and use of BCI,"
-        );
+    fn examples_load_this_library() {
+        let t = text();
+        assert!(!t.contains("-agentlib:hprof="), "{t}");
+        assert!(!t.contains("-Xrunhprof:"), "{t}");
+        for l in t.lines().filter(|l| l.trim_start().starts_with("java ")) {
+            assert!(
+                l.contains("libhprof_rs.so=") || l.contains("hprof_rs=") || l.contains("hprof_rs:"),
+                "{l}"
+            );
+        }
+    }
+
+    /// Every option a user may set (all but the debug options, which
+    /// docs/options.md lists) appears in the table, and the parser accepts
+    /// each name shown.
+    #[test]
+    fn every_user_option_is_listed() {
+        let t = text();
+        let names = [
+            "heap",
+            "cpu",
+            "monitor",
+            "format",
+            "file",
+            "net",
+            "depth",
+            "interval",
+            "cutoff",
+            "lineno",
+            "thread",
+            "doe",
+            "msa",
+            "force",
+            "verbose",
+            "heapsample",
+            "gcbeforedump",
+            "sitesorder",
+            "idsize",
+            "arraylen",
+            "rootzero",
+            "gc_okay",
+        ];
+        for n in names {
+            assert!(
+                t.lines().any(|l| l.starts_with(&format!("{n}="))),
+                "{n} missing from help"
+            );
+        }
+        let listed: Vec<&str> = t
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(n, _)| n))
+            .filter(|n| !n.contains(' ') && !n.is_empty())
+            .collect();
+        for n in listed {
+            assert!(names.contains(&n), "{n} listed but not known to this test");
+        }
     }
 
     #[test]
     fn option_table_uses_23_and_31_columns() {
-        let rows = [
-            ("Option Name and Value", "Description", "Default"),
-            ("---------------------", "-----------", "-------"),
-            ("heap=dump|sites|all", "heap profiling", "all"),
-            ("cpu=samples|times|old", "CPU usage", "off"),
-            ("monitor=y|n", "monitor contention", "n"),
-            ("format=a|b", "text(txt) or binary output", "a"),
-            ("file=<file>", "write data to file", "java.hprof[{.txt}]"),
-            ("net=<host>:<port>", "send data over a socket", "off"),
-            ("depth=<size>", "stack trace depth", "4"),
-            ("interval=<ms>", "sample interval in ms", "10"),
-            ("cutoff=<value>", "output cutoff point", "0.0001"),
-            ("lineno=y|n", "line number in traces?", "y"),
-            ("thread=y|n", "thread in traces?", "n"),
-            ("doe=y|n", "dump on exit?", "y"),
-            ("msa=y|n", "Solaris micro state accounting", "n"),
-            ("force=y|n", "force output to <file>", "y"),
-            ("verbose=y|n", "print messages about dumps", "y"),
-        ];
-        let expected: String = rows
-            .iter()
-            .map(|(o, d, v)| format!("{o:<23}{d:<31}{v}\n"))
-            .collect();
-        let start = HELP_TEXT.find("Option Name and Value").unwrap();
-        assert_eq!(&HELP_TEXT[start..start + expected.len()], expected);
-        assert!(HELP_TEXT[start + expected.len()..].starts_with("\nObsolete Options\n"));
+        let t = text();
+        let table = t
+            .lines()
+            .skip_while(|l| !l.starts_with("Option Name and Value"))
+            .take_while(|l| !l.starts_with("Obsolete Options"));
+        for l in table.filter(|l| l.contains('=')) {
+            if l.len() > 23 {
+                assert_eq!(&l[22..23], " ", "{l}");
+                assert_ne!(&l[23..24], " ", "description at column 23: {l}");
+            }
+            if l.len() > 54 {
+                assert_eq!(&l[53..54], " ", "{l}");
+                assert_ne!(&l[54..55], " ", "default at column 54: {l}");
+            }
+        }
     }
 
     #[test]
     fn defaults_in_the_table_match_the_parser() {
         let d = crate::options::Options::default();
+        let t = text();
         let row = |prefix: &str| {
-            HELP_TEXT
-                .lines()
+            t.lines()
                 .find(|l| l.starts_with(prefix))
                 .map(|l| l[54..].to_string())
                 .unwrap()
@@ -177,5 +186,6 @@ mod tests {
         assert_eq!(row("depth="), d.depth.to_string());
         assert_eq!(row("interval="), d.interval_ms.to_string());
         assert_eq!(row("cutoff=").parse::<f64>().unwrap(), d.cutoff);
+        assert_eq!(row("heapsample="), d.heap_sample_bytes.to_string());
     }
 }

@@ -3,7 +3,7 @@
 //! Start-up sequence expected from the agent:
 //!
 //! 1. if [`is_help_request`] on the raw command-line string, print
-//!    [`HELP_TEXT`] to stdout and exit 0;
+//!    [`help_text`] to stdout and exit 0;
 //! 2. [`combine_with_env`] with the value of [`ENV_VAR`];
 //! 3. [`parse`] the combined string; on error print
 //!    `HPROF ERROR: <error>` plus a location suffix to stderr and exit 1
@@ -23,7 +23,7 @@ mod values;
 mod tests;
 
 pub use error::OptionError;
-pub use help::HELP_TEXT;
+pub use help::help_text;
 pub use naming::{unique_file_name, DEFAULT_BINARY_FILE, DEFAULT_TEXT_FILE, HEAP_TEMP_SUFFIX};
 
 use tokenizer::Tokenizer;
@@ -149,6 +149,9 @@ pub struct Options {
     /// `idsize`: identifier size of binary output, 4 or 8.
     pub id_size: u8,
     /// `arraylen`: object arrays carry their true length.
+    /// `sitesorder=alloc`: SITES of dumps ordered by allocated bytes, and
+    /// rows kept when they allocate or retain enough (docs/alloc_sites.md).
+    pub sites_by_alloc: bool,
     pub true_array_len: bool,
     /// `rootzero`: write the pseudo thread root with object ID 0.
     pub pseudo_root: bool,
@@ -239,6 +242,7 @@ impl Options {
             gc_before_dump: true,
             id_size: 4,
             true_array_len: false,
+            sites_by_alloc: false,
             pseudo_root: true,
             raw: raw.to_string(),
         }
@@ -338,6 +342,10 @@ impl Options {
                     values::decimal(name, tokens.value(), Bound::NonNegative)?.into();
             }
             "idsize" => self.id_size = values::one_of(name, tokens.value(), &[("4", 4), ("8", 8)])?,
+            "sitesorder" => {
+                self.sites_by_alloc =
+                    values::one_of(name, tokens.value(), &[("live", false), ("alloc", true)])?
+            }
             "exitpause" => {
                 return Err(
                     "The exitpause option was removed, use -XX:OnError='cmd %%p'".to_string(),

@@ -61,6 +61,9 @@ pub struct AllocSites {
     pub untracked: AtomicU64,
     /// ObjectFree events applied.
     pub frees: AtomicU64,
+    /// GarbageCollectionFinish events seen: tells a report whether the GC
+    /// it forced really ran.
+    pub collections: AtomicU64,
     warned_full: AtomicBool,
     /// Objects counted at allocation whose tag was later replaced by a class
     /// or thread tag (mirrors, Thread objects): new tag -> object slot.
@@ -115,7 +118,11 @@ pub fn start(agent: &Agent) {
     let st = &agent.alloc;
     let interval = st.interval.load(Ordering::Relaxed);
     let j = agent.jvmti;
-    let mut events = vec![event::OBJECT_FREE, event::SAMPLED_OBJECT_ALLOC];
+    let mut events = vec![
+        event::OBJECT_FREE,
+        event::SAMPLED_OBJECT_ALLOC,
+        event::GARBAGE_COLLECTION_FINISH,
+    ];
     if interval == 0 {
         // Exact mode also needs the allocations the VM cannot sample. In
         // sampled mode they are part of the sampled population already.
@@ -171,6 +178,7 @@ pub fn stop(agent: &Agent) {
         event::SAMPLED_OBJECT_ALLOC,
         event::VM_OBJECT_ALLOC,
         event::OBJECT_FREE,
+        event::GARBAGE_COLLECTION_FINISH,
     ] {
         let _ = agent.jvmti.set_event_mode(false, ev);
     }
@@ -461,11 +469,20 @@ pub fn prepare_report(agent: &Agent, force_gc: bool) {
     let t0 = Instant::now();
     let frees0 = st.frees.load(Ordering::Relaxed);
     let _no_reuse = agent.tables.objects.pause_recycling();
-    if let Err(e) = agent.jvmti.force_garbage_collection() {
-        diag::error(&format!(
-            "cannot force a garbage collection before the report: {e}"
-        ));
-        return;
+    let retries = match force_collection(agent) {
+        Ok(n) => n,
+        Err(e) => {
+            diag::error(&format!(
+                "cannot force a garbage collection before the report: {e}"
+            ));
+            return;
+        }
+    };
+    if retries > 0 {
+        diag::verbose(
+            agent.opts.verbose,
+            &format!(" (the GC ran at attempt {})", retries + 1),
+        );
     }
     let reaped = match reap_dead(agent) {
         Ok(n) => n,
@@ -485,6 +502,32 @@ pub fn prepare_report(agent: &Agent, force_gc: bool) {
             t0.elapsed().as_millis()
         ),
     );
+}
+
+/// Force a garbage collection and make sure one ran: HotSpot skips a
+/// forced full GC without a word while a thread is in a JNI critical
+/// region (GCLocker), and the heap check would then count that garbage as
+/// live. Retries for up to half a second; returns how many retries it took.
+fn force_collection(agent: &Agent) -> crate::jvmti::JResult<u32> {
+    const ATTEMPTS: u32 = 50;
+    for attempt in 0..ATTEMPTS {
+        let before = agent.alloc.collections.load(Ordering::Acquire);
+        agent.jvmti.force_garbage_collection()?;
+        if agent.alloc.collections.load(Ordering::Acquire) != before {
+            return Ok(attempt);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    diag::verbose(
+        agent.opts.verbose,
+        " (no garbage collection ran for the report; unreachable objects may count as live)",
+    );
+    Ok(ATTEMPTS)
+}
+
+/// A GarbageCollectionFinish event (counted only; the VM forbids more).
+pub fn on_gc_finish(agent: &Agent) {
+    agent.alloc.collections.fetch_add(1, Ordering::AcqRel);
 }
 
 /// Compare the object table with the heap (after a GC, with slot reuse
@@ -531,10 +574,14 @@ fn reap_dead(agent: &Agent) -> crate::jvmti::JResult<u64> {
     }
     let interval = agent.alloc.interval.load(Ordering::Relaxed);
     let mut reaped = 0;
+    let mut pending = 0;
     for (slot, &raw) in cells.iter().enumerate().skip(1) {
         let Some(info) = objects::decode(raw) else {
             continue;
         };
+        if info.owner != NO_OWNER && info.owner != REAPED && info.owner & PENDING != 0 {
+            pending += 1;
+        }
         // Pending, reaped and non-site slots are left alone.
         if info.owner >= PENDING || seen[slot / 64] & (1 << (slot % 64)) != 0 {
             continue;
@@ -550,6 +597,10 @@ fn reap_dead(agent: &Agent) -> crate::jvmti::JResult<u64> {
             reaped += 1;
         }
     }
+    diag::verbose(
+        agent.opts.verbose,
+        &format!(" (heap check: {pending} objects still being tagged)"),
+    );
     Ok(reaped)
 }
 

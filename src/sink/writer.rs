@@ -187,5 +187,7 @@ mod tests {
         w.submit(|_: &mut (), out: &mut Vec<u8>| out.extend_from_slice(b"after"));
         w.stop();
         assert_eq!(&*mem.lock(), b"after");
+        let said = crate::diag::captured::take_matching("internal error while formatting output");
+        assert_eq!(said.len(), 1, "one message for the dropped record");
     }
 }

@@ -475,7 +475,7 @@ fn sites_headers_without_rows() {
 }
 
 #[test]
-fn sites_by_allocation_with_cutoff_on_live_ratio() {
+fn sites_by_allocation_keep_rows_that_allocate_or_retain_enough() {
     let r = SitesReport {
         flags: SITES_SORT_BY_ALLOC,
         cutoff: 0.01,
@@ -495,8 +495,15 @@ fn sites_by_allocation_with_cutoff_on_live_ratio() {
         body[0],
         "SITES BEGIN (ordered by allocated bytes) Tue Mar  4 10:15:04 2008"
     );
-    // A (most allocated) has 0.5% live < 1%: the list stops right there.
-    assert_eq!(body[3], "SITES END");
+    // A holds 0.5% of the live bytes but made 82% of the allocated bytes:
+    // it is kept (the original stopped the list right there), as are the
+    // int arrays and B, which each reach 1% one way or the other.
+    let classes: Vec<&str> = body[3..6]
+        .iter()
+        .map(|l| l.split_whitespace().last().unwrap())
+        .collect();
+    assert_eq!(classes, ["A", "int[]", "B"]);
+    assert_eq!(body[6], "SITES END");
 }
 
 #[test]

@@ -293,9 +293,28 @@ unsafe extern "C" fn releaser_main(
     }
 }
 
-/// Totals for the text `HEAP DUMP BEGIN` line: the objects the agent
-/// tracks. Without allocation-site tracking no byte total is kept (0).
+/// Totals for the text `HEAP DUMP BEGIN` line (docs/output-formats.md,
+/// "HEAP DUMP"): with heap=sites the live objects and bytes of the
+/// allocation sites, as the original printed; without it the objects the
+/// agent holds handles for, and no byte total (0). They are not counts of
+/// the lines that follow: the dump is streamed as it is walked.
 fn heap_totals(agent: &Agent) -> HeapTotals {
+    if agent.opts.heap_sites {
+        let t = crate::tables::sites::totals_of(&agent.tables.sites.snapshot());
+        let interval = agent
+            .alloc
+            .interval
+            .load(std::sync::atomic::Ordering::Relaxed);
+        return HeapTotals {
+            live_bytes: t.live_bytes.min(u64::from(u32::MAX)) as u32,
+            live_instances: crate::profile::alloc_sites::report_instances(
+                t.live_instances,
+                interval,
+            )
+            .min(u64::from(u32::MAX)) as u32,
+            ..Default::default()
+        };
+    }
     HeapTotals {
         live_instances: agent.tables.objects.live() as u32,
         ..Default::default()
