@@ -62,6 +62,26 @@ pub unsafe extern "system" fn Agent_OnAttach(
 #[no_mangle]
 pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
+/// Runs when the process calls `exit()`. Normally VM death has written the
+/// final report by then. A JVM whose heap is full when the program ends
+/// (OutOfMemoryError thrown again while the launcher ends the main thread)
+/// exits without VM death and without unloading agents; everything the
+/// writer still buffered would be lost, the header included. So: say so,
+/// and push out what was written (docs/options.md, "When the JVM ends
+/// abnormally"). No JVMTI or JNI call is made here: the VM may be half gone.
+extern "C" fn at_process_exit() {
+    let _ = catch_unwind(|| {
+        let Some(agent) = crate::agent::agent() else {
+            return;
+        };
+        if agent.gate.is_closed() {
+            return; // VM death ran
+        }
+        diag::error("the JVM is exiting without a VM death event (an OutOfMemoryError during shutdown, or exit from native code): the final report is not written; output written so far is kept");
+        agent.out.flush_within(std::time::Duration::from_secs(2));
+    });
+}
+
 static LOADED: AtomicBool = AtomicBool::new(false);
 
 /// Option errors exit 1, or take the fatal path (exit 9 / abort) when
@@ -118,6 +138,13 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         Ok(w) => w,
         Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),
     };
+    // SAFETY: registers a plain extern "C" function with no arguments, as
+    // atexit expects; it catches panics and only touches agent state.
+    if unsafe { libc::atexit(at_process_exit) } != 0 {
+        diag::error(
+            "cannot register the exit handler; output may be lost if the JVM ends without VM death",
+        );
+    }
     let depth = std::sync::atomic::AtomicU32::new(opts.depth);
     let agent = super::install(Agent {
         jvmti,

@@ -44,6 +44,12 @@ impl Pending for u32 {}
 /// original buffered in 64 KiB chunks too).
 const FLUSH_THRESHOLD: usize = 64 * 1024;
 
+/// When no job has come for this long, what is buffered is pushed out: the
+/// header and the records of a quiet program reach the file even if the
+/// process then dies without VM death (killed, or an OutOfMemoryError at
+/// exit). Only an idle writer does it, so busy output stays batched.
+const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_millis(200);
+
 pub struct Writer<F> {
     tx: parking_lot::Mutex<Option<Sender<Msg<F>>>>,
     failed: Arc<AtomicBool>,
@@ -87,6 +93,17 @@ impl<F: Pending + Send + 'static> Writer<F> {
         }
     }
 
+    /// Like `flush`, but waits at most `limit` for the writer.
+    pub fn flush_within(&self, limit: std::time::Duration) {
+        let tx = self.tx.lock().clone();
+        if let Some(tx) = tx {
+            let (ack_tx, ack_rx) = bounded(1);
+            if tx.send_timeout(Msg::Flush(ack_tx), limit).is_ok() {
+                let _ = ack_rx.recv_timeout(limit);
+            }
+        }
+    }
+
     /// Flush, close the channel and wait for the thread to finish.
     pub fn stop(&self) {
         self.flush();
@@ -121,7 +138,17 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
             ));
         }
     };
-    for msg in rx.iter() {
+    loop {
+        let msg = match rx.recv_timeout(IDLE_FLUSH) {
+            Ok(m) => m,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                if !buf.is_empty() {
+                    push(&mut sink, &mut buf, true);
+                }
+                continue;
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+        };
         match msg {
             Msg::Job(job) => {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
