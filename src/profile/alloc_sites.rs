@@ -33,7 +33,7 @@ use crate::tables::objects::{self, ObjectInfo, NO_OWNER, PENDING, REAPED};
 use crate::tables::threads::UNKNOWN_THREAD_SERIAL;
 use dashmap::DashMap;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// In sampled mode instance counters count 1/65536 objects, so weights
@@ -61,6 +61,10 @@ pub struct AllocSites {
     pub untracked: AtomicU64,
     /// ObjectFree events applied.
     pub frees: AtomicU64,
+    /// ObjectFree callbacks running now: one that has emptied its slot but
+    /// not yet lowered its site's counters must finish before a report
+    /// reads them.
+    frees_in_flight: AtomicUsize,
     /// GarbageCollectionFinish events seen: tells a report whether the GC
     /// it forced really ran.
     pub collections: AtomicU64,
@@ -417,6 +421,7 @@ fn site_of(
 /// counters. Only agent-side work (no JVMTI calls), as the spec demands.
 pub fn on_free(agent: &Agent, tag: i64) {
     let st = &agent.alloc;
+    st.frees_in_flight.fetch_add(1, Ordering::AcqRel);
     let slot = match split_tag(tag) {
         Some((TagKind::Object, slot)) => Some(slot as u32),
         Some((TagKind::Class | TagKind::Thread, _)) => {
@@ -432,6 +437,7 @@ pub fn on_free(agent: &Agent, tag: i64) {
             st.frees.fetch_add(1, Ordering::Relaxed);
         }
     }
+    st.frees_in_flight.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// Give `obj` the identity tag `new_tag` (class mirror or Thread object).
@@ -493,6 +499,12 @@ pub fn prepare_report(agent: &Agent, force_gc: bool) {
             0
         }
     };
+    // A free that emptied a slot the check then skipped may still be
+    // lowering its site's counters: let it finish (microseconds).
+    let limit = Instant::now() + std::time::Duration::from_secs(1);
+    while st.frees_in_flight.load(Ordering::Acquire) != 0 && Instant::now() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     diag::verbose(
         agent.opts.verbose,
         &format!(

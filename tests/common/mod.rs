@@ -118,7 +118,7 @@ pub fn run_with_agent(cwd: &Path, opts: &str, main: &str, args: &[&str]) -> Outp
 }
 
 pub fn run_java(cwd: &Path, jvm_args: &[&str], main: &str, args: &[&str]) -> Output {
-    Command::new(java())
+    let out = Command::new(java())
         .current_dir(cwd)
         .args(jvm_args)
         .arg("-cp")
@@ -126,7 +126,27 @@ pub fn run_java(cwd: &Path, jvm_args: &[&str], main: &str, args: &[&str]) -> Out
         .arg(main)
         .args(args)
         .output()
-        .expect("run java")
+        .expect("run java");
+    check_agent_stderr(jvm_args, &out);
+    out
+}
+
+/// An internal error of the agent fails the test that provoked it, even if
+/// everything the test checks looks right: the agent turns panics into
+/// `HPROF ERROR: internal error ...` lines and goes on, so a passing test
+/// could hide one. Tests that inject faults on purpose start their JVMs
+/// without these helpers.
+pub fn check_agent_stderr(jvm_args: &[&str], out: &Output) {
+    if !jvm_args.iter().any(|a| a.starts_with("-agentpath:")) {
+        return;
+    }
+    let err = stderr(out);
+    for bad in ["HPROF ERROR: internal error", "panicked at"] {
+        assert!(
+            !err.contains(bad),
+            "the agent reported `{bad}` (options {jvm_args:?}):\n{err}"
+        );
+    }
 }
 
 pub fn stderr(o: &Output) -> String {
@@ -172,7 +192,9 @@ pub fn run_java_bounded(
         .arg(fixture_classes())
         .arg(main)
         .args(args);
-    run_command_bounded(cmd, limit)
+    let r = run_command_bounded(cmd, limit);
+    check_agent_stderr(jvm_args, &r.output);
+    r
 }
 
 /// `run_java_bounded` with the agent and its options in front.
