@@ -35,13 +35,31 @@ fn budget() -> Duration {
 /// One mutation of a seed.
 #[derive(Clone, Debug)]
 enum Mutation {
-    Flip { at: u32, bit: u8 },
-    Set { at: u32, value: u8 },
-    Truncate { at: u32 },
-    Insert { at: u32, bytes: Vec<u8> },
+    Flip {
+        at: u32,
+        bit: u8,
+    },
+    Set {
+        at: u32,
+        value: u8,
+    },
+    Truncate {
+        at: u32,
+    },
+    Insert {
+        at: u32,
+        bytes: Vec<u8>,
+    },
     /// A big-endian u32 (the width of HPROF lengths and counts).
-    Length { at: u32, value: u32 },
-    Splice { from: u32, to: u32, len: u16 },
+    Length {
+        at: u32,
+        value: u32,
+    },
+    Splice {
+        from: u32,
+        to: u32,
+        len: u16,
+    },
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -53,11 +71,20 @@ fn mutation() -> impl Strategy<Value = Mutation> {
             .prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
         (
             any::<u32>(),
-            prop_oneof![Just(0u32), Just(1), Just(1 << 31), Just(u32::MAX), any::<u32>()]
+            prop_oneof![
+                Just(0u32),
+                Just(1),
+                Just(1 << 31),
+                Just(u32::MAX),
+                any::<u32>()
+            ]
         )
             .prop_map(|(at, value)| Mutation::Length { at, value }),
-        (any::<u32>(), any::<u32>(), any::<u16>())
-            .prop_map(|(from, to, len)| Mutation::Splice { from, to, len }),
+        (any::<u32>(), any::<u32>(), any::<u16>()).prop_map(|(from, to, len)| Mutation::Splice {
+            from,
+            to,
+            len
+        }),
     ]
 }
 
@@ -115,7 +142,11 @@ fn fuzz(target: &str, seeds: &[Vec<u8>], parse: impl Fn(&[u8])) {
             let bytes = std::fs::read(e.path()).unwrap();
             let t0 = Instant::now();
             parse(&bytes);
-            assert!(t0.elapsed() < PER_INPUT, "{target}: reproducer {:?} is slow", e.path());
+            assert!(
+                t0.elapsed() < PER_INPUT,
+                "{target}: reproducer {:?} is slow",
+                e.path()
+            );
             replayed += 1;
         }
     }
@@ -131,7 +162,8 @@ fn fuzz(target: &str, seeds: &[Vec<u8>], parse: impl Fn(&[u8])) {
         };
         let mut seed_bytes = [0u8; 32];
         seed_bytes[..8].copy_from_slice(&round.to_le_bytes());
-        seed_bytes[8..8 + target.len().min(24)].copy_from_slice(&target.as_bytes()[..target.len().min(24)]);
+        seed_bytes[8..8 + target.len().min(24)]
+            .copy_from_slice(&target.as_bytes()[..target.len().min(24)]);
         let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes);
         let mut runner = TestRunner::new_with_rng(config, rng);
         let strategy = (0..seeds.len(), prop::collection::vec(mutation(), 1..6));
@@ -167,7 +199,10 @@ fn agent_outputs() -> &'static (Vec<u8>, Vec<u8>) {
     OUT.get_or_init(|| {
         let dir = common::scratch("fuzz_seeds");
         for (opts, file) in [
-            ("cpu=samples,heap=all,format=b,depth=6,file=seed.hprof", "seed.hprof"),
+            (
+                "cpu=samples,heap=all,format=b,depth=6,file=seed.hprof",
+                "seed.hprof",
+            ),
             ("cpu=samples,heap=sites,depth=6,file=seed.txt", "seed.txt"),
         ] {
             let r = common::run_with_agent_bounded(
@@ -177,7 +212,11 @@ fn agent_outputs() -> &'static (Vec<u8>, Vec<u8>) {
                 &["1"],
                 Duration::from_secs(120),
             );
-            assert!(r.output.status.success(), "{file}: {}", common::stderr(&r.output));
+            assert!(
+                r.output.status.success(),
+                "{file}: {}",
+                common::stderr(&r.output)
+            );
         }
         (
             std::fs::read(dir.join("seed.hprof")).unwrap(),
@@ -191,15 +230,22 @@ fn fuzz_binary_reader() {
     let (binary, _) = agent_outputs();
     // Small seeds mutate faster: the file's first 64 KiB (header, strings,
     // classes, traces) and the whole file.
-    let seeds = vec![binary[..binary.len().min(64 << 10)].to_vec(), binary.clone()];
+    let seeds = vec![
+        binary[..binary.len().min(64 << 10)].to_vec(),
+        binary.clone(),
+    ];
     fuzz("binary_reader", &seeds, |bytes| {
         let mut r = match hprof_rs::reader::HprofReader::new(std::io::Cursor::new(bytes)) {
             Ok(r) => r,
             Err(_) => return,
         };
         while let Ok(Some(_)) = r.next_record() {}
-        let _ = hprof_rs::reader::HprofReader::new(std::io::Cursor::new(bytes))
-            .map(|r| hprof_rs::reader::histogram_with(r, &hprof_rs::reader::ShallowSizeModel::COMPRESSED_OOPS));
+        let _ = hprof_rs::reader::HprofReader::new(std::io::Cursor::new(bytes)).map(|r| {
+            hprof_rs::reader::histogram_with(
+                r,
+                &hprof_rs::reader::ShallowSizeModel::COMPRESSED_OOPS,
+            )
+        });
         let _ = hprof_rs::cli::flame::collapse_binary(std::io::Cursor::new(bytes), true);
     });
 }
@@ -253,11 +299,20 @@ fn fuzz_socket_command_reader() {
     let commands = [
         Command::ForceGc,
         Command::DumpHeap,
-        Command::AllocSites { flags: 0x3, cutoff: 0.5 },
+        Command::AllocSites {
+            flags: 0x3,
+            cutoff: 0.5,
+        },
         Command::HeapSummary,
         Command::DumpTraces,
-        Command::CpuSamples { ignored: 0, cutoff: 0.01 },
-        Command::Control(Control::Sampling { on: true, thread: ThreadRef::from_id(0) }),
+        Command::CpuSamples {
+            ignored: 0,
+            cutoff: 0.01,
+        },
+        Command::Control(Control::Sampling {
+            on: true,
+            thread: ThreadRef::from_id(0),
+        }),
         Command::Control(Control::SetMaxDepth(8)),
         Command::Control(Control::ClearCpuSamples),
         Command::Exit,
