@@ -211,6 +211,9 @@ struct Buffers {
 
 thread_local! {
     static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
+    /// The slot this thread's last sampled allocation was counted in (see
+    /// `restore_clone_tag`).
+    static LAST_SLOT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
 }
 
 /// SampledObjectAlloc / VMObjectAlloc. `vm_event`: from VMObjectAlloc,
@@ -228,9 +231,17 @@ pub fn on_alloc(
     let j = agent.jvmti;
     // SampledObjectAlloc reports a fresh object before anyone could tag
     // it; VMObjectAlloc comes later for objects the sampler may have seen.
-    if vm_event && (j.get_tag(obj).map_or(true, |t| t != 0) || allocated_by_clone(agent)) {
-        st.duplicates.fetch_add(1, Ordering::Relaxed);
-        return;
+    if vm_event {
+        let tag = j.get_tag(obj).unwrap_or(0);
+        if tag != 0 {
+            st.duplicates.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if allocated_by_clone(agent) {
+            restore_clone_tag(agent, obj, size);
+            st.duplicates.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
     }
     let thread_serial = if agent.opts.thread {
         threads::known_serial(agent, thread).unwrap_or(UNKNOWN_THREAD_SERIAL)
@@ -279,6 +290,7 @@ pub fn on_alloc(
                 // Nothing else changes a pending slot: no free can come for
                 // an object we still hold, and heap checks skip it.
                 agent.tables.objects.replace(slot, pending, info);
+                LAST_SLOT.with(|l| l.set(Some(slot)));
             }
         }
         None => {
@@ -288,6 +300,29 @@ pub fn on_alloc(
                 diag::error("object table full: further allocations are counted but their live counts are not tracked");
             }
         }
+    }
+}
+
+/// `Object.clone` on recent JDKs (seen on 25) loses the tag set during its
+/// SampledObjectAlloc: JVM_Clone copies the object after that event, and
+/// the copy comes out untagged. Its VMObjectAlloc follows at once on the
+/// same thread, so the slot counted by the sampled event is this thread's
+/// last one: give the copy that slot's tag again, so that its free and the
+/// report's heap check find it (without it every clone counted as dead).
+fn restore_clone_tag(agent: &Agent, obj: jobject, size: i64) {
+    let Some(slot) = LAST_SLOT.with(|l| l.take()) else {
+        return;
+    };
+    // The slot must describe this object: same size, still a site's.
+    let same = agent
+        .tables
+        .objects
+        .get(slot)
+        .is_some_and(|i| i64::from(i.size) == size && i.owner < PENDING);
+    if same {
+        let _ = agent
+            .jvmti
+            .set_tag(obj, make_tag(TagKind::Object, slot as u64));
     }
 }
 
