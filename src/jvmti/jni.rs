@@ -236,3 +236,51 @@ pub fn call_static_void(
         Err(e) => Err(e.to_string()),
     }
 }
+
+/// Link `klass` without initializing it: `Class.getDeclaredFields()` links
+/// the class before it answers (HotSpot's JVM_GetClassDeclaredFields) and
+/// runs none of the class's code. The array it returns is dropped; any
+/// exception (a linkage error) is cleared. Returns whether it succeeded.
+pub fn link_class(raw: *mut JNIEnv, klass: super::sys::jclass) -> bool {
+    let Some(mut env) = env(raw) else {
+        return false;
+    };
+    // SAFETY: klass is a live class reference on this thread, borrowed for
+    // the call (forgotten below, never deleted here).
+    let k = unsafe { JObject::from_raw(klass) };
+    let r = env.call_method(&k, "getDeclaredFields", "()[Ljava/lang/reflect/Field;", &[]);
+    std::mem::forget(k);
+    let threw = env.exception_check().unwrap_or(false);
+    clear(&mut env);
+    match r {
+        Ok(v) => {
+            if let Ok(arr) = v.l() {
+                let _ = env.delete_local_ref(arr);
+            }
+            !threw
+        }
+        Err(_) => false,
+    }
+}
+
+/// The method ID of `class.name(sig)` (JNI FindClass + GetMethodID); None
+/// if either fails (the exception is cleared).
+pub fn method_id(
+    raw: *mut JNIEnv,
+    class: &str,
+    name: &str,
+    sig: &str,
+) -> Option<super::sys::jmethodID> {
+    let mut env = env(raw)?;
+    let c = env.find_class(class);
+    let r = match c {
+        Ok(c) => {
+            let m = env.get_method_id(&c, name, sig);
+            let _ = env.delete_local_ref(c);
+            m
+        }
+        Err(e) => Err(e),
+    };
+    clear(&mut env);
+    r.ok().map(|m| m.into_raw() as super::sys::jmethodID)
+}

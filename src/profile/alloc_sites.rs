@@ -7,6 +7,17 @@
 //!   the VM makes where it cannot sample; an object reported by both is
 //!   counted once: the VM event is skipped when the object already carries
 //!   our tag, and always for `Object.clone` (see [`allocated_by_clone`]).
+//! * **Clones.** Since JDK 16 (JDK-8212879) the VM finds a tag through the
+//!   object's identity hash, which the tag sets in the object's header.
+//!   `Object.clone` copies the original's header over the new object and
+//!   then clears it, after SampledObjectAlloc tagged it: the tag can no
+//!   longer be found (GetTag answers 0, heap iterations do not report it),
+//!   yet the VM still posts ObjectFree for it when the copy dies. The
+//!   VMObjectAlloc that follows the clone therefore moves the object to a
+//!   new slot with a tag the VM can find, and marks the first slot `GHOST`:
+//!   its free releases the slot and counts nothing. (Giving the copy the
+//!   first slot's tag again made two tags of one slot, two frees, and the
+//!   slot handed to two live objects.)
 //! * **Sites.** A site is (class serial, trace serial). The hot path builds
 //!   a key from the thread (with `thread=y`) and the raw `(method,
 //!   location)` pairs of `GetStackTrace`; a per-thread cache maps key and
@@ -29,7 +40,7 @@ use crate::agent::{classes, stacks, threads, Agent};
 use crate::diag;
 use crate::jvmti::sys::{event, jclass, jobject, jthread, jvmtiFrameInfo, JNIEnv};
 use crate::tables::ids::{make_tag, split_tag, TagKind};
-use crate::tables::objects::{self, ObjectInfo, NO_OWNER, PENDING, REAPED};
+use crate::tables::objects::{self, ObjectInfo, GHOST, PENDING, REAPED};
 use crate::tables::threads::UNKNOWN_THREAD_SERIAL;
 use dashmap::DashMap;
 use std::cell::RefCell;
@@ -75,6 +86,9 @@ pub struct AllocSites {
     /// Weak references to allocated classes, by class serial, for the
     /// per-thread site caches.
     class_refs: DashMap<u32, jni::objects::WeakRef>,
+    /// `java.lang.Object.clone`'s method ID (0 until VM init): the top
+    /// frame of a clone's SampledObjectAlloc.
+    clone_method: AtomicUsize,
 }
 
 /// (bytes, instances in counter units) one event adds for an object of
@@ -122,6 +136,12 @@ pub fn start(agent: &Agent) {
     let st = &agent.alloc;
     let interval = st.interval.load(Ordering::Relaxed);
     let j = agent.jvmti;
+    let jni = crate::jvmti::jni::current_env();
+    if let Some(m) =
+        crate::jvmti::jni::method_id(jni, "java/lang/Object", "clone", "()Ljava/lang/Object;")
+    {
+        st.clone_method.store(m as usize, Ordering::Relaxed);
+    }
     let mut events = vec![
         event::OBJECT_FREE,
         event::SAMPLED_OBJECT_ALLOC,
@@ -211,9 +231,10 @@ struct Buffers {
 
 thread_local! {
     static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
-    /// The slot this thread's last sampled allocation was counted in (see
-    /// `restore_clone_tag`).
-    static LAST_SLOT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+    /// The slot this thread's last SampledObjectAlloc inside
+    /// `Object.clone` was counted in, until the clone's VMObjectAlloc
+    /// (see `move_clone`).
+    static CLONE_SLOT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
 }
 
 /// SampledObjectAlloc / VMObjectAlloc. `vm_event`: from VMObjectAlloc,
@@ -234,11 +255,12 @@ pub fn on_alloc(
     if vm_event {
         let tag = j.get_tag(obj).unwrap_or(0);
         if tag != 0 {
+            CLONE_SLOT.with(|c| c.take());
             st.duplicates.fetch_add(1, Ordering::Relaxed);
             return;
         }
         if allocated_by_clone(agent) {
-            restore_clone_tag(agent, obj, size);
+            move_clone(agent, obj, size);
             st.duplicates.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -248,11 +270,19 @@ pub fn on_alloc(
     } else {
         0
     };
-    let site = BUFFERS.with(|b| match b.try_borrow_mut() {
-        Ok(mut b) => site_of(agent, jni, klass, thread_serial, &mut b),
-        // Re-entered on this thread (an allocation inside our own callback):
-        // use fresh buffers.
-        Err(_) => site_of(agent, jni, klass, thread_serial, &mut Buffers::default()),
+    let clone_method = st.clone_method.load(Ordering::Relaxed);
+    let mut in_clone = false;
+    let site = BUFFERS.with(|b| {
+        let mut fresh = Buffers::default();
+        // Re-entered on this thread (an allocation inside our own
+        // callback): use fresh buffers.
+        let mut held = b.try_borrow_mut().ok();
+        let b = held.as_deref_mut().unwrap_or(&mut fresh);
+        let site = site_of(agent, jni, klass, thread_serial, b);
+        in_clone = !vm_event
+            && clone_method != 0
+            && b.frames.first().is_some_and(|f| f.method as usize == clone_method);
+        site
     });
     let Some(site) = site else {
         st.dropped.fetch_add(1, Ordering::Relaxed);
@@ -290,7 +320,9 @@ pub fn on_alloc(
                 // Nothing else changes a pending slot: no free can come for
                 // an object we still hold, and heap checks skip it.
                 agent.tables.objects.replace(slot, pending, info);
-                LAST_SLOT.with(|l| l.set(Some(slot)));
+                if in_clone {
+                    CLONE_SLOT.with(|c| c.set(Some(slot)));
+                }
             }
         }
         None => {
@@ -303,26 +335,51 @@ pub fn on_alloc(
     }
 }
 
-/// `Object.clone` on recent JDKs (seen on 25) loses the tag set during its
-/// SampledObjectAlloc: JVM_Clone copies the object after that event, and
-/// the copy comes out untagged. Its VMObjectAlloc follows at once on the
-/// same thread, so the slot counted by the sampled event is this thread's
-/// last one: give the copy that slot's tag again, so that its free and the
-/// report's heap check find it (without it every clone counted as dead).
-fn restore_clone_tag(agent: &Agent, obj: jobject, size: i64) {
-    let Some(slot) = LAST_SLOT.with(|l| l.take()) else {
+/// The VMObjectAlloc of a clone whose first tag the VM lost (module doc,
+/// "Clones"): the slot its SampledObjectAlloc counted becomes `GHOST`
+/// (released by the lost tag's free, which counts nothing) and the object
+/// moves, with its site and size, to a new slot under a tag the VM finds,
+/// so its free and the report's heap check reach it.
+fn move_clone(agent: &Agent, obj: jobject, size: i64) {
+    let Some(slot) = CLONE_SLOT.with(|c| c.take()) else {
         return;
     };
-    // The slot must describe this object: same size, still a site's.
-    let same = agent
-        .tables
-        .objects
+    let table = &agent.tables.objects;
+    // The slot must describe this object: same size, still a site's (a
+    // heap check may have reaped it meanwhile: it cannot see the object).
+    let Some(info) = table
         .get(slot)
-        .is_some_and(|i| i64::from(i.size) == size && i.owner < PENDING);
-    if same {
-        let _ = agent
-            .jvmti
-            .set_tag(obj, make_tag(TagKind::Object, slot as u64));
+        .filter(|i| i64::from(i.size) == size && i.owner < PENDING)
+    else {
+        return;
+    };
+    let pending = ObjectInfo {
+        owner: info.owner | PENDING,
+        ..info
+    };
+    let Some(moved) = table.insert(pending) else {
+        return;
+    };
+    let ghost = ObjectInfo {
+        owner: GHOST,
+        size: info.size,
+    };
+    if !table.replace(slot, info, ghost) {
+        // Reaped or freed meanwhile: the object stays where it was counted.
+        table.remove(moved);
+        return;
+    }
+    if agent
+        .jvmti
+        .set_tag(obj, make_tag(TagKind::Object, moved as u64))
+        .is_ok()
+    {
+        table.replace(moved, pending, info);
+    } else {
+        // Untracked from here on, like any object we cannot tag: its live
+        // count stays (it is alive now).
+        table.remove(moved);
+        agent.alloc.untracked.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -465,8 +522,10 @@ pub fn on_free(agent: &Agent, tag: i64) {
         None => None,
     };
     if let Some(info) = slot.and_then(|s| agent.tables.objects.remove(s)) {
-        // A reaped slot's site was decremented by the heap check already.
-        if info.owner != NO_OWNER && info.owner != REAPED {
+        // A reaped slot's site was decremented by the heap check already; a
+        // ghost's object is counted in another slot; pending slots never
+        // get a free (their object is held by the allocating thread).
+        if info.owner < PENDING {
             let (bytes, units) = weight(info.size as u64, st.interval.load(Ordering::Relaxed));
             agent.tables.sites.freed(info.owner, bytes, units);
             st.frees.fetch_add(1, Ordering::Relaxed);
@@ -626,7 +685,7 @@ fn reap_dead(agent: &Agent) -> crate::jvmti::JResult<u64> {
         let Some(info) = objects::decode(raw) else {
             continue;
         };
-        if info.owner != NO_OWNER && info.owner != REAPED && info.owner & PENDING != 0 {
+        if objects::is_pending(info.owner) {
             pending += 1;
         }
         // Pending, reaped and non-site slots are left alone.

@@ -32,10 +32,22 @@ pub const NO_OWNER: u32 = u32::MAX;
 /// free comes, so a late free can never reach the slot's next object.
 pub const REAPED: u32 = u32::MAX - 1;
 
+/// `owner` of a slot whose tag the VM can no longer find on its object
+/// but will still report freed: a clone's first tag (see
+/// `profile::alloc_sites`, "clones"). Its object is counted in another
+/// slot; this one only waits for its ObjectFree, which must not be counted.
+pub const GHOST: u32 = u32::MAX - 2;
+
 /// Flag on `owner` while the allocating thread has a slot but has not yet
 /// tagged its object: a heap check cannot see such an object, and must not
 /// take it for dead. Site indices stay far below this bit.
 pub const PENDING: u32 = 1 << 30;
+
+/// A slot whose object is still being tagged (`PENDING` on a site index;
+/// the special owners above have the top bit set too).
+pub fn is_pending(owner: u32) -> bool {
+    owner >> 30 == 1
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObjectInfo {
