@@ -26,8 +26,9 @@ pub fn ensure(agent: &Agent, klass: jclass, load_trace: u32) -> Option<Arc<Class
         let sig = j.class_signature(klass).ok()?;
         let source = j.source_file_name(klass).ok().flatten();
         let e = table.insert(sig, agent.tables.objects.allocate_id(), load_trace, source);
-        crate::profile::alloc_sites::retag(agent, klass, make_tag(TagKind::Class, e.serial as u64))
-            .ok()?;
+        let tag = make_tag(TagKind::Class, e.serial as u64);
+        crate::profile::alloc_sites::retag(agent, klass, tag).ok()?;
+        crate::profile::heap_dump::tag_new_class(klass, tag);
         Some(e)
     })?;
     announce(agent, &entry);

@@ -402,6 +402,46 @@ impl Jvmti {
         Ok(())
     }
 
+    /// The objects that carry one of `tags`, as local references of the
+    /// calling thread, with their tags (JVMTI GetObjectsWithTags).
+    pub fn objects_with_tags(&self, tags: &[i64]) -> JResult<Vec<(jobject, i64)>> {
+        let env = self.raw();
+        let mut count: jint = 0;
+        let mut objs: *mut jobject = ptr::null_mut();
+        let mut found: *mut jlong = ptr::null_mut();
+        let n = jint::try_from(tags.len()).map_err(|_| super::JvmtiError {
+            code: error::ILLEGAL_ARGUMENT,
+            function: "GetObjectsWithTags",
+        })?;
+        // SAFETY: live env; `tags` holds `n` jlongs for the call; the
+        // out-pointers are valid locals.
+        let code = unsafe {
+            match (**env).GetObjectsWithTags {
+                Some(f) => f(env, n, tags.as_ptr(), &mut count, &mut objs, &mut found),
+                None => error::NOT_AVAILABLE,
+            }
+        };
+        if code != error::NONE {
+            return Err(super::JvmtiError {
+                code,
+                function: "GetObjectsWithTags",
+            });
+        }
+        // SAFETY: on success both arrays are JVMTI allocations of `count`
+        // elements that we now own (freed by JvmtiArray's Drop).
+        let (objs, found) = unsafe {
+            (
+                JvmtiArray::from_raw(env, objs, count),
+                JvmtiArray::from_raw(env, found, count),
+            )
+        };
+        Ok(objs
+            .iter()
+            .copied()
+            .zip(found.iter().copied())
+            .collect())
+    }
+
     /// Fields declared by a class, in class-file order. Fails with
     /// JVMTI_ERROR_CLASS_NOT_PREPARED for classes not yet prepared.
     pub fn class_fields(&self, klass: jclass) -> JResult<Vec<FieldInfo>> {

@@ -142,6 +142,7 @@ pub mod error {
     pub const CLASS_NOT_PREPARED: jvmtiError = 22;
     pub const INVALID_METHODID: jvmtiError = 23;
     pub const NO_MORE_FRAMES: jvmtiError = 31;
+    pub const ILLEGAL_ARGUMENT: jvmtiError = 103;
     pub const NOT_AVAILABLE: jvmtiError = 98;
     pub const MUST_POSSESS_CAPABILITY: jvmtiError = 99;
     pub const ABSENT_INFORMATION: jvmtiError = 101;

@@ -14,7 +14,14 @@
 //! Class mirrors are not records of their own during the walk: what their
 //! visit reports (loader, signers, protection domain, constant pool
 //! entries, static values) is kept per class and written as CLASS DUMPs at
-//! the end, superclasses first.
+//! the end, superclasses first (`epilogue.rs`).
+//!
+//! Classes the dump's context cannot lay out — loaded after the context was
+//! built (the walk's safepoint comes later), or not yet prepared when it
+//! was — are not guessed at: their objects and static values are kept by
+//! JVMTI field index (`Leftovers`) and written after the walk, once the
+//! caller has described those classes (see `epilogue.rs`). docs/heap_dump.md,
+//! "Classes loaded while a dump starts".
 
 use super::layout::{ClassKind, Layout, Slot};
 use crate::format::{
@@ -28,11 +35,12 @@ use crate::tables::ids::{make_tag, split_tag, TagKind, OBJECT_ID_BASE};
 use crate::tables::objects::NO_OWNER;
 use crate::tables::threads::UNKNOWN_THREAD_SERIAL;
 use crate::tables::{ObjectInfo, ObjectTable, ThreadTable};
+use crate::tables::ClassTable;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// A class as the dump sees it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ClassInfo {
     pub serial: u32,
     pub object_id: u64,
@@ -66,6 +74,10 @@ pub struct DumpContext {
     pub need_sizes: bool,
 }
 
+/// Memory the walk may spend on values of objects whose class it cannot
+/// lay out yet (`Leftovers`); objects beyond it are counted as lost.
+pub const LATE_BYTES_LIMIT: usize = 256 << 20;
+
 /// First ID of objects named only for one dump (`DumpContext::scratch_ids`):
 /// above the object table's `0x5xxxxxxx` and below frame IDs.
 pub const DUMP_ID_BASE: u64 = 0x6000_0000;
@@ -73,6 +85,36 @@ pub const DUMP_ID_BASE: u64 = 0x6000_0000;
 const MAX_DUMP_NUMBER: u64 = 0x0FFF_FFFF;
 
 impl DumpContext {
+    /// The same context with `extra` classes added (or replacing entries
+    /// of the same serial): for the records written after the walk.
+    pub fn with_classes(&self, extra: Vec<ClassInfo>) -> DumpContext {
+        let mut classes = self.classes.clone();
+        for c in extra {
+            let idx = (c.serial - CLASS_SERIAL_BASE) as usize;
+            if classes.len() <= idx {
+                classes.resize_with(idx + 1, || None);
+            }
+            classes[idx] = Some(c);
+        }
+        DumpContext {
+            id_size: self.id_size,
+            system_trace: self.system_trace,
+            classes,
+            site_traces: self.site_traces.clone(),
+            true_array_len: self.true_array_len,
+            thread_ids: self.thread_ids.clone(),
+            scratch_ids: self.scratch_ids,
+            need_sizes: self.need_sizes,
+        }
+    }
+
+    /// A class whose records this context can write: known, with every
+    /// field of its hierarchy described.
+    #[inline]
+    fn complete_class(&self, serial: u32) -> Option<&ClassInfo> {
+        self.class(serial).filter(|c| !c.layout.incomplete)
+    }
+
     #[inline]
     pub fn class(&self, serial: u32) -> Option<&ClassInfo> {
         self.classes
@@ -375,7 +417,7 @@ fn read_value(ty: BasicType, b: &[u8], id_size: usize) -> Value {
     }
 }
 
-fn put_id(b: &mut [u8], id: u64, id_size: usize) {
+pub(super) fn put_id(b: &mut [u8], id: u64, id_size: usize) {
     if id_size == 8 {
         b[..8].copy_from_slice(&id.to_be_bytes());
     } else {
@@ -385,7 +427,7 @@ fn put_id(b: &mut [u8], id: u64, id_size: usize) {
 
 /// Write a primitive value big-endian if its type is `ty`; false on a
 /// type mismatch (the field index did not mean what the layout says).
-fn put_prim(b: &mut [u8], ty: BasicType, v: Prim) -> bool {
+pub(super) fn put_prim(b: &mut [u8], ty: BasicType, v: Prim) -> bool {
     match (ty, v) {
         (BasicType::Boolean, Prim::Boolean(z)) => b[0] = z as u8,
         (BasicType::Byte, Prim::Byte(x)) => b[0] = x as u8,
@@ -425,16 +467,65 @@ pub struct WalkStats {
     pub late_refs: u64,
     /// Field values whose type disagrees with the computed layout (dropped).
     pub mismatched_fields: u64,
-    /// Values of objects whose class the VM had not prepared (dropped: no
-    /// field list; their records have no field values).
+    /// Values of objects whose class the VM had still not prepared after
+    /// the walk (dropped: no field list; their records have no values).
     pub unprepared_values: u64,
     /// The object table was full: objects that could not get an ID.
     pub table_full: u64,
+    /// Objects whose class had no complete layout when the dump began,
+    /// kept by field index and written after the walk.
+    pub late_objects: u64,
+    /// Objects of that kind beyond `LATE_BYTES_LIMIT`, or whose class could
+    /// not be found after the walk: no record.
+    pub late_lost: u64,
+}
+
+/// A field, element or static value kept by JVMTI index until its class is
+/// described.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LateValue {
+    Ref(u64),
+    Prim(Prim),
+}
+
+/// An object whose class the context could not lay out when it was met.
+#[derive(Debug)]
+pub struct LateObject {
+    pub tag: i64,
+    /// Tag of its class mirror during the walk (0: not tagged). A class
+    /// registered after the walk began may still carry the object tag of
+    /// its allocation.
+    pub class_tag: i64,
+    pub obj: u64,
+    pub size: u32,
+    pub trace: u32,
+    /// Instance fields or object array elements, by JVMTI index.
+    pub values: Vec<(i32, LateValue)>,
+    /// Length of an object array (`arraylen=y`), when known.
+    pub length: Option<u32>,
+    /// Primitive array contents: JVMTI element type, native byte order.
+    pub prims: Option<(u32, Vec<u8>)>,
+}
+
+impl LateObject {
+    fn weight(&self) -> usize {
+        64 + self.values.len() * 24 + self.prims.as_ref().map_or(0, |p| p.1.len())
+    }
+}
+
+/// What the walk leaves to the dump's epilogue: objects of classes without
+/// a complete layout, and the mirror facts of every class (by serial).
+#[derive(Debug, Default)]
+pub struct Leftovers {
+    pub objects: Vec<LateObject>,
+    pub mirrors: HashMap<u32, MirrorFacts>,
 }
 
 #[derive(Debug)]
 enum Open {
     None,
+    /// An object kept for after the walk: index into `Walker::late`.
+    Late(usize),
     /// References from an object we do not write (already written, or
     /// unknown).
     Skip(i64),
@@ -455,12 +546,15 @@ enum Open {
 
 /// Per-class facts gathered from its mirror's visit.
 #[derive(Debug, Default)]
-struct MirrorFacts {
-    loader: u64,
-    signers: u64,
-    domain: u64,
-    cp: Vec<ConstantPoolEntry>,
-    statics: Vec<u8>,
+pub struct MirrorFacts {
+    pub loader: u64,
+    pub signers: u64,
+    pub domain: u64,
+    pub cp: Vec<ConstantPoolEntry>,
+    /// Static values laid out by the context's layout (complete classes).
+    pub statics: Vec<u8>,
+    /// Static values by JVMTI index, for classes without a complete layout.
+    pub late_statics: Vec<(i32, LateValue)>,
 }
 
 /// Bytes (roughly) after which a batch is handed over.
@@ -469,6 +563,11 @@ pub const BATCH_BYTES: usize = 1 << 20;
 pub struct Walker<'a, S: BatchSink> {
     ctx: Arc<DumpContext>,
     objects: &'a ObjectTable,
+    classes: &'a ClassTable,
+    /// Object IDs of classes registered after the context was built.
+    late_class_ids: HashMap<u32, u64>,
+    late: Vec<LateObject>,
+    late_bytes: usize,
     threads: &'a ThreadTable,
     sink: S,
     batch: Batch,
@@ -494,6 +593,7 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     pub fn new(
         ctx: Arc<DumpContext>,
         objects: &'a ObjectTable,
+        classes: &'a ClassTable,
         threads: &'a ThreadTable,
         sink: S,
         prim_arrays: bool,
@@ -501,6 +601,10 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         Walker {
             ctx,
             objects,
+            classes,
+            late_class_ids: HashMap::new(),
+            late: Vec::new(),
+            late_bytes: 0,
             threads,
             sink,
             batch: Batch::default(),
@@ -527,11 +631,14 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     }
 
     #[inline]
-    fn id_of(&self, tag: i64) -> u64 {
+    fn id_of(&mut self, tag: i64) -> u64 {
         match split_tag(tag) {
             Some((TagKind::Object, n)) if self.ctx.scratch_ids => DUMP_ID_BASE + n,
             Some((TagKind::Object, slot)) => OBJECT_ID_BASE.wrapping_add(slot as u32) as u64,
-            Some((TagKind::Class, s)) => self.ctx.class(s as u32).map_or(0, |c| c.object_id),
+            Some((TagKind::Class, s)) => match self.ctx.class(s as u32) {
+                Some(c) => c.object_id,
+                None => self.late_class_id(s as u32),
+            },
             Some((TagKind::Thread, s)) => {
                 let s = s as u32;
                 self.ctx
@@ -543,6 +650,17 @@ impl<'a, S: BatchSink> Walker<'a, S> {
             }
             None => 0,
         }
+    }
+
+    /// The object ID of a class registered after the context was built
+    /// (the class table only takes a short read lock; no JVM call).
+    fn late_class_id(&mut self, serial: u32) -> u64 {
+        if let Some(&id) = self.late_class_ids.get(&serial) {
+            return id;
+        }
+        let id = self.classes.get(serial).map_or(0, |e| e.object_id as u64);
+        self.late_class_ids.insert(serial, id);
+        id
     }
 
     fn trace_of(&self, tag: i64) -> u32 {
@@ -563,10 +681,11 @@ impl<'a, S: BatchSink> Walker<'a, S> {
     }
 
     /// Tag a referee met for the first time; false if it cannot be named.
+    /// An object whose class the context does not know is named too: its
+    /// record is written after the walk (`Leftovers`).
     fn tag_new(&mut self, r: &mut Reference<'_>) -> bool {
         if self.ctx.class_of_tag(r.class_tag).is_none() {
             self.stats.untagged_class += 1;
-            return false;
         }
         let size = r.size.clamp(0, u32::MAX as i64) as u32;
         if r.kind == heap_ref::THREAD {
@@ -647,6 +766,7 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         let same = match self.open {
             Open::None => false,
             Open::Skip(t) | Open::Mirror { tag: t, .. } | Open::Object { tag: t, .. } => t == tag,
+            Open::Late(i) => self.late[i].tag == tag,
         };
         if same {
             return;
@@ -662,22 +782,16 @@ impl<'a, S: BatchSink> Walker<'a, S> {
                 Open::Skip(tag)
             }
             Some((TagKind::Object | TagKind::Thread, payload)) => {
-                match self.ctx.class_of_tag(class_tag) {
-                    None => Open::Skip(tag),
+                let class = match split_tag(class_tag) {
+                    Some((TagKind::Class, s)) => self.ctx.complete_class(s as u32),
+                    _ => None,
+                };
+                match class {
+                    None => self.open_late(tag, class_tag, payload),
                     Some(c) => {
                         let (class, kind, isize) =
                             (c.serial, c.kind, c.layout.instance_size as usize);
-                        let size = match split_tag(tag) {
-                            Some((TagKind::Thread, _)) => self
-                                .thread_sizes
-                                .get(&(payload as u32))
-                                .copied()
-                                .unwrap_or(0),
-                            _ if self.ctx.scratch_ids => {
-                                self.sizes.get(payload as usize).copied().unwrap_or(0)
-                            }
-                            _ => self.objects.get(payload as u32).map_or(0, |i| i.size),
-                        };
+                        let size = self.size_of(tag, payload);
                         let at = match kind {
                             ClassKind::Instance | ClassKind::Interface => {
                                 let at = self.batch.bytes.len();
@@ -708,9 +822,52 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         };
     }
 
+    fn size_of(&self, tag: i64, payload: u64) -> u32 {
+        match split_tag(tag) {
+            Some((TagKind::Thread, _)) => self
+                .thread_sizes
+                .get(&(payload as u32))
+                .copied()
+                .unwrap_or(0),
+            _ if self.ctx.scratch_ids => self.sizes.get(payload as usize).copied().unwrap_or(0),
+            _ => self.objects.get(payload as u32).map_or(0, |i| i.size),
+        }
+    }
+
+    /// Open an object whose class has no complete layout: its values are
+    /// kept by index for the records written after the walk.
+    fn open_late(&mut self, tag: i64, class_tag: i64, payload: u64) -> Open {
+        if self.late_bytes >= LATE_BYTES_LIMIT {
+            self.stats.late_lost += 1;
+            return Open::Skip(tag);
+        }
+        let late = LateObject {
+            tag,
+            class_tag,
+            obj: self.id_of(tag),
+            size: self.size_of(tag, payload),
+            trace: self.trace_of(tag),
+            values: Vec::new(),
+            length: None,
+            prims: None,
+        };
+        self.late.push(late);
+        Open::Late(self.late.len() - 1)
+    }
+
     /// Write the open record into the batch.
     fn close(&mut self) {
         let open = std::mem::replace(&mut self.open, Open::None);
+        if let Open::Late(i) = open {
+            let tag = self.late[i].tag;
+            self.mark_written(tag);
+            if let Some((TagKind::Object, slot)) = split_tag(tag) {
+                self.late[i].length = self.array_len.remove(&(slot as u32));
+            }
+            self.late_bytes += self.late[i].weight();
+            self.stats.late_objects += 1;
+            return;
+        }
         let Open::Object {
             tag,
             obj,
@@ -784,71 +941,23 @@ impl<'a, S: BatchSink> Walker<'a, S> {
         }
     }
 
-    /// Close the last record, write the CLASS DUMPs (superclasses first)
-    /// and hand over everything left. Returns the sink and the counts.
-    pub fn finish(mut self) -> (S, WalkStats) {
+    /// Close the last record and hand over everything written. Returns the
+    /// sink, the counts and what the dump's epilogue writes: the objects
+    /// kept for after the walk and every class mirror's facts (CLASS DUMPs
+    /// come last, `epilogue::write`).
+    pub fn finish(mut self) -> (S, WalkStats, Leftovers) {
         self.close();
-        let ctx = self.ctx.clone();
-        let mut done = HashSet::new();
-        for c in ctx.classes.iter().flatten() {
-            let mut chain = vec![c.serial];
-            let mut cur = c;
-            while let Some(s) = cur.super_serial {
-                match ctx.class(s) {
-                    Some(sup) if !done.contains(&s) && !chain.contains(&s) => {
-                        chain.push(s);
-                        cur = sup;
-                    }
-                    _ => break,
-                }
-            }
-            for &s in chain.iter().rev() {
-                if done.insert(s) {
-                    self.class_record(s);
-                }
-            }
-        }
         self.hand_over();
-        (self.sink, self.stats)
-    }
-
-    fn class_record(&mut self, serial: u32) {
-        let Some(c) = self.ctx.class(serial) else {
-            return;
+        let left = Leftovers {
+            objects: std::mem::take(&mut self.late),
+            mirrors: std::mem::take(&mut self.mirrors),
         };
-        let facts = self.mirrors.remove(&serial).unwrap_or_default();
-        let statics_at = self.batch.bytes.len();
-        let n = c.layout.static_size as usize;
-        if facts.statics.len() == n {
-            self.batch.bytes.extend_from_slice(&facts.statics);
-        } else {
-            self.batch.bytes.resize(statics_at + n, 0);
-        }
-        let cp_at = self.batch.cps.len();
-        self.batch.cps.extend_from_slice(&facts.cp);
-        self.batch.recs.push(Rec::Class {
-            serial,
-            statics_at,
-            cp_at,
-            cp_len: facts.cp.len(),
-            loader: facts.loader,
-            signers: facts.signers,
-            domain: facts.domain,
-        });
-        self.stats.classes += 1;
-        if self.batch.weight() >= BATCH_BYTES {
-            self.hand_over();
-        }
+        (self.sink, self.stats, left)
     }
 
-    /// A value the layout has no slot for: expected for classes the VM had
-    /// not prepared (no field list), a numbering problem otherwise.
-    fn mismatch(&mut self, class: u32) {
-        if self.ctx.class(class).is_some_and(|c| c.layout.incomplete) {
-            self.stats.unprepared_values += 1;
-        } else {
-            self.stats.mismatched_fields += 1;
-        }
+    /// A value a complete layout has no slot for: a numbering problem.
+    fn mismatch(&mut self) {
+        self.stats.mismatched_fields += 1;
     }
 
     fn mirror(&mut self, serial: u32) -> &mut MirrorFacts {
@@ -927,10 +1036,12 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
                 self.thread_sizes.entry(s as u32).or_insert(size);
             }
             Some((TagKind::Object, slot)) if self.ctx.true_array_len && r.length >= 0 => {
+                // An array of a class the context does not know yet may be
+                // an object array too (its record is written later).
                 if self
                     .ctx
                     .class_of_tag(r.class_tag)
-                    .is_some_and(|c| c.kind == ClassKind::ObjArray)
+                    .is_none_or(|c| c.kind == ClassKind::ObjArray)
                     && !self.is_written(tag)
                 {
                     self.array_len.entry(slot as u32).or_insert(r.length as u32);
@@ -965,8 +1076,19 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
                         offset,
                         ty: BasicType::Object,
                     }) => put_id(&mut self.batch.bytes[at + offset as usize..], id, ids),
-                    _ => self.mismatch(class),
+                    _ => self.mismatch(),
                 }
+            }
+            (Open::Late(i), heap_ref::FIELD | heap_ref::ARRAY_ELEMENT) if index >= 0 => {
+                let i = *i;
+                self.late[i].values.push((index, LateValue::Ref(id)));
+            }
+            // The object's class mirror, named now (if it was not): a class
+            // outlives its objects, so after the walk the class is found
+            // through this tag even if the object is gone by then.
+            (Open::Late(i), heap_ref::CLASS) => {
+                let i = *i;
+                self.late[i].class_tag = tag;
             }
             (
                 Open::Object {
@@ -984,6 +1106,11 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
             (Open::Mirror { serial, .. }, kind) => {
                 let serial = *serial;
                 match kind {
+                    heap_ref::STATIC_FIELD if self.ctx.complete_class(serial).is_none() => {
+                        self.mirror(serial)
+                            .late_statics
+                            .push((index, LateValue::Ref(id)));
+                    }
                     heap_ref::STATIC_FIELD => {
                         match self.ctx.class(serial).map(|c| c.layout.slot(index)) {
                             Some(Slot::Static {
@@ -992,7 +1119,7 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
                             }) => {
                                 put_id(&mut self.mirror(serial).statics[offset as usize..], id, ids)
                             }
-                            _ => self.mismatch(serial),
+                            _ => self.mismatch(),
                         }
                     }
                     heap_ref::CONSTANT_POOL => self.mirror(serial).cp.push(ConstantPoolEntry {
@@ -1039,8 +1166,20 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
                     _ => false,
                 };
                 if !ok {
-                    self.mismatch(class);
+                    self.mismatch();
                 }
+            }
+            (Open::Late(i), heap_ref::FIELD) => {
+                let i = *i;
+                self.late[i].values.push((index, LateValue::Prim(value)));
+            }
+            (Open::Mirror { serial, .. }, heap_ref::STATIC_FIELD)
+                if self.ctx.complete_class(*serial).is_none() =>
+            {
+                let serial = *serial;
+                self.mirror(serial)
+                    .late_statics
+                    .push((index, LateValue::Prim(value)));
             }
             (Open::Mirror { serial, .. }, heap_ref::STATIC_FIELD) => {
                 let serial = *serial;
@@ -1053,7 +1192,7 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
                     _ => false,
                 };
                 if !ok {
-                    self.mismatch(serial);
+                    self.mismatch();
                 }
             }
             _ => {}
@@ -1073,6 +1212,11 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
             return;
         }
         self.enter(tag, class_tag);
+        if let Open::Late(i) = self.open {
+            let whole = data.len() / prim_size(elem_type) * prim_size(elem_type);
+            self.late[i].prims = Some((elem_type, data[..whole].to_vec()));
+            return;
+        }
         if let Open::Object {
             kind: ClassKind::PrimArray(_),
             at,

@@ -80,7 +80,8 @@ fn walk(
     objects: &ObjectTable,
     threads: &ThreadTable,
 ) -> (Vec<Batch>, WalkStats) {
-    let mut w = Walker::new(c, objects, threads, Collect(Vec::new()), true);
+    let classes = crate::tables::ClassTable::default();
+    let mut w = Walker::new(c.clone(), objects, &classes, threads, Collect(Vec::new()), true);
     w.root(RootRec::ThreadObject {
         obj: 0,
         thread: 200_000,
@@ -175,7 +176,9 @@ fn walk(
         class_tag(NODE),
         Prim::Long(99),
     );
-    let (sink, stats) = w.finish();
+    let (mut sink, mut stats, left) = w.finish();
+    let none = vec![None; left.objects.len()];
+    super::super::epilogue::write(left, &none, &c, &c, true, &mut sink, &mut stats);
     (sink.0, stats)
 }
 
@@ -283,4 +286,124 @@ fn scratch_numbers_name_objects_without_the_object_table() {
             "OBJ 60000003 (sz=24, trace=300000, class=Node@500003e9)",
         ]
     );
+}
+
+/// Node loaded after the context was built: its objects and statics are
+/// kept by index during the walk and written after it with the layout
+/// described then, exactly as a known class's would have been.
+#[test]
+fn objects_of_classes_unknown_to_the_context_are_written_after_the_walk() {
+    let (objects, threads) = (ObjectTable::default(), ThreadTable::default());
+    let full = ctx(4);
+    let mut before = Arc::try_unwrap(ctx(4)).unwrap();
+    before.classes[(NODE - CLASS_SERIAL_BASE) as usize] = None;
+    let before = Arc::new(before);
+    let classes = crate::tables::ClassTable::default();
+    for sig in ["Ljava/lang/Object;", "LNode;", "[LNode;"] {
+        classes.insert(sig.into(), 0x5000_03e8 + classes.len() as u32, 300_000, None);
+    }
+    // The same walk as `walk`, by hand: the array, a and b, a's fields,
+    // b's field, Node's static.
+    let mut w = Walker::new(
+        before.clone(),
+        &objects,
+        &classes,
+        &threads,
+        Collect(Vec::new()),
+        true,
+    );
+    let (mut arr, mut a, mut b) = (0i64, 0i64, 0i64);
+    fn mk(
+        kind: u32,
+        i: i32,
+        class: u32,
+        tag: &mut i64,
+        referrer: Option<i64>,
+        rc: u32,
+    ) -> Reference<'_> {
+        Reference {
+            kind,
+            detail: RefDetail::Index(i),
+            class_tag: class_tag(class),
+            referrer_class_tag: if rc == 0 { 0 } else { class_tag(rc) },
+            size: 24,
+            tag,
+            referrer_tag: referrer,
+            length: -1,
+        }
+    }
+    w.reference(mk(heap_ref::JNI_GLOBAL, -1, NODES, &mut arr, None, 0));
+    w.reference(mk(heap_ref::ARRAY_ELEMENT, 0, NODE, &mut a, Some(arr), NODES));
+    w.reference(mk(heap_ref::ARRAY_ELEMENT, 1, NODE, &mut b, Some(arr), NODES));
+    w.primitive_field(heap_ref::FIELD, 0, class_tag(NODE), a, Prim::Int(7));
+    w.reference(mk(heap_ref::FIELD, 1, NODE, &mut b, Some(a), NODE));
+    w.primitive_field(heap_ref::FIELD, 0, class_tag(NODE), b, Prim::Int(-1));
+    w.primitive_field(heap_ref::STATIC_FIELD, 2, 0, class_tag(NODE), Prim::Long(99));
+    let (mut sink, mut stats, left) = w.finish();
+    assert_eq!((stats.late_objects, stats.mismatched_fields), (2, 0));
+    assert_eq!(left.objects.len(), 2);
+    assert_eq!(
+        left.mirrors[&NODE].late_statics,
+        vec![(2, LateValue::Prim(Prim::Long(99)))]
+    );
+    let node = full.class(NODE).unwrap().clone();
+    let after = Arc::new(before.with_classes(vec![node]));
+    let classes_of = vec![Some(NODE); left.objects.len()];
+    let walked = sink.0.len();
+    super::super::epilogue::write(
+        left,
+        &classes_of,
+        &before,
+        &after,
+        true,
+        &mut sink,
+        &mut stats,
+    );
+    assert_eq!(
+        (stats.instances, stats.mismatched_fields, stats.late_lost),
+        (2, 0, 0)
+    );
+    let mut f = AsciiFormat::new(AsciiOptions::default());
+    let mut out = Vec::new();
+    f.heap_dump_begin(&mut out, Stamp::default(), &Default::default());
+    for batch in &sink.0[..walked] {
+        batch.write(&before, &mut f, &mut out);
+    }
+    for batch in &sink.0[walked..] {
+        batch.write(&after, &mut f, &mut out);
+    }
+    f.heap_dump_end(&mut out, Stamp::default());
+    let text = String::from_utf8(out).unwrap();
+    let body: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(
+        body,
+        [
+            "ROOT 50000001 (kind=<JNI global ref>, id=1, trace=300000)",
+            "ARR 50000001 (sz=24, trace=300000, nelems=2, elem type=Node[]@500003ea)",
+            "\t[0]\t\t50000002",
+            "\t[1]\t\t50000003",
+            "OBJ 50000002 (sz=24, trace=300000, class=Node@500003e9)",
+            "\tnext\t\t50000003",
+            "OBJ 50000003 (sz=24, trace=300000, class=Node@500003e9)",
+            "CLS 500003e8 (name=java.lang.Object, trace=300000)",
+            "CLS 500003e9 (name=Node, trace=300000)",
+            "\tsuper\t\t500003e8",
+            "CLS 500003ea (name=Node[], trace=300000)",
+            "\tsuper\t\t500003e8",
+            "HEAP DUMP END",
+        ]
+    );
+    // The binary form carries the static value and a's int.
+    let opts = BinaryOptions::default();
+    let mut bf = BinaryFormat::new(opts);
+    let mut out = Vec::new();
+    bf.heap_dump_begin(&mut out, Stamp::default(), &Default::default());
+    for batch in &sink.0[walked..] {
+        batch.write(&after, &mut bf, &mut out);
+    }
+    bf.heap_dump_end(&mut out, Stamp::default());
+    assert!(out.windows(9).any(|w| w[0] == 11 && w[1..] == 99u64.to_be_bytes()));
+    assert!(out
+        .windows(8)
+        .any(|w| w == [0, 0, 0, 7, 0x50, 0, 0, 3]));
 }
