@@ -110,9 +110,8 @@ fn agent_path(given: Option<&str>) -> CliResult<String> {
         .map_err(|p| format!("the agent path {p:?} is not UTF-8"))
 }
 
-/// `options` with `net=127.0.0.1:PORT` added; refuses options that name
-/// their own `net=`.
-pub fn with_net(options: &str, port: u16) -> CliResult<String> {
+/// `--listen` chooses the agent's `net=` itself.
+fn refuse_net(options: &str) -> CliResult<()> {
     if options
         .split(',')
         .any(|o| o.trim_start().starts_with("net="))
@@ -121,6 +120,12 @@ pub fn with_net(options: &str, port: u16) -> CliResult<String> {
             "--listen sets the agent's net= option itself; leave net= out of the options".into(),
         );
     }
+    Ok(())
+}
+
+/// `options` with `net=127.0.0.1:PORT` added.
+pub fn with_net(options: &str, port: u16) -> CliResult<String> {
+    refuse_net(options)?;
     let net = format!("net=127.0.0.1:{port}");
     Ok(if options.trim().is_empty() {
         net
@@ -134,6 +139,7 @@ pub fn run(a: AttachArgs) -> CliResult<()> {
     let mut options = a.options.clone();
     let mut session = None;
     if let Some(l) = a.listen {
+        refuse_net(&options)?;
         listen::check_script(&l.send)?;
         let listener = listen::bind("127.0.0.1", 0)?;
         let port = listener.local_addr().map_err(|e| e.to_string())?.port();
