@@ -84,8 +84,8 @@ fn describe(pid: u32, agent: Option<bool>) -> Option<Jvm> {
         .or_else(|| version_from_release(pid));
     Some(Jvm {
         pid,
-        java_version,
-        command,
+        java_version: java_version.map(|v| procfs::printable(&v)),
+        command: command.map(|c| procfs::printable(&c)),
         agent,
         attachable: perf.as_ref().and_then(PerfData::attachable),
     })

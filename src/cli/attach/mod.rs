@@ -14,6 +14,7 @@ pub(crate) mod sys;
 use super::listen::{self, ListenArgs};
 use super::CliResult;
 use hotspot::{LoadOutcome, Protocol};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -187,7 +188,10 @@ pub fn run(a: AttachArgs) -> CliResult<()> {
     if !answer.ends_with('\n') {
         answer.push('\n');
     }
-    print!("{answer}");
+    // A closed standard output must not hide the outcome on stderr.
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(answer.as_bytes()).and_then(|_| out.flush());
+    drop(out);
     if reply.truncated {
         eprintln!("hprof-rs attach: the JVM's answer was longer than shown; the rest was dropped");
     }

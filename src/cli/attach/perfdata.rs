@@ -235,16 +235,24 @@ fn entry(b: &Bytes, at: usize, end: usize) -> Option<(usize, Option<(String, Val
 }
 
 /// Reads a perfdata file without following a symbolic link or blocking on
-/// a FIFO someone put in its place, and at most `FILE_MAX` bytes of it.
-pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
+/// a FIFO someone put in its place, and at most `FILE_MAX` bytes of it;
+/// with `owner`, only a file of that uid (checked on the opened file).
+pub fn read_file_of(path: &Path, owner: Option<u32>) -> io::Result<Vec<u8>> {
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
-    if !f.metadata()?.is_file() {
+    let m = f.metadata()?;
+    if !m.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "not a regular file",
+        ));
+    }
+    if owner.is_some_and(|o| o != m.uid()) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "not the process owner's file",
         ));
     }
     let mut v = Vec::new();
@@ -252,23 +260,20 @@ pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
     Ok(v)
 }
 
+pub fn read_file(path: &Path) -> io::Result<Vec<u8>> {
+    read_file_of(path, None)
+}
+
 /// Parsed perfdata of the JVM whose pid in its own namespace is `ns_pid`,
-/// found in `tmp` (its /tmp as seen from here); `owner` prefers the file
-/// of that uid when stale files of other users carry the same pid.
+/// found in `tmp` (its /tmp as seen from here). Only a file of `owner`,
+/// the JVM's effective uid, is taken: HotSpot creates it as that user, and
+/// a file of another user with the same pid is stale or planted (anyone
+/// may create an `hsperfdata_NAME` directory in /tmp).
 pub fn for_process(tmp: &Path, ns_pid: u32, owner: u32) -> Option<PerfData> {
-    let mut candidates: Vec<(bool, PathBuf)> = hsperfdata_dirs(tmp)
+    hsperfdata_dirs(tmp)
         .into_iter()
         .map(|d| d.join(ns_pid.to_string()))
-        .filter_map(|p| {
-            let m = std::fs::symlink_metadata(&p).ok()?;
-            m.is_file().then(|| (m.uid() == owner, p))
-        })
-        .collect();
-    // The owner's file first.
-    candidates.sort_by_key(|(mine, _)| !mine);
-    candidates
-        .into_iter()
-        .find_map(|(_, p)| parse(&read_file(&p).ok()?).ok())
+        .find_map(|p| parse(&read_file_of(&p, Some(owner)).ok()?).ok())
 }
 
 /// The `hsperfdata_USER` directories in `tmp` (not symbolic links).

@@ -27,6 +27,15 @@ pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     Ok(v)
 }
 
+/// `s` with control characters shown as `?`: process names, command lines
+/// and perfdata strings are chosen by other programs and are printed on a
+/// terminal.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// The fields of /proc/PID/status that attach needs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Status {
@@ -64,7 +73,7 @@ pub fn parse_status(text: &str, pid: u32) -> Status {
         // Uid and Gid list real, effective, saved and filesystem ids.
         let second = || value.split_whitespace().nth(1).and_then(|v| v.parse().ok());
         match key {
-            "Name" => st.name = value.to_string(),
+            "Name" => st.name = printable(value),
             "State" => st.state = value.chars().next().unwrap_or('?'),
             "NSpid" => {
                 if let Some(p) = value.split_whitespace().last().and_then(|v| v.parse().ok()) {
@@ -180,6 +189,13 @@ mod tests {
         // A handler for SIGINT only (bit 1) is not one for SIGQUIT.
         let st = parse_status("SigCgt:\t0000000000000002\n", 9);
         assert_eq!(st.catches_quit, Some(false));
+    }
+
+    #[test]
+    fn names_are_printable() {
+        let st = parse_status("Name:\tevil\x1b[2J\x07\n", 1);
+        assert_eq!(st.name, "evil?[2J?");
+        assert_eq!(printable("Main \u{9b}31m ok"), "Main ?31m ok");
     }
 
     #[test]
