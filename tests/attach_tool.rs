@@ -255,6 +255,7 @@ fn jvms_lists_each_fixture_with_its_command_version_and_agent() {
             .clone()
     };
     let v = java_version();
+    let with_agent_dir = with_agent.dir.clone();
     let (p1, p2, p3, p4) = (
         plain.pid(),
         no_perfdata.pid(),
@@ -268,11 +269,28 @@ fn jvms_lists_each_fixture_with_its_command_version_and_agent() {
     assert_eq!(row(&with_agent), [&p3, v, "loaded", "yes", "HoldObjects"]);
     assert_eq!(row(&disabled), [&p4, v, "-", "disabled", "HoldObjects"]);
 
-    for mut t in [plain, no_perfdata, with_agent, disabled] {
+    for (mut t, agent) in [
+        (plain, false),
+        (no_perfdata, false),
+        (with_agent, true),
+        (disabled, false),
+    ] {
         let (st, out, err) = t.finish();
         assert!(st.success(), "{st}: {err}");
         assert_eq!(out, HELD);
+        if agent {
+            // The agent reports progress on stderr; never an error.
+            assert!(
+                !err.contains("HPROF ERROR") && !err.contains("panicked at"),
+                "{err}"
+            );
+        } else {
+            assert_eq!(err, "");
+        }
     }
+    // The agent loaded at start-up wrote its report at exit.
+    let report = std::fs::read_to_string(with_agent_dir.join("java.hprof.txt")).unwrap();
+    assert!(report.contains("\nSITES BEGIN"), "{report}");
 }
 
 #[test]
@@ -564,6 +582,19 @@ fn attach_to_a_dead_process_or_one_that_is_no_jvm_fails_at_once() {
     // SIGQUIT would kill a process without a handler: none is sent.
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
     let pid = sleeper.id().to_string();
+    // Until it has become `sleep`, the child is a copy of this test.
+    let start = Instant::now();
+    while hprof_rs::cli::attach::procfs::status(sleeper.id())
+        .unwrap()
+        .name
+        != "sleep"
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "sleep did not start"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let r = tool(&["attach", &pid, "cpu=samples"]);
     assert_eq!(r.output.status.code(), Some(1));
     assert_eq!(common::stdout(&r.output), "");
