@@ -45,13 +45,45 @@ impl Target {
     /// Starts `java <jvm_args> HoldObjects` in a scratch directory and
     /// waits (at most a minute) for its "ready".
     fn start(name: &str, jvm_args: &[&str]) -> Target {
-        let dir = common::scratch(name);
-        let mut child = Command::new(common::java())
-            .current_dir(&dir)
-            .args(jvm_args)
+        let mut cmd = Command::new(common::java());
+        cmd.args(jvm_args)
             .arg("-cp")
             .arg(common::fixture_classes())
-            .arg("HoldObjects")
+            .arg("HoldObjects");
+        Target::spawn(name, cmd)
+    }
+
+    /// `start` in a pid namespace of its own with a /tmp of its own, as in a
+    /// container: the JVM is pid 1 there, and its /tmp is reachable only as
+    /// /proc/PID/root/tmp. `self.pid` is its pid here.
+    fn start_contained(name: &str) -> Target {
+        let mut cmd = Command::new("unshare");
+        cmd.args([
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "--mount-proc",
+            "sh",
+            "-c",
+        ])
+        .arg("mount -t tmpfs tmpfs /tmp && exec \"$0\" \"$@\"")
+        .arg(common::java())
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("HoldObjects");
+        let mut t = Target::spawn(name, cmd);
+        // The JVM is unshare's only child.
+        let unshare = t.pid;
+        let children =
+            std::fs::read_to_string(format!("/proc/{unshare}/task/{unshare}/children")).unwrap();
+        t.pid = children.trim().parse().unwrap();
+        t
+    }
+
+    fn spawn(name: &str, mut cmd: Command) -> Target {
+        let dir = common::scratch(name);
+        let mut child = cmd
+            .current_dir(&dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -704,4 +736,59 @@ fn attach_refuses_a_jvm_of_another_user() {
     let (st, out, _) = t.finish();
     assert!(st.success());
     assert_eq!(out, HELD);
+}
+
+#[test]
+fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
+    let root = hprof_rs::cli::attach::procfs::status(std::process::id())
+        .unwrap()
+        .euid
+        == 0;
+    let hidden = [common::fixture_classes(), common::jdk_home().as_path()]
+        .iter()
+        .any(|p| p.starts_with("/tmp"));
+    if !root || hidden || Command::new("unshare").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: needs root, unshare, and the JDK and classes outside /tmp");
+        return;
+    }
+    let mut t = Target::start_contained("attach_contained");
+    let pid = t.pid();
+    let status = hprof_rs::cli::attach::procfs::status(t.pid).unwrap();
+    assert_eq!(status.ns_pid, 1, "{status:?}");
+
+    let r = tool(&["jvms"]);
+    let out = common::stdout(&r.output);
+    let row: Vec<&str> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|r| r[0] == pid)
+        .unwrap_or_else(|| panic!("no row for {pid}:\n{out}"));
+    assert_eq!(
+        row,
+        [pid.as_str(), java_version(), "-", "yes", "HoldObjects"]
+    );
+
+    let r = tool(&["attach", &pid, "cpu=samples"]);
+    assert_eq!(r.output.status.code(), Some(1));
+    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
+    assert_eq!(
+        lines(&common::stderr(&r.output))[..2],
+        [
+            format!("hprof-rs attach: started the attach listener of JVM {pid}"),
+            format!(
+                "hprof-rs attach: loading {} into JVM {pid} (attach protocol {}, options \"cpu=samples\")",
+                default_agent(),
+                protocol()
+            ),
+        ]
+    );
+    // The socket is the contained JVM's: named for its pid 1, in its /tmp.
+    use std::os::unix::fs::FileTypeExt;
+    let socket = std::fs::symlink_metadata(format!("/proc/{pid}/root/tmp/.java_pid1")).unwrap();
+    assert!(socket.file_type().is_socket());
+
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert!(err.contains(AGENT_REFUSAL), "{err}");
 }
