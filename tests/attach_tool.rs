@@ -5,7 +5,8 @@
 //! library it cannot load, one that is no agent) come back as it wrote
 //! them; dead processes, processes that are no JVM, JVMs that refuse
 //! attach and processes of another user get one clear line, quickly and
-//! without harm to the process. A stand-in agent (tests/fixtures/
+//! without harm to the process; a JVM in pid and mount namespaces of its
+//! own (a container) is reached through /proc. A stand-in agent (tests/fixtures/
 //! attach_stub_agent.c) that accepts attach shows the success path and
 //! `--listen` recording what the attached agent sends.
 //!
