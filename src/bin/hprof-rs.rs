@@ -45,7 +45,7 @@ enum Cmd {
         /// Process id of the JVM.
         pid: u32,
         /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt).
-        #[arg(default_value = "")]
+        #[arg(default_value = "", value_name = "AGENT_OPTIONS")]
         options: String,
         /// The agent library (default: libhprof_rs.so next to this tool).
         #[arg(long, value_name = "PATH")]
@@ -63,7 +63,7 @@ enum Cmd {
         #[arg(long, requires = "out")]
         listen: bool,
         /// With --listen: file that receives the stream exactly as sent.
-        #[arg(long, requires = "listen")]
+        #[arg(long, value_name = "FILE", requires = "listen")]
         out: Option<String>,
         /// With --listen: command to send, in order (repeatable).
         #[arg(long = "send", value_name = "CMD", requires = "listen")]
