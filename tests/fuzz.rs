@@ -1,7 +1,9 @@
 //! Fuzzing of every parser that reads outside input, on the stable
 //! toolchain with proptest (docs/testing.md, "Fuzzing"): the option parser,
 //! the binary HPROF reader (print, histo, flame, ui), the text report reader
-//! (flame), the socket command reader and the class-file rewriter.
+//! (flame), the socket command reader, the class-file rewriter, HotSpot's
+//! perfdata files (`hprof-rs jvms`) and the JVM's answers to attach
+//! requests (`hprof-rs attach`).
 //!
 //! Inputs are real files mutated structurally: byte flips and overwrites,
 //! truncation, insertion, length fields set to 0, 1, 2^31 or 2^32-1, and
@@ -346,5 +348,69 @@ fn fuzz_class_file_rewriter() {
         let _ = hprof_rs::bci::inject(bytes, &cfg);
         cfg.object_tracking = true;
         let _ = hprof_rs::bci::inject(bytes, &cfg);
+    });
+}
+
+/// The perfdata file of a real JVM (HoldObjects, idle), read while it runs.
+fn real_perfdata() -> Vec<u8> {
+    use hprof_rs::cli::attach::{perfdata, procfs};
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(common::java())
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("HoldObjects")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start java");
+    let mut line = String::new();
+    let _ = BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line);
+    let pid = child.id();
+    let file = perfdata::hsperfdata_dirs(&procfs::target_tmp(pid))
+        .into_iter()
+        .map(|d| d.join(pid.to_string()))
+        .find(|p| p.exists());
+    let bytes = file.map(|f| perfdata::read_file(&f).unwrap());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(line, "ready\n");
+    bytes.expect("the JVM's perfdata file")
+}
+
+#[test]
+fn fuzz_perfdata() {
+    let real = real_perfdata();
+    let parsed = hprof_rs::cli::attach::perfdata::parse(&real).unwrap();
+    assert_eq!(parsed.java_command(), Some("HoldObjects"));
+    // The prologue and the first entries, and the whole file.
+    let seeds = vec![real[..real.len().min(4096)].to_vec(), real.clone()];
+    fuzz("perfdata", &seeds, |bytes| {
+        if let Ok(d) = hprof_rs::cli::attach::perfdata::parse(bytes) {
+            let _ = (d.java_command(), d.java_version(), d.attachable());
+        }
+    });
+}
+
+#[test]
+fn fuzz_attach_reply() {
+    use hprof_rs::cli::attach::hotspot;
+    let seeds: Vec<Vec<u8>> = [
+        &b"0\nreturn code: 0\n"[..],
+        b"0\nreturn code: -1\n",
+        b"-1\n/x.so was not loaded.\n/x.so: cannot open shared object file: No such file or directory\n",
+        b"0\nAgent_OnAttach is not available in /lib/libzip.so\n",
+        b"-1\nOperation getversion not recognized!",
+        b"0\n2 streaming",
+        b"101\n",
+    ]
+    .iter()
+    .map(|s| s.to_vec())
+    .collect();
+    fuzz("attach_reply", &seeds, |bytes| {
+        if let Ok(r) = hotspot::parse_reply(bytes) {
+            let _ = hotspot::interpret_load(&r);
+        }
     });
 }

@@ -39,6 +39,42 @@ enum Cmd {
     },
     /// Print the commands `listen` can send.
     Commands,
+    /// Load the agent into a running JVM through HotSpot's attach
+    /// mechanism (no jcmd needed) and print the JVM's answer.
+    Attach {
+        /// Process id of the JVM.
+        pid: u32,
+        /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt).
+        #[arg(default_value = "", value_name = "AGENT_OPTIONS")]
+        options: String,
+        /// The agent library (default: libhprof_rs.so next to this tool).
+        #[arg(long, value_name = "PATH")]
+        agent: Option<String>,
+        /// Seconds to wait for the JVM's attach listener to start.
+        #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+        timeout: f64,
+        /// Seconds to wait for the JVM's answer (it comes after Agent_OnAttach).
+        #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+        reply_timeout: f64,
+        /// Attach protocol: auto (ask the JVM), 1 (every JDK) or 2 (JDK 24+).
+        #[arg(long, value_name = "auto|1|2", default_value = "auto")]
+        protocol: hprof_rs::cli::attach::ProtocolChoice,
+        /// Record the agent's stream like `listen` (adds net=127.0.0.1:PORT).
+        #[arg(long, requires = "out")]
+        listen: bool,
+        /// With --listen: file that receives the stream exactly as sent.
+        #[arg(long, value_name = "FILE", requires = "listen")]
+        out: Option<String>,
+        /// With --listen: command to send, in order (repeatable).
+        #[arg(long = "send", value_name = "CMD", requires = "listen")]
+        send: Vec<String>,
+        /// With --listen: after the script, read commands from standard input.
+        #[arg(long, requires = "listen")]
+        interactive: bool,
+    },
+    /// List the JVMs on this machine: PID, Java version, whether our agent
+    /// is loaded, whether they accept attach, main class and arguments.
+    Jvms,
     /// Print a binary HPROF file (ours or HotSpot's, plain or .gz) as text.
     Print { file: String },
     /// CPU samples of a text or binary report as collapsed stacks or an SVG flame graph.
@@ -105,6 +141,26 @@ fn main() {
             );
             Ok(())
         }
+        Cmd::Attach {
+            pid,
+            options,
+            agent,
+            timeout,
+            reply_timeout,
+            protocol,
+            listen,
+            out,
+            send,
+            interactive,
+        } => attach(
+            pid,
+            options,
+            agent,
+            (timeout, reply_timeout),
+            protocol,
+            listen.then(|| (out.unwrap_or_default(), send, interactive)),
+        ),
+        Cmd::Jvms => cli::attach::run_jvms().and_then(|t| write_stdout(&t)),
         Cmd::Print { file } => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -149,6 +205,33 @@ fn main() {
         eprintln!("hprof-rs: {e}");
         std::process::exit(1);
     }
+}
+
+type ListenParts = (String, Vec<String>, bool);
+
+fn attach(
+    pid: u32,
+    options: String,
+    agent: Option<String>,
+    (timeout, reply_timeout): (f64, f64),
+    protocol: cli::attach::ProtocolChoice,
+    listen: Option<ListenParts>,
+) -> Result<(), String> {
+    let reply_timeout = cli::attach::seconds(reply_timeout, "--reply-timeout")?;
+    cli::attach::run(cli::attach::AttachArgs {
+        pid,
+        options,
+        agent,
+        timeout: cli::attach::seconds(timeout, "--timeout")?,
+        reply_timeout,
+        protocol,
+        listen: listen.map(|(out, send, interactive)| cli::attach::ListenSession {
+            out,
+            send,
+            interactive,
+            connect_within: reply_timeout,
+        }),
+    })
 }
 
 fn write_stdout(s: &str) -> Result<(), String> {

@@ -68,18 +68,45 @@ impl Read for Tee {
 }
 
 pub fn run(args: ListenArgs) -> CliResult<()> {
+    check_script(&args.send)?;
+    let listener = bind(&args.host, args.port)?;
+    serve(listener, &args, None)
+}
+
+/// Refuses a bad `--send` before anything is opened.
+pub fn check_script(send: &[String]) -> CliResult<()> {
+    send.iter().try_for_each(|s| parse_step(s).map(|_| ()))
+}
+
+/// Opens the port agents connect to and says which it is (port 0 picks a
+/// free one).
+pub fn bind(host: &str, port: u16) -> CliResult<TcpListener> {
+    let listener = TcpListener::bind((host, port))
+        .map_err(|e| format!("cannot listen on {host}:{port}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("listening on {local}");
+    Ok(listener)
+}
+
+/// Waits for one agent on `listener` (at most `accept_within`, when
+/// given), then records its stream to `args.out`, summarises it and sends
+/// it the commands of `args` until the stream ends.
+pub fn serve(
+    listener: TcpListener,
+    args: &ListenArgs,
+    accept_within: Option<Duration>,
+) -> CliResult<()> {
     let script: Vec<Step> = args
         .send
         .iter()
         .map(|s| parse_step(s))
         .collect::<Result<_, _>>()?;
-    let listener = TcpListener::bind((args.host.as_str(), args.port))
-        .map_err(|e| format!("cannot listen on {}:{}: {e}", args.host, args.port))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("listening on {local}");
-    let (stream, peer) = listener
-        .accept()
-        .map_err(|e| format!("accept failed: {e}"))?;
+    let (stream, peer) = match accept_within {
+        None => listener
+            .accept()
+            .map_err(|e| format!("accept failed: {e}"))?,
+        Some(limit) => accept_before(&listener, limit)?,
+    };
     eprintln!("agent connected from {peer}");
     let file = File::create(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out))?;
     let sender = stream.try_clone().map_err(|e| e.to_string())?;
@@ -126,6 +153,39 @@ pub fn run(args: ListenArgs) -> CliResult<()> {
         tee.bytes, args.out
     );
     Ok(())
+}
+
+/// `accept` with a time limit: polls a non-blocking listener, so a caller
+/// whose agent never comes is not left waiting forever.
+fn accept_before(
+    listener: &TcpListener,
+    limit: Duration,
+) -> CliResult<(TcpStream, std::net::SocketAddr)> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("accept failed: {e}"))?;
+    let start = std::time::Instant::now();
+    loop {
+        match listener.accept() {
+            Ok((stream, peer)) => {
+                stream
+                    .set_nonblocking(false)
+                    .map_err(|e| format!("accept failed: {e}"))?;
+                return Ok((stream, peer));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if start.elapsed() >= limit {
+                    return Err(format!(
+                        "no agent connected within {:.1} s",
+                        limit.as_secs_f64()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("accept failed: {e}")),
+        }
+    }
 }
 
 fn send_commands(mut s: TcpStream, script: Vec<Step>, interactive: bool) {

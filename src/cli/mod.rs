@@ -1,8 +1,10 @@
 //! The `hprof-rs` front-end tool: `listen` (socket front-end for
-//! `net=host:port`), `print` (binary HPROF as text), `flame` (CPU samples as
+//! `net=host:port`), `attach` and `jvms` (load the agent into a running
+//! JVM; list the JVMs), `print` (binary HPROF as text), `flame` (CPU samples as
 //! collapsed stacks or an SVG flame graph), `histo` (class histogram of a
 //! heap dump). Built on `crate::reader`; see docs/hprof-rs-tool.md.
 
+pub mod attach;
 pub mod flame;
 pub mod histo;
 pub mod histo_fast;
