@@ -106,6 +106,12 @@ pub fn rejected(message: &str) {
     emit(&line);
 }
 
+/// A `debugflags` line: internal detail asked for by the user, never an
+/// error.
+pub fn debug(message: &str) {
+    emit(&format!("HPROF DEBUG: {message}\n"));
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -16,6 +16,8 @@ pub mod net;
 pub mod options;
 pub mod os;
 pub mod profile;
+pub mod report;
+pub mod vm;
 pub mod protocol;
 pub mod reader;
 pub mod sink;

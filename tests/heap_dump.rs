@@ -657,3 +657,35 @@ fn primfields_and_primarrays_off() {
         "references are still written"
     );
 }
+
+/// `logflags=0x4` with a binary heap dump: at exit the agent reads its own
+/// file back and writes what it holds to java.hprof.check.txt.
+#[test]
+fn logflags_4_checks_the_binary_output_at_exit() {
+    let dir = common::scratch("check_binary");
+    let r = common::run_with_agent_bounded(
+        &dir,
+        "heap=dump,format=b,logflags=0x4,file=out.hprof",
+        "Hello",
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let check = std::fs::read_to_string(dir.join("java.hprof.check.txt")).expect("check file");
+    let p = read_all(dir.join("out.hprof")).unwrap();
+    let d = &p.heap_dumps[0];
+    assert!(check.contains("header: 1.0."), "{check}");
+    let want = format!(
+        "roots {}, classes {}, instances {}, object arrays {}, primitive arrays {}",
+        d.roots.len(),
+        d.class_dumps.len(),
+        d.instances.len(),
+        d.object_arrays.len(),
+        d.primitive_arrays.len()
+    );
+    assert!(check.contains(&want), "{want} not in:\n{check}");
+    assert!(
+        check.ends_with(&format!("{} records, no error\n", p.records.len())),
+        "{check}"
+    );
+}

@@ -1,81 +1,79 @@
-//! The JVMTI event handler: gate, then dispatch to the lifecycle code and
-//! the profiles.
+//! The JVMTI event handler: the callback gate, the vm floor's own
+//! bookkeeping (threads, classes), then the profiles the event is routed to.
 
-use super::{agent, classes, lifecycle, threads};
-use crate::jvmti::sys::{jclass, jmethodID, jobject, jthread, JNIEnv};
-use crate::jvmti::EventHandler;
-use crate::profile::{alloc_sites, monitors};
+use super::{agent, lifecycle, Agent};
+use crate::jvmti::{EventHandler, Jni, MethodId, Obj};
+use crate::profile::Event;
+use crate::vm::{stacks, threads};
 
 pub struct Handler;
 
+/// The agent, with a pass through the callback gate (None once VM death
+/// has closed it).
+fn entered() -> Option<(&'static Agent, crate::vm::gate::Pass<'static>)> {
+    let a = agent()?;
+    let pass = a.ctx.gate.enter()?;
+    Some((a, pass))
+}
+
 impl EventHandler for Handler {
-    fn vm_init(&self, jni: *mut JNIEnv, thread: jthread) {
+    fn vm_init(&self, jni: Jni<'_>, thread: Obj<'_>) {
         if let Some(a) = agent() {
             lifecycle::vm_init(a, jni, thread);
         }
     }
 
-    fn vm_death(&self, jni: *mut JNIEnv) {
+    fn vm_death(&self, jni: Jni<'_>) {
         if let Some(a) = agent() {
             lifecycle::vm_death(a, jni);
         }
     }
 
-    fn thread_start(&self, jni: *mut JNIEnv, thread: jthread) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        threads::register(a, jni, thread, false, true);
-    }
-
-    fn thread_end(&self, jni: *mut JNIEnv, thread: jthread) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        if a.opts.cpu_timing() {
-            crate::profile::cpu_times::thread_end(a, jni);
+    fn thread_start(&self, jni: Jni<'_>, thread: Obj<'_>) {
+        let Some((a, _pass)) = entered() else { return };
+        threads::register(&a.ctx, jni, thread, false, true);
+        for p in &a.profiles {
+            p.thread_start(&a.ctx, jni, thread);
         }
-        threads::end(a, thread);
     }
 
-    fn class_load(&self, _jni: *mut JNIEnv, thread: jthread, klass: jclass) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        let serial = threads::known_serial(a, thread).unwrap_or(0);
-        let trace = super::stacks::thread_trace(a, std::ptr::null_mut(), serial)
-            .unwrap_or(a.system_trace());
-        classes::ensure(a, klass, trace);
+    fn thread_end(&self, jni: Jni<'_>, thread: Obj<'_>) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::ThreadEnd) {
+            p.thread_end(&a.ctx, jni, thread);
+        }
+        threads::end(&a.ctx, thread);
     }
 
-    fn sampled_object_alloc(
-        &self,
-        jni: *mut JNIEnv,
-        thread: jthread,
-        obj: jobject,
-        klass: jclass,
-        size: i64,
-    ) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        alloc_sites::on_alloc(a, jni, thread, obj, klass, size, false);
+    fn class_load(&self, jni: Jni<'_>, thread: Obj<'_>, klass: Obj<'_>) {
+        let Some((a, _pass)) = entered() else { return };
+        let ctx = &a.ctx;
+        let serial = threads::known_serial(ctx, thread).unwrap_or(0);
+        let trace =
+            stacks::thread_trace(ctx, jni, Obj::null(), serial).unwrap_or(ctx.system_trace());
+        crate::vm::classes::ensure(ctx, klass, trace);
     }
 
-    fn vm_object_alloc(
-        &self,
-        jni: *mut JNIEnv,
-        thread: jthread,
-        obj: jobject,
-        klass: jclass,
-        size: i64,
-    ) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        alloc_sites::on_alloc(a, jni, thread, obj, klass, size, true);
+    fn sampled_object_alloc(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, klass: Obj<'_>, size: i64) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::SampledObjectAlloc) {
+            p.object_alloc(&a.ctx, jni, thread, obj, klass, size, false);
+        }
+    }
+
+    fn vm_object_alloc(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, klass: Obj<'_>, size: i64) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::VmObjectAlloc) {
+            p.object_alloc(&a.ctx, jni, thread, obj, klass, size, true);
+        }
     }
 
     fn gc_finish(&self) {
-        // No gate and no lock: only an atomic counter (JVMTI allows little
-        // else in this event).
+        // No gate and no lock: JVMTI allows little in this event.
         if let Some(a) = agent() {
-            alloc_sites::on_gc_finish(a);
+            for p in a.routed(Event::GcFinish) {
+                p.gc_finish(&a.ctx);
+            }
         }
     }
 
@@ -83,66 +81,69 @@ impl EventHandler for Handler {
         // No gate: frees only touch agent tables, which outlive the VM's
         // last callback, and skipping one would leave a live count too high.
         if let Some(a) = agent() {
-            alloc_sites::on_free(a, tag);
+            for p in a.routed(Event::ObjectFree) {
+                p.object_free(&a.ctx, tag);
+            }
         }
     }
 
-    fn monitor_contended_enter(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        monitors::contended_enter(a, jni, thread, obj);
+    fn monitor_contended_enter(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::MonitorContendedEnter) {
+            p.monitor_contended_enter(&a.ctx, jni, thread, obj);
+        }
     }
 
-    /// Runs while the thread already owns the monitor: no gate, no lookup
-    /// (only the thread's own slot and two atomic adds).
-    fn monitor_contended_entered(&self, _jni: *mut JNIEnv, _thread: jthread, _obj: jobject) {
-        monitors::contended_entered();
+    /// Runs while the thread already owns the monitor: no gate.
+    fn monitor_contended_entered(&self, _jni: Jni<'_>, _thread: Obj<'_>, _obj: Obj<'_>) {
+        if let Some(a) = agent() {
+            for p in a.routed(Event::MonitorContendedEntered) {
+                p.monitor_contended_entered(&a.ctx);
+            }
+        }
     }
 
-    fn monitor_wait(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        monitors::wait(a, jni, thread, obj, timeout_ms);
+    fn monitor_wait(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, timeout_ms: i64) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::MonitorWait) {
+            p.monitor_wait(&a.ctx, jni, thread, obj, timeout_ms);
+        }
     }
 
-    fn monitor_waited(&self, _jni: *mut JNIEnv, _thread: jthread, _obj: jobject, _timed_out: bool) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        monitors::waited(a);
+    fn monitor_waited(&self, _jni: Jni<'_>, _thread: Obj<'_>, _obj: Obj<'_>, _timed_out: bool) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::MonitorWaited) {
+            p.monitor_waited(&a.ctx);
+        }
     }
 
     fn class_file_load_hook(
         &self,
-        _jni: *mut JNIEnv,
+        _jni: Jni<'_>,
         _redefining: bool,
-        _loader: jobject,
+        _loader: Obj<'_>,
         name: Option<&str>,
         bytes: &[u8],
     ) -> Option<Vec<u8>> {
         let a = agent()?;
-        if a.opts.cpu_timing() {
-            return crate::profile::cpu_times::class_file_load_hook(name, bytes);
-        }
-        None
+        a.routed(Event::ClassFileLoadHook)
+            .find_map(|p| p.class_file_load_hook(&a.ctx, name, bytes))
     }
 
-    fn exception_catch(
-        &self,
-        jni: *mut JNIEnv,
-        thread: jthread,
-        method: jmethodID,
-        _location: i64,
-    ) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        if a.opts.cpu_timing() {
-            crate::profile::cpu_times::exception_catch(a, jni, thread, method);
+    fn exception_catch(&self, jni: Jni<'_>, thread: Obj<'_>, method: MethodId, _location: i64) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::ExceptionCatch) {
+            p.exception_catch(&a.ctx, jni, thread, method);
         }
     }
 
     fn data_dump_request(&self) {
-        let Some(a) = agent() else { return };
-        let Some(_pass) = a.gate.enter() else { return };
-        crate::control::dump::full_dump(a, std::ptr::null_mut());
+        let Some((a, _pass)) = entered() else { return };
+        // DataDumpRequest comes without a JNIEnv: the thread's own.
+        crate::jvmti::with_current_jni(|jni| {
+            if let Some(jni) = jni {
+                crate::control::dump::full_dump(&a.ctx, &a.profiles, jni);
+            }
+        });
     }
 }

@@ -1,26 +1,39 @@
-//! VM init and VM death.
+//! VM init and VM death: the vm floor's set-up and tear-down around the
+//! profiles' own.
 
-use super::{classes, threads, Agent};
+use super::Agent;
 use crate::diag;
-use crate::jvmti::sys::{event, jthread, JNIEnv};
+use crate::jvmti::sys::event;
+use crate::jvmti::{Jni, Obj};
+use crate::vm::{classes, log, output, threads};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Binary header version: 1.0.2 (segmented heap dumps) when the heap may
-/// exceed what one 1.0.1 record can describe (max heap >= 2e9 bytes, docs/profiles.md §1.2).
+/// exceed what one 1.0.1 record can describe (max heap >= 2e9 bytes,
+/// docs/profiles.md §1.2).
 const SEGMENTED_HEAP_LIMIT: i64 = 2_000_000_000;
 
-pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
+/// Events of the vm floor itself (threads, classes, dump requests).
+const FLOOR_EVENTS: [u32; 4] = [
+    event::THREAD_START,
+    event::THREAD_END,
+    event::CLASS_LOAD,
+    event::DATA_DUMP_REQUEST,
+];
+
+pub fn vm_init(agent: &'static Agent, jni: Jni<'_>, thread: Obj<'_>) {
+    let ctx = &agent.ctx;
     let max_heap = crate::jvmti::jni::runtime_max_memory(jni).unwrap_or(0);
-    let format = super::output::new_format(&agent.opts, max_heap >= SEGMENTED_HEAP_LIMIT);
+    let format = output::new_format(&ctx.opts, max_heap >= SEGMENTED_HEAP_LIMIT);
     let settings = crate::format::ControlSettings {
-        heap_or_sites: agent.opts.heap_dump || agent.opts.heap_sites,
-        cpu_sampling: agent.opts.cpu_samples,
-        depth: agent.opts.depth.min(u16::MAX as u32) as u16,
+        heap_or_sites: ctx.opts.heap_dump || ctx.opts.heap_sites,
+        cpu_sampling: ctx.opts.cpu_samples,
+        depth: ctx.opts.depth.min(u16::MAX as u32) as u16,
     };
-    let old_format = agent.opts.cpu_old;
-    let at = agent.stamp();
-    agent.out.submit(move |f, out| {
+    let old_format = ctx.opts.cpu_old;
+    let at = ctx.stamp();
+    ctx.out.submit(move |f, out| {
         *f = format;
         // cpu=old output has no header of any kind.
         if !old_format {
@@ -31,75 +44,60 @@ pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv, thread: jthread) {
 
     // The empty stack of the VM-init thread is the first trace (300000),
     // the "system trace" used wherever no real stack is known.
-    let system = agent.tables.traces.intern(&[0]);
-    agent.system_trace.store(system.serial, Ordering::Relaxed);
+    let system = ctx.tables.traces.intern(&[0]);
+    ctx.set_system_trace(system.serial);
     // The VM-init thread is 200001 and gets no THREAD START.
-    threads::register(agent, jni, thread, false, false);
-    classes::refresh(agent, jni);
-    if agent.opts.cpu_timing() {
-        crate::profile::cpu_times::vm_init(agent, jni);
-    }
+    threads::register(ctx, jni, thread, false, false);
+    classes::refresh(ctx, jni);
 
-    if agent.opts.cpu_samples {
-        if let Err(e) = crate::profile::cpu_samples::start(agent, jni) {
-            diag::error(&format!("cannot start the cpu sampling thread: {e}"));
-        }
+    // Reverse dump order (profile::list).
+    for p in agent.profiles.iter().rev() {
+        p.vm_start(ctx, jni);
     }
-    if agent.opts.heap_sites {
-        crate::profile::alloc_sites::start(agent);
-    }
-    if agent.opts.net.is_some() {
-        if let Err(e) = crate::net::listener::start(agent, jni) {
+    if ctx.opts.net.is_some() {
+        if let Err(e) = agent.net.start(ctx, &agent.profiles, jni) {
             diag::error(&format!("cannot start the listener thread: {e}"));
         }
     }
-    let j = agent.jvmti;
-    for ev in [
-        event::THREAD_START,
-        event::THREAD_END,
-        event::CLASS_LOAD,
-        event::DATA_DUMP_REQUEST,
-    ] {
-        if let Err(e) = j.set_event_mode(true, ev) {
+    for ev in FLOOR_EVENTS {
+        if let Err(e) = ctx.jvmti.set_event_mode(true, ev) {
             diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
         }
     }
-    if agent.opts.monitor {
-        crate::profile::monitors::enable(agent);
-    }
-    agent.vm_initialised.store(true, Ordering::Release);
-    super::debug::log(agent, "VM init done");
-    super::debug::dump_tables(agent, "VM init");
+    ctx.vm_initialised.store(true, Ordering::Release);
+    log::log(ctx, "VM init done");
+    log::dump_tables(ctx, "VM init");
 }
 
-pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
-    if !agent.gate.close_and_drain(0, Duration::from_secs(10)) {
+pub fn vm_death(agent: &'static Agent, jni: Jni<'_>) {
+    let ctx = &agent.ctx;
+    if !ctx.gate.close_and_drain(0, Duration::from_secs(10)) {
         diag::error("event callbacks still running at VM death; continuing");
     }
-    if agent.opts.cpu_timing() {
-        crate::profile::cpu_times::vm_death(agent, jni);
+    for p in &agent.profiles {
+        p.stop(ctx, jni);
     }
-    crate::profile::cpu_samples::stop(agent);
-    if agent.opts.doe {
+    if ctx.opts.doe {
         // Skipped when a dump or command is still running (the original
         // skipped it too); full_dump checks under the lock.
-        crate::control::dump::full_dump(agent, jni);
+        crate::control::dump::full_dump(ctx, &agent.profiles, jni);
     }
-    crate::profile::alloc_sites::stop(agent);
-    crate::net::listener::stop(agent);
-    let j = agent.jvmti;
-    for ev in [
-        event::THREAD_START,
-        event::THREAD_END,
-        event::CLASS_LOAD,
-        event::DATA_DUMP_REQUEST,
-    ] {
-        let _ = j.set_event_mode(false, ev);
+    for p in &agent.profiles {
+        p.shut_down(ctx);
     }
-    if agent.opts.monitor {
-        crate::profile::monitors::disable(agent);
+    agent.net.stop();
+    for ev in FLOOR_EVENTS {
+        let _ = ctx.jvmti.set_event_mode(false, ev);
     }
-    agent.out.stop();
-    crate::net::listener::close(agent);
-    super::debug::dump_tables(agent, "VM death");
+    ctx.out.stop();
+    agent.net.close();
+    if let (true, Some(path)) = (ctx.opts.check_binary_output(), &agent.output_file) {
+        if let Err(e) = super::check::check_output(path) {
+            diag::error(&format!(
+                "cannot write {}: {e}",
+                crate::options::CHECK_FILE_NAME
+            ));
+        }
+    }
+    log::dump_tables(ctx, "VM death");
 }

@@ -1,53 +1,76 @@
-//! The agent: one `Agent` value per process, created in Agent_OnLoad and
-//! reachable from every callback through `agent()`. It owns the options,
-//! the tables, the writer and the per-profile state; the JVMTI event
-//! handler (`events`) dispatches to the profiles.
+//! The agent: composes everything. One [`Agent`] per process, created in
+//! Agent_OnLoad and reachable from every callback through [`agent`]: the
+//! shared context (`vm`), the profiles of this run (`profile::list`) with
+//! the table that routes each JVMTI event to the profiles that want it,
+//! and the socket listener. `onload` holds the library's entry points,
+//! `lifecycle` VM init and VM death, `events` the JVMTI event handler.
 
-pub mod classes;
-pub mod debug;
+pub mod check;
 pub mod events;
-pub mod gate;
 pub mod lifecycle;
 pub mod onload;
-pub mod output;
-pub mod stacks;
-pub mod threads;
 
-use crate::format::ProfileFormat;
-use crate::jvmti::Jvmti;
-use crate::options::Options;
-use crate::profile::cpu_samples::Sampler;
-use crate::sink::Writer;
-use crate::tables::Tables;
-use gate::Gate;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::net::NetState;
+use crate::profile::{Event, Profile};
+use crate::vm::Context;
 use std::sync::OnceLock;
-use std::time::Instant;
-
-pub type BoxedFormat = Box<dyn ProfileFormat + Send>;
 
 pub struct Agent {
-    pub jvmti: Jvmti,
-    pub opts: Options,
-    pub tables: Tables,
-    pub out: Writer<BoxedFormat>,
-    /// Origin of binary record timestamps (µs since agent load).
-    pub started: Instant,
-    pub gate: Gate,
-    /// Serial of the "system trace" (the empty stack at VM init).
-    pub system_trace: AtomicU32,
-    pub vm_initialised: AtomicBool,
-    /// Held while a full dump or a socket command writes: further dump
-    /// requests are ignored, commands wait, the sampler pauses.
-    pub dumping: gate::DumpLock,
-    pub sampler: Sampler,
-    /// heap=sites state (allocation events, frees).
-    pub alloc: crate::profile::alloc_sites::AllocSites,
-    /// Trace depth for traces created from now on (`depth`, changed by the
-    /// socket command CONTROL 0x0007).
-    pub depth: AtomicU32,
+    pub ctx: Context,
+    /// In dump order (`profile::list`).
+    pub profiles: Vec<Box<dyn Profile>>,
+    /// For each event, the profiles that asked for it.
+    pub routes: Routes,
     /// `net=`: the command listener.
-    pub net: crate::net::NetState,
+    pub net: NetState,
+    /// The output file (None with `net=`).
+    pub output_file: Option<std::path::PathBuf>,
+}
+
+/// Per event, the profiles to call, built once at load: an event reaches
+/// only the profiles that listed it (`Profile::events`).
+pub struct Routes {
+    by_event: [Vec<usize>; Event::COUNT],
+}
+
+impl Routes {
+    fn new(profiles: &[Box<dyn Profile>]) -> Routes {
+        let mut by_event: [Vec<usize>; Event::COUNT] = Default::default();
+        for (i, p) in profiles.iter().enumerate() {
+            for &ev in p.events() {
+                by_event[ev as usize].push(i);
+            }
+        }
+        Routes { by_event }
+    }
+
+    /// Indices (into the profile list) of the profiles that take `ev`.
+    pub fn of(&self, ev: Event) -> &[usize] {
+        &self.by_event[ev as usize]
+    }
+}
+
+impl Agent {
+    pub fn new(
+        ctx: Context,
+        profiles: Vec<Box<dyn Profile>>,
+        net: NetState,
+        output_file: Option<std::path::PathBuf>,
+    ) -> Agent {
+        let routes = Routes::new(&profiles);
+        Agent {
+            ctx,
+            profiles,
+            routes,
+            net,
+            output_file,
+        }
+    }
+
+    /// The profiles that take `ev`.
+    pub fn routed(&self, ev: Event) -> impl Iterator<Item = &dyn Profile> + '_ {
+        self.routes.of(ev).iter().map(move |&i| &*self.profiles[i])
+    }
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -59,33 +82,4 @@ pub fn agent() -> Option<&'static Agent> {
 pub(crate) fn install(a: Agent) -> &'static Agent {
     let _ = AGENT.set(a);
     AGENT.get().expect("agent just installed")
-}
-
-impl Agent {
-    /// Record timestamp: microseconds since the agent was loaded (u32 wraps
-    /// after ~71 minutes, as in the original format).
-    pub fn micros(&self) -> u32 {
-        self.started.elapsed().as_micros() as u32
-    }
-
-    /// Time stamp for a record written now.
-    pub fn stamp(&self) -> crate::format::Stamp {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        crate::format::Stamp {
-            micros_since_load: self.started.elapsed().as_micros() as u64,
-            unix_millis: now.as_millis() as i64,
-            utc_offset_secs: crate::os::local_utc_offset(now.as_secs() as i64),
-        }
-    }
-
-    /// Current maximum trace depth.
-    pub fn depth(&self) -> u32 {
-        self.depth.load(Ordering::Relaxed)
-    }
-
-    pub fn system_trace(&self) -> u32 {
-        self.system_trace.load(Ordering::Relaxed)
-    }
 }

@@ -3,6 +3,7 @@
 //! no JVM_OnLoad), Agent_OnAttach and Agent_OnUnload.
 
 use super::{events, Agent};
+use crate::vm::{log, output, Context};
 use crate::diag;
 use crate::jvmti::sys::{cap, event, jint, jvmtiCapabilities, JavaVM};
 use crate::jvmti::Jvmti;
@@ -74,11 +75,11 @@ extern "C" fn at_process_exit() {
         let Some(agent) = crate::agent::agent() else {
             return;
         };
-        if agent.gate.is_closed() {
+        if agent.ctx.gate.is_closed() {
             return; // VM death ran
         }
         diag::error("the JVM is exiting without a VM death event (an OutOfMemoryError during shutdown, or exit from native code): the final report is not written; output written so far is kept");
-        agent.out.flush_within(std::time::Duration::from_secs(2));
+        agent.ctx.out.flush_within(std::time::Duration::from_secs(2));
     });
 }
 
@@ -129,11 +130,12 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
     };
     crate::jvmti::jni::set_vm(vm);
     check_version(jvmti);
-    add_capabilities(jvmti, &opts);
+    let profiles = crate::profile::list(&opts);
+    add_capabilities(jvmti, &opts, &profiles);
 
-    let sink = open_output(&opts);
+    let (sink, output_file) = open_output(&opts);
     let command_socket = sink.try_clone_socket();
-    let format = super::output::new_format(&opts, true);
+    let format = output::new_format(&opts, true);
     let out = match Writer::spawn(sink, format) {
         Ok(w) => w,
         Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),
@@ -145,22 +147,12 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
             "cannot register the exit handler; output may be lost if the JVM ends without VM death",
         );
     }
-    let depth = std::sync::atomic::AtomicU32::new(opts.depth);
-    let agent = super::install(Agent {
-        jvmti,
-        opts,
-        tables: Default::default(),
-        out,
-        started: std::time::Instant::now(),
-        gate: Default::default(),
-        system_trace: Default::default(),
-        vm_initialised: AtomicBool::new(false),
-        dumping: Default::default(),
-        sampler: Default::default(),
-        alloc: Default::default(),
-        depth,
-        net: crate::net::NetState::new(command_socket),
-    });
+    let agent = super::install(Agent::new(
+        Context::new(jvmti, opts, out),
+        profiles,
+        crate::net::NetState::new(command_socket),
+        output_file,
+    ));
     if let Err(e) = crate::jvmti::callbacks::install(jvmti, &events::Handler) {
         startup_error(&format!("cannot set JVMTI event callbacks: {e}"));
     }
@@ -169,13 +161,13 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
             startup_error(&format!("cannot enable JVMTI events: {e}"));
         }
     }
-    if agent.opts.heap_sites {
-        crate::profile::alloc_sites::on_load(agent);
+    for p in &agent.profiles {
+        p.on_load(&agent.ctx);
     }
-    if agent.opts.pause {
-        super::debug::pause_for_debugger();
+    if agent.ctx.opts.pause {
+        log::pause_for_debugger();
     }
-    super::debug::log(agent, "Agent_OnLoad done");
+    log::log(&agent.ctx, "Agent_OnLoad done");
     JNI_OK
 }
 
@@ -193,7 +185,7 @@ fn check_version(jvmti: Jvmti) {
     }
 }
 
-fn add_capabilities(jvmti: Jvmti, opts: &Options) {
+fn add_capabilities(jvmti: Jvmti, opts: &Options, profiles: &[Box<dyn crate::profile::Profile>]) {
     let Ok(potential) = jvmti.potential_capabilities() else {
         startup_error("Unable to get potential JVMTI capabilities.");
     };
@@ -204,52 +196,34 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options) {
     ] {
         need.set(c);
     }
-    if opts.monitor {
-        for c in crate::profile::monitors::CAPABILITIES {
-            need.set(c);
-        }
-    }
+    let _ = opts;
     // Nice to have: frames print <Unknown Source>/Unknown line without them.
     for c in [cap::CAN_GET_SOURCE_FILE_NAME, cap::CAN_GET_LINE_NUMBERS] {
         if potential.has(c) {
             need.set(c);
         }
     }
-    if opts.heap_sites {
-        // Allocation events and frees; only asked for when heap=sites is on
-        // (sampling support costs the VM a little even when idle).
-        for c in [
-            cap::CAN_GENERATE_SAMPLED_OBJECT_ALLOC_EVENTS,
-            cap::CAN_GENERATE_VM_OBJECT_ALLOC_EVENTS,
-            cap::CAN_GENERATE_OBJECT_FREE_EVENTS,
-        ] {
-            if !potential.has(c) {
-                startup_error("heap=sites needs JVMTI allocation sampling (JDK 11 or later) and object free events, which this VM does not offer.");
-            }
-            need.set(c);
+    for p in profiles {
+        if let Err(e) = p.capabilities(&potential, &mut need) {
+            startup_error(&e);
         }
-    }
-    if opts.cpu_timing()
-        && crate::profile::cpu_times::add_capabilities(&potential, &mut need).is_err()
-    {
-        startup_error("Unable to get necessary JVMTI capabilities.");
     }
     if jvmti.add_capabilities(&need).is_err() {
         startup_error("Unable to get necessary JVMTI capabilities.");
     }
 }
 
-fn open_output(opts: &Options) -> Sink {
+fn open_output(opts: &Options) -> (Sink, Option<std::path::PathBuf>) {
     if let Some(net) = &opts.net {
         return match Sink::connect(&net.host, net.port) {
-            Ok(s) => s,
+            Ok(s) => (s, None),
             Err(_) => startup_error(&format!("can't connect to {}:{}", net.host, net.port)),
         };
     }
     let name = opts.output_file_name(std::process::id(), |p| std::path::Path::new(p).exists());
     // Heap dumps hold the program's data: their files are private.
     match Sink::create_file(std::path::Path::new(&name), opts.heap_dump) {
-        Ok(s) => s,
+        Ok(s) => (s, Some(name.into())),
         Err(e) => startup_error(&format!("can't create profile file: {name} ({e})")),
     }
 }

@@ -1,48 +1,28 @@
-//! The full dump: every enabled section in the original's order, then the
-//! CPU counters are reset (CPU reports cover the time since the last dump).
+//! The full dump: every profile's section in the list's order (the
+//! original's), then each profile starts its next period (CPU reports
+//! cover the time since the last dump).
 
-use crate::agent::Agent;
 use crate::diag;
-use crate::jvmti::sys::JNIEnv;
+use crate::jvmti::Jni;
+use crate::profile::Profile;
+use crate::vm::Context;
 
 /// Run a full dump unless one is already running (a request arriving during
 /// a dump is ignored, as in the original).
-pub fn full_dump(agent: &Agent, jni: *mut JNIEnv) {
-    let Some(_exclusive) = agent.dumping.try_lock() else {
+pub fn full_dump(ctx: &'static Context, profiles: &'static [Box<dyn Profile>], jni: Jni<'_>) {
+    let Some(_exclusive) = ctx.dumping.try_lock() else {
         return;
     };
     fault_injection::panic_if_asked("dump-panic");
-    let verbose = agent.opts.verbose;
+    let verbose = ctx.opts.verbose;
     diag::verbose(verbose, "Dumping");
-    if agent.opts.monitor {
-        diag::verbose(verbose, " contended monitor usage ...");
-        super::monitor_report::write(agent, jni);
+    for p in profiles {
+        p.dump(ctx, jni);
     }
-    if agent.opts.heap_dump {
-        diag::verbose(verbose, " Java heap ...");
-        super::heap_dump::write(agent, jni);
+    for p in profiles {
+        p.after_dump(ctx);
     }
-    if agent.opts.heap_sites {
-        diag::verbose(verbose, " allocation sites ...");
-        super::sites_report::write(agent, agent.opts.cutoff);
-    }
-    if agent.opts.cpu_samples {
-        diag::verbose(verbose, " CPU usage by sampling running threads ...");
-        super::cpu_report::write(agent, agent.opts.cutoff);
-    }
-    if agent.opts.cpu_timing() {
-        let what = if agent.opts.cpu_old {
-            " CPU usage in old prof format ..."
-        } else {
-            " CPU usage by timing methods ..."
-        };
-        diag::verbose(verbose, what);
-        crate::profile::cpu_times::catch_up(jni);
-        super::cpu_times_report::write(agent, agent.opts.cutoff);
-    }
-    agent.tables.traces.reset_costs();
-    crate::profile::monitors::state().reset_times();
-    agent.out.flush();
+    ctx.out.flush();
     diag::verbose(verbose, " done.\n");
 }
 

@@ -16,6 +16,8 @@ pub struct Ranked<'r, T> {
     /// 1-based rank.
     pub rank: u32,
     pub row: &'r T,
+    /// Position of the row in the report's `rows`.
+    pub index: usize,
     /// Row's share of the total (0..1; NaN when the total is 0).
     pub ratio: f64,
     /// Running sum of `ratio` over this and all earlier rows.
@@ -30,11 +32,11 @@ fn rank_rows<'r, T>(
     ratio: impl Fn(&T) -> f64,
     keep: impl Fn(&T, f64) -> bool,
 ) -> Vec<Ranked<'r, T>> {
-    let mut order: Vec<&'r T> = rows.iter().collect();
-    order.sort_by(|a, b| cmp(a, b));
+    let mut order: Vec<(usize, &'r T)> = rows.iter().enumerate().collect();
+    order.sort_by(|a, b| cmp(a.1, b.1));
     let mut out = Vec::with_capacity(order.len());
     let mut accum = 0.0f64;
-    for (i, row) in order.into_iter().enumerate() {
+    for (i, (index, row)) in order.into_iter().enumerate() {
         let r = ratio(row);
         if !keep(row, r) {
             break;
@@ -43,6 +45,7 @@ fn rank_rows<'r, T>(
         out.push(Ranked {
             rank: i as u32 + 1,
             row,
+            index,
             ratio: r,
             accum,
         });
@@ -94,21 +97,28 @@ pub fn select_sites<'r>(report: &'r SitesReport<'_>) -> Vec<Ranked<'r, SiteRow<'
             !below(ratio, cutoff)
         });
     }
-    let kept: Vec<&SiteRow<'_>> = report
+    let kept: Vec<(usize, &SiteRow<'_>)> = report
         .rows
         .iter()
-        .filter(|r| {
+        .enumerate()
+        .filter(|(_, r)| {
             !below(live_share(r), cutoff)
                 || !below(share(r.alloc_bytes as f64, total_alloc), cutoff)
         })
         .collect();
-    let mut ranked = rank_rows(&kept, |a, b| cmp(a, b), |r| live_share(r), |_, _| true);
-    // Re-point the rows at the report's own rows (rank_rows saw references).
+    let mut ranked = rank_rows(
+        &kept,
+        |a, b| cmp(a.1, b.1),
+        |r| live_share(r.1),
+        |_, _| true,
+    );
+    // Re-point the rows at the report's own rows (rank_rows saw pairs).
     ranked
         .drain(..)
         .map(|r| Ranked {
             rank: r.rank,
-            row: *r.row,
+            row: r.row.1,
+            index: r.row.0,
             ratio: r.ratio,
             accum: r.accum,
         })

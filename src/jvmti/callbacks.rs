@@ -5,28 +5,31 @@
 //! reported as an HPROF error, and the event is dropped.
 
 use super::env::Jvmti;
+use super::refs::{Jni, MethodId, Obj};
 use super::sys::*;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_uchar};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
-/// What the agent does on each event. Every method has an empty default so
-/// a profile implements only the events it enabled.
+/// What the agent does on each event. Every method has an empty default.
+/// The arguments are the VM's, borrowed for the callback: the JNI
+/// environment of the thread the event arrives on and references the VM
+/// owns (never deleted by the handler).
 #[allow(unused_variables)]
 pub trait EventHandler: Send + Sync {
-    fn vm_init(&self, jni: *mut JNIEnv, thread: jthread) {}
-    fn vm_death(&self, jni: *mut JNIEnv) {}
-    fn thread_start(&self, jni: *mut JNIEnv, thread: jthread) {}
-    fn thread_end(&self, jni: *mut JNIEnv, thread: jthread) {}
-    fn class_load(&self, jni: *mut JNIEnv, thread: jthread, klass: jclass) {}
-    fn class_prepare(&self, jni: *mut JNIEnv, thread: jthread, klass: jclass) {}
+    fn vm_init(&self, jni: Jni<'_>, thread: Obj<'_>) {}
+    fn vm_death(&self, jni: Jni<'_>) {}
+    fn thread_start(&self, jni: Jni<'_>, thread: Obj<'_>) {}
+    fn thread_end(&self, jni: Jni<'_>, thread: Obj<'_>) {}
+    fn class_load(&self, jni: Jni<'_>, thread: Obj<'_>, klass: Obj<'_>) {}
+    fn class_prepare(&self, jni: Jni<'_>, thread: Obj<'_>, klass: Obj<'_>) {}
     /// Return replacement class bytes, or None to leave the class alone.
     fn class_file_load_hook(
         &self,
-        jni: *mut JNIEnv,
+        jni: Jni<'_>,
         redefining: bool,
-        loader: jobject,
+        loader: Obj<'_>,
         name: Option<&str>,
         bytes: &[u8],
     ) -> Option<Vec<u8>> {
@@ -36,30 +39,21 @@ pub trait EventHandler: Send + Sync {
     fn gc_start(&self) {}
     fn gc_finish(&self) {}
     fn object_free(&self, tag: i64) {}
-    fn vm_object_alloc(
-        &self,
-        jni: *mut JNIEnv,
-        thread: jthread,
-        obj: jobject,
-        klass: jclass,
-        size: i64,
-    ) {
-    }
+    fn vm_object_alloc(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, klass: Obj<'_>, size: i64) {}
     fn sampled_object_alloc(
         &self,
-        jni: *mut JNIEnv,
-        thread: jthread,
-        obj: jobject,
-        klass: jclass,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+        obj: Obj<'_>,
+        klass: Obj<'_>,
         size: i64,
     ) {
     }
-    fn monitor_wait(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {}
-    fn monitor_waited(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject, timed_out: bool) {}
-    fn monitor_contended_enter(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {}
-    fn monitor_contended_entered(&self, jni: *mut JNIEnv, thread: jthread, obj: jobject) {}
-    fn exception_catch(&self, jni: *mut JNIEnv, thread: jthread, method: jmethodID, location: i64) {
-    }
+    fn monitor_wait(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, timeout_ms: i64) {}
+    fn monitor_waited(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, timed_out: bool) {}
+    fn monitor_contended_enter(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>) {}
+    fn monitor_contended_entered(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>) {}
+    fn exception_catch(&self, jni: Jni<'_>, thread: Obj<'_>, method: MethodId, location: i64) {}
 }
 
 static HANDLER: OnceLock<&'static dyn EventHandler> = OnceLock::new();
@@ -113,24 +107,48 @@ pub fn guarded<R>(what: &str, default: R, f: impl FnOnce(&'static dyn EventHandl
     }
 }
 
+/// The VM's arguments as borrowed views, for the duration of a callback.
+///
+/// # Safety
+/// `jni` must be the current thread's JNIEnv (or null) and `obj` a
+/// reference (or null) the VM keeps alive for the whole callback.
+unsafe fn args<'a>(jni: *mut JNIEnv, obj: jobject) -> Option<(Jni<'a>, Obj<'a>)> {
+    // SAFETY: the caller's contract.
+    unsafe { Some((Jni::from_raw(jni)?, Obj::from_raw(obj))) }
+}
+
+/// A further reference argument of the same callback.
+///
+/// # Safety
+/// As for `args`.
+unsafe fn arg<'a>(obj: jobject) -> Obj<'a> {
+    // SAFETY: the caller's contract.
+    unsafe { Obj::from_raw(obj) }
+}
+
+// SAFETY (every callback below): the VM calls it with the current thread's
+// JNIEnv and references that stay valid until the callback returns; the
+// views made by `args`/`arg` do not outlive the call.
+
 unsafe extern "C" fn on_vm_init(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
     guarded("VMInit", (), |h| h.vm_init(jni, thread))
 }
 unsafe extern "C" fn on_vm_death(_: *mut jvmtiEnv, jni: *mut JNIEnv) {
+    let Some((jni, _)) = (unsafe { args(jni, std::ptr::null_mut()) }) else { return };
     guarded("VMDeath", (), |h| h.vm_death(jni))
 }
 unsafe extern "C" fn on_thread_start(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
     guarded("ThreadStart", (), |h| h.thread_start(jni, thread))
 }
 unsafe extern "C" fn on_thread_end(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
     guarded("ThreadEnd", (), |h| h.thread_end(jni, thread))
 }
-unsafe extern "C" fn on_class_load(
-    _: *mut jvmtiEnv,
-    jni: *mut JNIEnv,
-    thread: jthread,
-    klass: jclass,
-) {
+unsafe extern "C" fn on_class_load(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread, klass: jclass) {
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let klass = unsafe { arg(klass) };
     guarded("ClassLoad", (), |h| h.class_load(jni, thread, klass))
 }
 unsafe extern "C" fn on_class_prepare(
@@ -139,6 +157,8 @@ unsafe extern "C" fn on_class_prepare(
     thread: jthread,
     klass: jclass,
 ) {
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let klass = unsafe { arg(klass) };
     guarded("ClassPrepare", (), |h| h.class_prepare(jni, thread, klass))
 }
 
@@ -155,6 +175,7 @@ unsafe extern "C" fn on_class_file_load_hook(
     new_len: *mut jint,
     new_data: *mut *mut c_uchar,
 ) {
+    let Some((jni, loader)) = (unsafe { args(jni, loader) }) else { return };
     guarded("ClassFileLoadHook", (), |h| {
         if data.is_null() || len <= 0 || new_len.is_null() || new_data.is_null() {
             return;
@@ -190,6 +211,8 @@ unsafe extern "C" fn on_exception_catch(
     location: jlocation,
     _exception: jobject,
 ) {
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let method = MethodId::from_raw(method);
     guarded("ExceptionCatch", (), |h| {
         h.exception_catch(jni, thread, method, location)
     })
@@ -204,6 +227,8 @@ unsafe extern "C" fn on_monitor_wait(
     o: jobject,
     timeout: jlong,
 ) {
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let o = unsafe { arg(o) };
     guarded("MonitorWait", (), |h| h.monitor_wait(jni, t, o, timeout))
 }
 unsafe extern "C" fn on_monitor_waited(
@@ -213,6 +238,8 @@ unsafe extern "C" fn on_monitor_waited(
     o: jobject,
     timed_out: jboolean,
 ) {
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let o = unsafe { arg(o) };
     guarded("MonitorWaited", (), |h| {
         h.monitor_waited(jni, t, o, timed_out != 0)
     })
@@ -223,6 +250,8 @@ unsafe extern "C" fn on_monitor_contended_enter(
     t: jthread,
     o: jobject,
 ) {
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let o = unsafe { arg(o) };
     guarded("MonitorContendedEnter", (), |h| {
         h.monitor_contended_enter(jni, t, o)
     })
@@ -233,6 +262,8 @@ unsafe extern "C" fn on_monitor_contended_entered(
     t: jthread,
     o: jobject,
 ) {
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let o = unsafe { arg(o) };
     guarded("MonitorContendedEntered", (), |h| {
         h.monitor_contended_entered(jni, t, o)
     })
@@ -254,6 +285,8 @@ unsafe extern "C" fn on_vm_object_alloc(
     k: jclass,
     size: jlong,
 ) {
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let (o, k) = unsafe { (arg(o), arg(k)) };
     guarded("VMObjectAlloc", (), |h| {
         h.vm_object_alloc(jni, t, o, k, size)
     })
@@ -266,6 +299,8 @@ unsafe extern "C" fn on_sampled_object_alloc(
     k: jclass,
     size: jlong,
 ) {
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let (o, k) = unsafe { (arg(o), arg(k)) };
     guarded("SampledObjectAlloc", (), |h| {
         h.sampled_object_alloc(jni, t, o, k, size)
     })

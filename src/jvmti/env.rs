@@ -7,6 +7,7 @@
 //! Rust values or as `JvmtiArray` guards that deallocate on drop.
 
 use super::memory::{take_string, JvmtiArray};
+use super::refs::{self, Frame, Jni, Local, Locals, MethodId, Obj};
 use super::sys::*;
 use std::ffi::CString;
 use std::fmt;
@@ -261,22 +262,22 @@ impl Jvmti {
     // ---- classes and methods ---------------------------------------------
 
     /// (signature, generic signature) of a class, e.g. `Ljava/lang/String;`.
-    pub fn class_signature(&self, klass: jclass) -> JResult<String> {
+    pub fn class_signature(&self, klass: Obj<'_>) -> JResult<String> {
         let mut sig: *mut c_char = ptr::null_mut();
-        call!(self, GetClassSignature, klass, &mut sig, ptr::null_mut())?;
+        call!(self, GetClassSignature, klass.raw(), &mut sig, ptr::null_mut())?;
         // SAFETY: GetClassSignature returned a JVMTI-allocated C string.
         Ok(unsafe { take_string(self.env, sig) }.unwrap_or_default())
     }
 
-    pub fn class_status(&self, klass: jclass) -> JResult<i32> {
+    pub fn class_status(&self, klass: Obj<'_>) -> JResult<i32> {
         let mut st: jint = 0;
-        call!(self, GetClassStatus, klass, &mut st)?;
+        call!(self, GetClassStatus, klass.raw(), &mut st)?;
         Ok(st)
     }
 
-    pub fn source_file_name(&self, klass: jclass) -> JResult<Option<String>> {
+    pub fn source_file_name(&self, klass: Obj<'_>) -> JResult<Option<String>> {
         let mut name: *mut c_char = ptr::null_mut();
-        match call!(self, GetSourceFileName, klass, &mut name) {
+        match call!(self, GetSourceFileName, klass.raw(), &mut name) {
             // SAFETY: on success name is a JVMTI-allocated C string.
             Ok(()) => Ok(unsafe { take_string(self.env, name) }),
             Err(e) if e.code == error::ABSENT_INFORMATION => Ok(None),
@@ -284,21 +285,25 @@ impl Jvmti {
         }
     }
 
-    pub fn class_loader(&self, klass: jclass) -> JResult<jobject> {
+    /// The class's defining loader; None for the boot loader.
+    pub fn class_loader<'a>(&self, jni: Jni<'a>, klass: Obj<'_>) -> JResult<Option<Local<'a>>> {
         let mut loader: jobject = ptr::null_mut();
-        call!(self, GetClassLoader, klass, &mut loader)?;
-        Ok(loader)
+        call!(self, GetClassLoader, klass.raw(), &mut loader)?;
+        // SAFETY: GetClassLoader returns a new local reference (or null).
+        Ok(unsafe { jni.own(loader) })
     }
 
-    pub fn loaded_classes(&self) -> JResult<JvmtiArray<jclass>> {
+    pub fn loaded_classes<'a>(&self, jni: Jni<'a>) -> JResult<Locals<'a>> {
         let mut count: jint = 0;
         let mut classes: *mut jclass = ptr::null_mut();
         call!(self, GetLoadedClasses, &mut count, &mut classes)?;
-        // SAFETY: GetLoadedClasses returned `count` local refs in a JVMTI buffer.
-        Ok(unsafe { JvmtiArray::from_raw(self.env, classes, count) })
+        // SAFETY: GetLoadedClasses returned `count` local refs of this
+        // thread in a JVMTI buffer, handed over to us.
+        Ok(unsafe { Locals::new(JvmtiArray::from_raw(self.env, classes, count), jni) })
     }
 
-    pub fn method_name(&self, method: jmethodID) -> JResult<MethodNames> {
+    pub fn method_name(&self, method: MethodId) -> JResult<MethodNames> {
+        let method = method.raw();
         let mut name: *mut c_char = ptr::null_mut();
         let mut sig: *mut c_char = ptr::null_mut();
         call!(
@@ -318,17 +323,21 @@ impl Jvmti {
         })
     }
 
-    pub fn method_declaring_class(&self, method: jmethodID) -> JResult<jclass> {
+    pub fn method_declaring_class<'a>(&self, jni: Jni<'a>, method: MethodId) -> JResult<Local<'a>> {
         let mut klass: jclass = ptr::null_mut();
-        call!(self, GetMethodDeclaringClass, method, &mut klass)?;
-        Ok(klass)
+        call!(self, GetMethodDeclaringClass, method.raw(), &mut klass)?;
+        // SAFETY: a new local reference of this thread.
+        unsafe { jni.own(klass) }.ok_or(JvmtiError {
+            code: error::INVALID_CLASS,
+            function: "GetMethodDeclaringClass",
+        })
     }
 
     /// (start location, line) pairs; empty when the method has none.
-    pub fn line_number_table(&self, method: jmethodID) -> JResult<Vec<(i64, i32)>> {
+    pub fn line_number_table(&self, method: MethodId) -> JResult<Vec<(i64, i32)>> {
         let mut count: jint = 0;
         let mut table: *mut jvmtiLineNumberEntry = ptr::null_mut();
-        match call!(self, GetLineNumberTable, method, &mut count, &mut table) {
+        match call!(self, GetLineNumberTable, method.raw(), &mut count, &mut table) {
             Ok(()) => {
                 // SAFETY: on success the table holds `count` entries.
                 let arr = unsafe { JvmtiArray::from_raw(self.env, table, count) };
@@ -346,54 +355,59 @@ impl Jvmti {
 
     // ---- threads -----------------------------------------------------------
 
-    pub fn thread_info(&self, thread: jthread) -> JResult<ThreadInfo> {
+    pub fn thread_info<'a>(&self, jni: Jni<'a>, thread: Obj<'_>) -> JResult<ThreadInfo<'a>> {
         // SAFETY: all-zero is a valid jvmtiThreadInfo (null pointers, zero ints).
         let mut info: jvmtiThreadInfo = unsafe { std::mem::zeroed() };
-        call!(self, GetThreadInfo, thread, &mut info)?;
-        // SAFETY: name is a JVMTI-allocated C string (or null).
-        let name = unsafe { take_string(self.env, info.name) };
+        call!(self, GetThreadInfo, thread.raw(), &mut info)?;
+        // SAFETY: name is a JVMTI-allocated C string (or null); the group
+        // and the context class loader are new local references.
+        let (name, group, _loader) = unsafe {
+            (
+                take_string(self.env, info.name),
+                jni.own(info.thread_group),
+                jni.own(info.context_class_loader),
+            )
+        };
         Ok(ThreadInfo {
             name,
-            group: info.thread_group,
+            group,
             is_daemon: info.is_daemon != 0,
         })
     }
 
-    pub fn thread_group_info(&self, group: jthreadGroup) -> JResult<ThreadGroupInfo> {
+    pub fn thread_group_info<'a>(
+        &self,
+        jni: Jni<'a>,
+        group: Obj<'_>,
+    ) -> JResult<ThreadGroupInfo<'a>> {
         // SAFETY: all-zero is a valid jvmtiThreadGroupInfo.
         let mut info: jvmtiThreadGroupInfo = unsafe { std::mem::zeroed() };
-        call!(self, GetThreadGroupInfo, group, &mut info)?;
-        // SAFETY: name is a JVMTI-allocated C string (or null).
-        let name = unsafe { take_string(self.env, info.name) };
-        Ok(ThreadGroupInfo {
-            name,
-            parent: info.parent,
-        })
+        call!(self, GetThreadGroupInfo, group.raw(), &mut info)?;
+        // SAFETY: name is a JVMTI-allocated C string (or null); parent is
+        // a new local reference (or null).
+        let (name, parent) = unsafe { (take_string(self.env, info.name), jni.own(info.parent)) };
+        Ok(ThreadGroupInfo { name, parent })
     }
 
-    pub fn thread_state(&self, thread: jthread) -> JResult<i32> {
+    pub fn thread_state(&self, thread: Obj<'_>) -> JResult<i32> {
         let mut st: jint = 0;
-        call!(self, GetThreadState, thread, &mut st)?;
+        call!(self, GetThreadState, thread.raw(), &mut st)?;
         Ok(st)
     }
 
-    pub fn all_threads(&self) -> JResult<JvmtiArray<jthread>> {
+    pub fn all_threads<'a>(&self, jni: Jni<'a>) -> JResult<Locals<'a>> {
         let mut count: jint = 0;
         let mut threads: *mut jthread = ptr::null_mut();
         call!(self, GetAllThreads, &mut count, &mut threads)?;
-        // SAFETY: `count` local refs in a JVMTI buffer.
-        Ok(unsafe { JvmtiArray::from_raw(self.env, threads, count) })
+        // SAFETY: `count` local refs of this thread in a JVMTI buffer.
+        Ok(unsafe { Locals::new(JvmtiArray::from_raw(self.env, threads, count), jni) })
     }
 
     /// Stack of one thread (null = current thread), top frame first, at
     /// most `max_depth` frames. Memory follows the stack, not `max_depth`
     /// (see `capture_sizes`).
-    pub fn stack_trace(
-        &self,
-        thread: jthread,
-        max_depth: usize,
-        buf: &mut Vec<jvmtiFrameInfo>,
-    ) -> JResult<()> {
+    pub fn stack_trace(&self, thread: Obj<'_>, max_depth: usize, buf: &mut Vec<Frame>) -> JResult<()> {
+        let thread = thread.raw();
         for cap in capture_sizes(max_depth) {
             buf.clear();
             buf.reserve(cap);
@@ -404,7 +418,8 @@ impl Jvmti {
                 thread,
                 0,
                 cap as jint,
-                buf.as_mut_ptr(),
+                // Frame has jvmtiFrameInfo's layout (refs.rs).
+                buf.as_mut_ptr() as *mut jvmtiFrameInfo,
                 &mut count
             )?;
             let count = count.clamp(0, cap as jint) as usize;
@@ -424,9 +439,10 @@ impl Jvmti {
     /// is still one consistent moment).
     pub fn thread_list_stack_traces(
         &self,
-        threads: &[jthread],
+        threads: &[Obj<'_>],
         max_depth: usize,
     ) -> JResult<StackInfos> {
+        let threads = refs::raw_list(threads);
         let mut last = None;
         for cap in capture_sizes(max_depth) {
             let mut infos: *mut jvmtiStackInfo = ptr::null_mut();
@@ -451,7 +467,7 @@ impl Jvmti {
         Ok(last.expect("capture_sizes yields at least one size"))
     }
 
-    pub fn run_agent_thread(
+    pub(crate) fn run_agent_thread(
         &self,
         thread: jthread,
         proc_: unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void),
@@ -470,14 +486,14 @@ impl Jvmti {
 
     // ---- objects -------------------------------------------------------------
 
-    pub fn get_tag(&self, obj: jobject) -> JResult<i64> {
+    pub fn get_tag(&self, obj: Obj<'_>) -> JResult<i64> {
         let mut tag: jlong = 0;
-        call!(self, GetTag, obj, &mut tag)?;
+        call!(self, GetTag, obj.raw(), &mut tag)?;
         Ok(tag)
     }
 
-    pub fn set_tag(&self, obj: jobject, tag: i64) -> JResult<()> {
-        call!(self, SetTag, obj, tag)
+    pub fn set_tag(&self, obj: Obj<'_>, tag: i64) -> JResult<()> {
+        call!(self, SetTag, obj.raw(), tag)
     }
 
     pub fn force_garbage_collection(&self) -> JResult<()> {
@@ -492,35 +508,36 @@ impl Jvmti {
 
     /// Method and location of the frame `depth` below the top of `thread`'s
     /// stack (null = current thread).
-    pub fn frame_location(&self, thread: jthread, depth: i32) -> JResult<(jmethodID, i64)> {
+    pub fn frame_location(&self, thread: Obj<'_>, depth: i32) -> JResult<(MethodId, i64)> {
         let mut method: jmethodID = ptr::null_mut();
         let mut location: jlocation = 0;
         call!(
             self,
             GetFrameLocation,
-            thread,
+            thread.raw(),
             depth,
             &mut method,
             &mut location
         )?;
-        Ok((method, location))
+        Ok((MethodId::from_raw(method), location))
     }
 
     /// Number of frames on `thread`'s stack (null = current thread).
-    pub fn frame_count(&self, thread: jthread) -> JResult<usize> {
+    pub fn frame_count(&self, thread: Obj<'_>) -> JResult<usize> {
         let mut n: jint = 0;
-        call!(self, GetFrameCount, thread, &mut n)?;
+        call!(self, GetFrameCount, thread.raw(), &mut n)?;
         Ok(n.max(0) as usize)
     }
 
-    pub fn is_modifiable_class(&self, klass: jclass) -> JResult<bool> {
+    pub fn is_modifiable_class(&self, klass: Obj<'_>) -> JResult<bool> {
         let mut b: jboolean = 0;
-        call!(self, IsModifiableClass, klass, &mut b)?;
+        call!(self, IsModifiableClass, klass.raw(), &mut b)?;
         Ok(b != 0)
     }
 
     /// Re-run the class-file load hook on `classes` (their original bytes).
-    pub fn retransform_classes(&self, classes: &[jclass]) -> JResult<()> {
+    pub fn retransform_classes(&self, classes: &[Obj<'_>]) -> JResult<()> {
+        let classes = refs::raw_list(classes);
         call!(
             self,
             RetransformClasses,
@@ -529,60 +546,63 @@ impl Jvmti {
         )
     }
 
-    /// The methods a class declares (local method IDs, no refs to free).
-    pub fn class_methods(&self, klass: jclass) -> JResult<JvmtiArray<jmethodID>> {
+    /// The methods a class declares.
+    pub fn class_methods(&self, klass: Obj<'_>) -> JResult<Vec<MethodId>> {
         let mut count: jint = 0;
         let mut methods: *mut jmethodID = ptr::null_mut();
-        call!(self, GetClassMethods, klass, &mut count, &mut methods)?;
+        call!(self, GetClassMethods, klass.raw(), &mut count, &mut methods)?;
         // SAFETY: on success `count` method IDs in a JVMTI buffer.
-        Ok(unsafe { JvmtiArray::from_raw(self.env, methods, count) })
+        let ids = unsafe { JvmtiArray::from_raw(self.env, methods, count) };
+        Ok(ids.iter().map(|&m| MethodId::from_raw(m)).collect())
     }
 }
 
 // ---- monitors (monitor=y) ----------------------------------------------------
 
-/// Result of GetObjectMonitorUsage. `owner` is a local reference (or null);
-/// the thread lists are JVMTI allocations of local references, released on
-/// drop.
-pub struct MonitorUsage {
-    pub owner: jthread,
+/// Result of GetObjectMonitorUsage; its references are deleted on drop.
+pub struct MonitorUsage<'a> {
+    pub owner: Option<Local<'a>>,
     pub entry_count: i32,
     /// Threads waiting to own the monitor (before JDK 23 HotSpot also lists
     /// the threads waiting in `Object.wait()` here).
-    pub waiters: JvmtiArray<jthread>,
+    pub waiters: Locals<'a>,
     /// Threads waiting to be notified (before JDK 23 possibly also threads
     /// re-entering after a notify).
-    pub notify_waiters: JvmtiArray<jthread>,
+    pub notify_waiters: Locals<'a>,
 }
 
 impl Jvmti {
-    /// Monitors owned by `thread` (local references). Needs
-    /// can_get_owned_monitor_info.
-    pub fn owned_monitors(&self, thread: jthread) -> JResult<JvmtiArray<jobject>> {
+    /// Monitors owned by `thread`. Needs can_get_owned_monitor_info.
+    pub fn owned_monitors<'a>(&self, jni: Jni<'a>, thread: Obj<'_>) -> JResult<Locals<'a>> {
         let mut count: jint = 0;
         let mut objs: *mut jobject = ptr::null_mut();
-        call!(self, GetOwnedMonitorInfo, thread, &mut count, &mut objs)?;
+        call!(self, GetOwnedMonitorInfo, thread.raw(), &mut count, &mut objs)?;
         // SAFETY: on success `objs` is a JVMTI allocation holding `count`
-        // local references, handed over to us.
-        Ok(unsafe { JvmtiArray::from_raw(self.env, objs, count) })
+        // local references of this thread, handed over to us.
+        Ok(unsafe { Locals::new(JvmtiArray::from_raw(self.env, objs, count), jni) })
     }
 
     /// Owner, entry count and waiting threads of `obj`'s monitor. Needs
     /// can_get_monitor_info.
-    pub fn monitor_usage(&self, obj: jobject) -> JResult<MonitorUsage> {
+    pub fn monitor_usage<'a>(&self, jni: Jni<'a>, obj: Obj<'_>) -> JResult<MonitorUsage<'a>> {
         // SAFETY: all-zero is a valid jvmtiMonitorUsage (null pointers, zero counts).
         let mut u: jvmtiMonitorUsage = unsafe { std::mem::zeroed() };
-        call!(self, GetObjectMonitorUsage, obj, &mut u)?;
-        // SAFETY: on success both lists are JVMTI allocations (or null) of
-        // the stated number of local references, owned by the caller.
-        let (waiters, notify_waiters) = unsafe {
+        call!(self, GetObjectMonitorUsage, obj.raw(), &mut u)?;
+        // SAFETY: on success the owner is a new local reference (or null)
+        // and both lists are JVMTI allocations (or null) of the stated
+        // number of local references, owned by the caller.
+        let (owner, waiters, notify_waiters) = unsafe {
             (
-                JvmtiArray::from_raw(self.env, u.waiters, u.waiter_count),
-                JvmtiArray::from_raw(self.env, u.notify_waiters, u.notify_waiter_count),
+                jni.own(u.owner),
+                Locals::new(JvmtiArray::from_raw(self.env, u.waiters, u.waiter_count), jni),
+                Locals::new(
+                    JvmtiArray::from_raw(self.env, u.notify_waiters, u.notify_waiter_count),
+                    jni,
+                ),
             )
         };
         Ok(MonitorUsage {
-            owner: u.owner,
+            owner,
             entry_count: u.entry_count,
             waiters,
             notify_waiters,
@@ -590,17 +610,15 @@ impl Jvmti {
     }
 }
 
-#[derive(Debug)]
-pub struct ThreadInfo {
+pub struct ThreadInfo<'a> {
     pub name: Option<String>,
-    pub group: jthreadGroup,
+    pub group: Option<Local<'a>>,
     pub is_daemon: bool,
 }
 
-#[derive(Debug)]
-pub struct ThreadGroupInfo {
+pub struct ThreadGroupInfo<'a> {
     pub name: Option<String>,
-    pub parent: jthreadGroup,
+    pub parent: Option<Local<'a>>,
 }
 
 /// Result of GetThreadListStackTraces, released on drop.
@@ -637,14 +655,16 @@ impl StackInfos {
         self.0.is_empty()
     }
     /// (thread state, frames top first) of entry `i`.
-    pub fn get(&self, i: usize) -> (i32, &[jvmtiFrameInfo]) {
+    pub fn get(&self, i: usize) -> (i32, &[Frame]) {
         let info = &self.0[i];
         let frames = if info.frame_buffer.is_null() || info.frame_count <= 0 {
             &[][..]
         } else {
             // SAFETY: the VM filled frame_count frames in frame_buffer, which
             // lives inside the allocation self.0 owns.
-            unsafe { std::slice::from_raw_parts(info.frame_buffer, info.frame_count as usize) }
+            refs::frames(unsafe {
+                std::slice::from_raw_parts(info.frame_buffer, info.frame_count as usize)
+            })
         };
         (info.state, frames)
     }

@@ -9,6 +9,7 @@
 
 use super::env::{JResult, Jvmti};
 use super::memory::{take_string, JvmtiArray};
+use super::refs::{Jni, Local, Locals, Obj};
 use super::sys::*;
 use std::os::raw::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -404,7 +405,7 @@ impl Jvmti {
 
     /// The objects that carry one of `tags`, as local references of the
     /// calling thread, with their tags (JVMTI GetObjectsWithTags).
-    pub fn objects_with_tags(&self, tags: &[i64]) -> JResult<Vec<(jobject, i64)>> {
+    pub fn objects_with_tags<'a>(&self, jni: Jni<'a>, tags: &[i64]) -> JResult<Vec<(Local<'a>, i64)>> {
         let env = self.raw();
         let mut count: jint = 0;
         let mut objs: *mut jobject = ptr::null_mut();
@@ -428,7 +429,8 @@ impl Jvmti {
             });
         }
         // SAFETY: on success both arrays are JVMTI allocations of `count`
-        // elements that we now own (freed by JvmtiArray's Drop).
+        // elements that we now own (freed by JvmtiArray's Drop), the first
+        // holding new local references of this thread.
         let (objs, found) = unsafe {
             (
                 JvmtiArray::from_raw(env, objs, count),
@@ -437,15 +439,17 @@ impl Jvmti {
         };
         Ok(objs
             .iter()
-            .copied()
-            .zip(found.iter().copied())
+            .zip(found.iter())
+            // SAFETY: each is a local reference handed over to us, owned once.
+            .filter_map(|(&o, &t)| unsafe { jni.own(o) }.map(|l| (l, t)))
             .collect())
     }
 
     /// Fields declared by a class, in class-file order. Fails with
     /// JVMTI_ERROR_CLASS_NOT_PREPARED for classes not yet prepared.
-    pub fn class_fields(&self, klass: jclass) -> JResult<Vec<FieldInfo>> {
+    pub fn class_fields(&self, klass: Obj<'_>) -> JResult<Vec<FieldInfo>> {
         let env = self.raw();
+        let klass = klass.raw();
         let mut count: jint = 0;
         let mut fields: *mut jfieldID = ptr::null_mut();
         // SAFETY: live env; out-pointers are valid locals.
@@ -503,9 +507,10 @@ impl Jvmti {
         Ok(out)
     }
 
-    /// Direct superinterfaces of a class or interface (local references).
-    pub fn implemented_interfaces(&self, klass: jclass) -> JResult<JvmtiArray<jclass>> {
+    /// Direct superinterfaces of a class or interface.
+    pub fn implemented_interfaces<'a>(&self, jni: Jni<'a>, klass: Obj<'_>) -> JResult<Locals<'a>> {
         let env = self.raw();
+        let klass = klass.raw();
         let mut count: jint = 0;
         let mut list: *mut jclass = ptr::null_mut();
         // SAFETY: live env; valid out-pointers.
@@ -521,14 +526,16 @@ impl Jvmti {
                 function: "GetImplementedInterfaces",
             });
         }
-        // SAFETY: `count` local refs in a JVMTI buffer we now own.
-        Ok(unsafe { JvmtiArray::from_raw(env, list, count) })
+        // SAFETY: `count` local refs of this thread in a JVMTI buffer we
+        // now own.
+        Ok(unsafe { Locals::new(JvmtiArray::from_raw(env, list, count), jni) })
     }
 }
 
 impl Jvmti {
-    pub fn is_interface(&self, klass: jclass) -> JResult<bool> {
+    pub fn is_interface(&self, klass: Obj<'_>) -> JResult<bool> {
         let env = self.raw();
+        let klass = klass.raw();
         let mut b: jboolean = 0;
         // SAFETY: live env; valid out-pointer.
         let code = unsafe {

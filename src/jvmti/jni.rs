@@ -1,20 +1,11 @@
 //! The handful of JNI operations the agent performs, through the `jni`
-//! crate. Raw `JNIEnv` pointers arrive with events and agent-thread starts;
-//! they are valid only on the thread they were handed to.
+//! crate, on the lifetime-bound types of `refs`. Intermediate references
+//! live in a local frame popped before returning; results the caller keeps
+//! come back as [`Local`]s (deleted when dropped) or global references.
 
-use super::sys::{jobject, jthread, JNIEnv};
-use jni::objects::{JObject, JValue};
-
-/// Borrow the event's JNIEnv as the `jni` crate's safe type.
-fn env<'a>(raw: *mut JNIEnv) -> Option<jni::JNIEnv<'a>> {
-    if raw.is_null() {
-        return None;
-    }
-    // SAFETY: raw is the JNIEnv the VM handed to the current thread's
-    // callback or agent-thread entry; it is valid on this thread for the
-    // duration of that call, which outlives every use below.
-    unsafe { jni::JNIEnv::from_raw(raw) }.ok()
-}
+use super::refs::{Jni, Local, MethodId, Obj};
+use super::sys::JNIEnv;
+use jni::objects::{GlobalRef, JClass, JObject, JValue, WeakRef};
 
 /// Drop any Java exception our JNI call raised: an agent must never leave
 /// one pending in the application's thread.
@@ -24,107 +15,196 @@ fn clear(env: &mut jni::JNIEnv<'_>) {
     }
 }
 
-/// A new, unstarted `java.lang.Thread` named `name`, as a local reference,
-/// for RunAgentThread.
-pub fn new_thread_object(raw: *mut JNIEnv, name: &str) -> Option<jthread> {
-    let mut env = env(raw)?;
+/// A borrowed reference as the `jni` crate's type. The crate's `JObject`
+/// has no destructor: nothing is deleted when it goes out of scope.
+fn jobj<'a>(o: Obj<'a>) -> JObject<'a> {
+    // SAFETY: o is a live reference for 'a (Obj's contract).
+    unsafe { JObject::from_raw(o.raw()) }
+}
+
+/// Run `f` in a local frame of `capacity` references and clear any
+/// exception it raised; `f`'s result may hold no local reference (they are
+/// all gone when the frame pops), only plain values or global references.
+fn in_frame<R>(jni: Jni<'_>, capacity: i32, f: impl FnOnce(&mut jni::JNIEnv<'_>) -> Option<R>) -> Option<R> {
+    let mut env = jni.env();
+    let r = env
+        .with_local_frame(capacity, |env| -> jni::errors::Result<Option<R>> { Ok(f(env)) })
+        .ok()
+        .flatten();
+    clear(&mut env);
+    r
+}
+
+/// A new, unstarted `java.lang.Thread` named `name`, for RunAgentThread.
+pub fn new_thread_object<'a>(jni: Jni<'a>, name: &str) -> Option<Local<'a>> {
+    let mut env = jni.env();
     let result = (|| {
         let jname = env.new_string(name).ok()?;
-        let t = env
-            .new_object(
-                "java/lang/Thread",
-                "(Ljava/lang/String;)V",
-                &[JValue::Object(&JObject::from(jname))],
-            )
-            .ok()?;
-        Some(t.into_raw())
+        let t = env.new_object(
+            "java/lang/Thread",
+            "(Ljava/lang/String;)V",
+            &[JValue::Object(&jname)],
+        );
+        let _ = env.delete_local_ref(jname);
+        t.ok()
     })();
     clear(&mut env);
-    result
+    // SAFETY: a new local reference of this thread, owned by nobody else.
+    result.and_then(|t| unsafe { jni.own(t.into_raw()) })
 }
 
 /// `Runtime.getRuntime().maxMemory()`, which picks the binary header version.
-pub fn runtime_max_memory(raw: *mut JNIEnv) -> Option<i64> {
-    let mut env = env(raw)?;
-    let result = (|| {
+pub fn runtime_max_memory(jni: Jni<'_>) -> Option<i64> {
+    in_frame(jni, 4, |env| {
         let rt = env
-            .call_static_method(
-                "java/lang/Runtime",
-                "getRuntime",
-                "()Ljava/lang/Runtime;",
-                &[],
-            )
+            .call_static_method("java/lang/Runtime", "getRuntime", "()Ljava/lang/Runtime;", &[])
             .ok()?
             .l()
             .ok()?;
         env.call_method(&rt, "maxMemory", "()J", &[]).ok()?.j().ok()
-    })();
-    clear(&mut env);
-    result
+    })
 }
 
 /// `System.exit(status)` (socket EXIT command). Returns only if the call
 /// could not be made; otherwise VM death runs on this thread and the VM halts.
-pub fn system_exit(raw: *mut JNIEnv, status: i32) {
-    let Some(mut env) = env(raw) else { return };
+pub fn system_exit(jni: Jni<'_>, status: i32) {
+    let mut env = jni.env();
     let _ = env.call_static_method("java/lang/System", "exit", "(I)V", &[JValue::Int(status)]);
     clear(&mut env);
 }
 
-/// Global reference that outlives the callback (e.g. agent thread objects).
-pub fn new_global_ref(raw: *mut JNIEnv, obj: jobject) -> Option<jni::objects::GlobalRef> {
-    let env = env(raw)?;
-    // SAFETY: obj is a live local or global reference on this thread.
-    let o = unsafe { JObject::from_raw(obj) };
-    let g = env.new_global_ref(&o).ok();
-    std::mem::forget(o); // borrowed, not owned: must not be deleted here
-    g
+/// A global reference to `obj`, usable on any thread until dropped.
+pub fn new_global_ref(jni: Jni<'_>, obj: Obj<'_>) -> Option<GlobalRef> {
+    let env = jni.env();
+    env.new_global_ref(jobj(obj)).ok()
 }
 
-pub fn delete_local_ref(raw: *mut JNIEnv, obj: jobject) {
-    if obj.is_null() {
-        return;
-    }
-    if let Some(env) = env(raw) {
-        // SAFETY: obj is a local reference owned by this native frame.
-        let _ = env.delete_local_ref(unsafe { JObject::from_raw(obj) });
-    }
+/// A weak global reference to `obj` (kept by the caller for as long as it
+/// wants to recognise the object with [`is_same_object`]).
+pub fn new_weak_ref(jni: Jni<'_>, obj: Obj<'_>) -> Option<WeakRef> {
+    let env = jni.env();
+    env.new_weak_ref(jobj(obj)).ok().flatten()
 }
 
-/// Run `f` inside a JNI local frame so local refs it creates (e.g. from
-/// GetAllThreads) are released in one go.
-pub fn with_local_frame<R>(raw: *mut JNIEnv, capacity: i32, f: impl FnOnce() -> R) -> R {
-    let Some(env) = env(raw) else { return f() };
-    // SAFETY-free: push/pop are plain JNI calls; pop with a null result.
+/// Run `f` inside a JNI local frame so the local references it creates
+/// are released in one go even where it does not drop them itself.
+pub fn with_local_frame<R>(jni: Jni<'_>, capacity: i32, f: impl FnOnce() -> R) -> R {
+    let env = jni.env();
     let pushed = env.push_local_frame(capacity).is_ok();
     let r = f();
     if pushed {
-        // SAFETY: we pushed exactly one frame above on this thread.
+        // SAFETY: exactly one frame was pushed above on this thread, and
+        // no reference created inside it is used after `f` returned.
         let _ = unsafe { env.pop_local_frame(&JObject::null()) };
     }
     r
 }
 
-/// A weak global reference to `obj` (kept by the caller for as long as it
-/// wants to recognise the object with [`is_same_object`]).
-pub fn new_weak_ref(raw: *mut JNIEnv, obj: jobject) -> Option<jni::objects::WeakRef> {
-    let env = env(raw)?;
-    // SAFETY: obj is a live local reference on this thread; JObject is a
-    // borrowed view that does not delete the reference when dropped.
-    let o = unsafe { JObject::from_raw(obj) };
-    env.new_weak_ref(&o).ok().flatten()
-}
-
-/// The class of `obj` as a local reference (JNI GetObjectClass).
-pub fn object_class(raw: *mut JNIEnv, obj: jobject) -> Option<jni::sys::jclass> {
+/// The class of `obj` (JNI GetObjectClass).
+pub fn object_class<'a>(jni: Jni<'a>, obj: Obj<'_>) -> Option<Local<'a>> {
     if obj.is_null() {
         return None;
     }
-    let env = env(raw)?;
-    // SAFETY: obj is a live local or global reference on this thread,
-    // borrowed for the call (JObject has no Drop: nothing deletes it).
-    let o = unsafe { JObject::from_raw(obj) };
-    env.get_object_class(&o).ok().map(|k| k.into_raw())
+    let mut env = jni.env();
+    let k = env.get_object_class(jobj(obj)).ok();
+    clear(&mut env);
+    // SAFETY: a new local reference of this thread.
+    k.and_then(|k| unsafe { jni.own(k.into_raw()) })
+}
+
+/// The superclass of `klass` (None for java.lang.Object, interfaces and
+/// primitive types).
+pub fn superclass<'a>(jni: Jni<'a>, klass: Obj<'_>) -> Option<Local<'a>> {
+    let mut env = jni.env();
+    // SAFETY: klass is a live class reference for the call (Obj's contract).
+    let k = unsafe { JClass::from_raw(klass.raw()) };
+    let r = env.get_superclass(&k).ok().flatten();
+    clear(&mut env);
+    // SAFETY: a new local reference of this thread.
+    r.and_then(|s| unsafe { jni.own(s.into_raw()) })
+}
+
+/// Define a class from `bytes` in the bootstrap class loader (JNI
+/// DefineClass with a null loader); a global reference to it, kept for the
+/// life of the process. Any pending exception (e.g. the class exists
+/// already) is described, cleared and reported as `Err`.
+pub fn define_boot_class(jni: Jni<'_>, name: &str, bytes: &[u8]) -> Result<GlobalRef, String> {
+    let mut env = jni.env();
+    let r = env.define_class(name, &JObject::null(), bytes).and_then(|c| {
+        let g = env.new_global_ref(&c);
+        let _ = env.delete_local_ref(c);
+        g
+    });
+    if env.exception_check().unwrap_or(false) {
+        let _ = env.exception_describe();
+    }
+    clear(&mut env);
+    r.map_err(|e| e.to_string())
+}
+
+/// JNI IsSameObject.
+pub fn is_same_object(jni: Jni<'_>, a: Obj<'_>, b: Obj<'_>) -> bool {
+    let env = jni.env();
+    env.is_same_object(jobj(a), jobj(b)).unwrap_or(false)
+}
+
+/// Call a static void method of `class` (any access) with int/object
+/// arguments; any exception it throws is cleared and reported as `Err`.
+pub fn call_static_void(
+    jni: Jni<'_>,
+    class: Obj<'_>,
+    name: &str,
+    sig: &str,
+    args: &[JValue<'_, '_>],
+) -> Result<(), String> {
+    let mut env = jni.env();
+    // SAFETY: a live class reference for the call (Obj's contract).
+    let class = unsafe { JClass::from_raw(class.raw()) };
+    let r = env.call_static_method(&class, name, sig, args).map(|_| ());
+    let threw = env.exception_check().unwrap_or(false);
+    clear(&mut env);
+    match r {
+        Ok(()) if !threw => Ok(()),
+        Ok(()) => Err("exception".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Link `klass` without initializing it: `Class.getDeclaredFields()` links
+/// the class before it answers (HotSpot's JVM_GetClassDeclaredFields) and
+/// runs none of the class's code. The array it returns is dropped; any
+/// exception (a linkage error) is cleared. Returns whether it succeeded.
+pub fn link_class(jni: Jni<'_>, klass: Obj<'_>) -> bool {
+    in_frame(jni, 4, |env| {
+        env.call_method(
+            jobj(klass),
+            "getDeclaredFields",
+            "()[Ljava/lang/reflect/Field;",
+            &[],
+        )
+        .ok()?;
+        (!env.exception_check().unwrap_or(true)).then_some(())
+    })
+    .is_some()
+}
+
+/// The method ID of `class.name(sig)` (JNI FindClass + GetMethodID); None
+/// if either fails (the exception is cleared).
+pub fn method_id(jni: Jni<'_>, class: &str, name: &str, sig: &str) -> Option<MethodId> {
+    in_frame(jni, 4, |env| {
+        let c = env.find_class(class).ok()?;
+        let m = env.get_method_id(&c, name, sig).ok()?;
+        Some(MethodId::from_raw(m.into_raw() as super::sys::jmethodID))
+    })
+}
+
+/// Run `f` with the current thread's JNI environment, if the VM knows the
+/// thread (threads that get no JNIEnv with their event: DataDumpRequest).
+pub fn with_current_jni<R>(f: impl FnOnce(Option<Jni<'_>>) -> R) -> R {
+    let raw = current_env();
+    // SAFETY: current_env returns this thread's JNIEnv (or null); the
+    // borrow given to `f` cannot outlive this call.
+    f(unsafe { Jni::from_raw(raw) })
 }
 
 /// The process's JavaVM, stored at Agent_OnLoad so threads that receive no
@@ -137,12 +217,13 @@ pub fn set_vm(vm: *mut super::sys::JavaVM) {
 }
 
 /// The JavaVM stored at Agent_OnLoad (null before).
-pub fn java_vm() -> *mut super::sys::JavaVM {
+pub(crate) fn java_vm() -> *mut super::sys::JavaVM {
     VM.load(std::sync::atomic::Ordering::Acquire)
 }
 
-/// The JNIEnv of the current thread if the VM knows it (null otherwise).
-pub fn current_env() -> *mut JNIEnv {
+/// The JNIEnv of the current thread if the VM knows it (null otherwise);
+/// see `refs::with_current_jni`.
+pub(crate) fn current_env() -> *mut JNIEnv {
     let vm = VM.load(std::sync::atomic::Ordering::Acquire);
     if vm.is_null() {
         return std::ptr::null_mut();
@@ -161,126 +242,4 @@ pub fn current_env() -> *mut JNIEnv {
     } else {
         std::ptr::null_mut()
     }
-}
-
-/// Superclass of a class as a local reference (null for java.lang.Object,
-/// interfaces and primitive types).
-pub fn superclass(raw: *mut JNIEnv, klass: super::sys::jclass) -> super::sys::jclass {
-    let Some(mut env) = env(raw) else {
-        return std::ptr::null_mut();
-    };
-    // SAFETY: klass is a live class reference on this thread; the wrapper
-    // borrows it and must not delete it.
-    let k = unsafe { jni::objects::JClass::from_raw(klass) };
-    let r = match env.get_superclass(&k) {
-        Ok(Some(s)) => s.into_raw(),
-        _ => std::ptr::null_mut(),
-    };
-    clear(&mut env);
-    std::mem::forget(k);
-    r
-}
-
-/// Define a class from `bytes` in the bootstrap class loader (JNI
-/// DefineClass with a null loader); a global reference to it, kept for the
-/// life of the process. Any pending exception (e.g. the class exists
-/// already) is cleared and reported as `Err` with its text.
-pub fn define_boot_class(
-    raw: *mut JNIEnv,
-    name: &str,
-    bytes: &[u8],
-) -> Result<jni::objects::GlobalRef, String> {
-    let mut env = env(raw).ok_or("no JNIEnv")?;
-    let r = env
-        .define_class(name, &JObject::null(), bytes)
-        .and_then(|c| env.new_global_ref(c));
-    if env.exception_check().unwrap_or(false) {
-        let _ = env.exception_describe();
-    }
-    clear(&mut env);
-    r.map_err(|e| e.to_string())
-}
-
-/// JNI IsSameObject.
-pub fn is_same_object(raw: *mut JNIEnv, a: jobject, b: jobject) -> bool {
-    let Some(env) = env(raw) else { return false };
-    // SAFETY: borrowed live references; forgotten below, never deleted here.
-    let (x, y) = unsafe { (JObject::from_raw(a), JObject::from_raw(b)) };
-    let r = env.is_same_object(&x, &y).unwrap_or(false);
-    std::mem::forget(x);
-    std::mem::forget(y);
-    r
-}
-
-/// Call a static void method of `class` (any access) with int/object
-/// arguments; any exception it throws is cleared and reported as `Err`.
-pub fn call_static_void(
-    raw: *mut JNIEnv,
-    class: jobject,
-    name: &str,
-    sig: &str,
-    args: &[JValue<'_, '_>],
-) -> Result<(), String> {
-    let mut env = env(raw).ok_or("no JNIEnv")?;
-    // SAFETY: a borrowed live class reference.
-    let class_obj = unsafe { jni::objects::JClass::from_raw(class) };
-    let r = env
-        .call_static_method(&class_obj, name, sig, args)
-        .map(|_| ());
-    std::mem::forget(class_obj);
-    let threw = env.exception_check().unwrap_or(false);
-    clear(&mut env);
-    match r {
-        Ok(()) if !threw => Ok(()),
-        Ok(()) => Err("exception".into()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// Link `klass` without initializing it: `Class.getDeclaredFields()` links
-/// the class before it answers (HotSpot's JVM_GetClassDeclaredFields) and
-/// runs none of the class's code. The array it returns is dropped; any
-/// exception (a linkage error) is cleared. Returns whether it succeeded.
-pub fn link_class(raw: *mut JNIEnv, klass: super::sys::jclass) -> bool {
-    let Some(mut env) = env(raw) else {
-        return false;
-    };
-    // SAFETY: klass is a live class reference on this thread, borrowed for
-    // the call (forgotten below, never deleted here).
-    let k = unsafe { JObject::from_raw(klass) };
-    let r = env.call_method(&k, "getDeclaredFields", "()[Ljava/lang/reflect/Field;", &[]);
-    std::mem::forget(k);
-    let threw = env.exception_check().unwrap_or(false);
-    clear(&mut env);
-    match r {
-        Ok(v) => {
-            if let Ok(arr) = v.l() {
-                let _ = env.delete_local_ref(arr);
-            }
-            !threw
-        }
-        Err(_) => false,
-    }
-}
-
-/// The method ID of `class.name(sig)` (JNI FindClass + GetMethodID); None
-/// if either fails (the exception is cleared).
-pub fn method_id(
-    raw: *mut JNIEnv,
-    class: &str,
-    name: &str,
-    sig: &str,
-) -> Option<super::sys::jmethodID> {
-    let mut env = env(raw)?;
-    let c = env.find_class(class);
-    let r = match c {
-        Ok(c) => {
-            let m = env.get_method_id(&c, name, sig);
-            let _ = env.delete_local_ref(c);
-            m
-        }
-        Err(e) => Err(e),
-    };
-    clear(&mut env);
-    r.ok().map(|m| m.into_raw() as super::sys::jmethodID)
 }

@@ -1,15 +1,24 @@
 //! The JVMTI layer: the only code that holds raw `jvmtiEnv`/`JNIEnv`
-//! pointers. `sys` is the ABI, `env` safe wrappers, `memory` ownership of
-//! JVMTI allocations, `callbacks` the panic-proof event entry points,
-//! `jni` the few JNI calls the agent needs (through the `jni` crate).
+//! pointers and raw JNI references. `sys` is the ABI, `env` and `heap`
+//! safe wrappers, `memory` ownership of JVMTI allocations, `refs` the
+//! lifetime-bound JNI environment and references everything above uses,
+//! `callbacks` the panic-proof event entry points, `agent_thread` the one
+//! way agent threads start and stop, `jni` the few JNI calls the agent
+//! needs (through the `jni` crate), `tracker_natives` the cpu=times
+//! Tracker's native methods.
 
+pub mod agent_thread;
 pub mod callbacks;
 pub mod env;
 pub mod heap;
 pub mod jni;
 pub mod memory;
+pub mod refs;
 pub mod sys;
 pub mod tracker_natives;
 
 pub use callbacks::EventHandler;
-pub use env::{JResult, Jvmti, JvmtiError, MonitorUsage, RawMonitor, StackInfos};
+pub use agent_thread::AgentThread;
+pub use env::{JResult, Jvmti, JvmtiError, MonitorUsage, RawMonitor, ScratchEnv, StackInfos};
+pub use jni::with_current_jni;
+pub use refs::{Frame, Jni, Local, Locals, MethodId, Obj};

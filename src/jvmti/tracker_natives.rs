@@ -7,6 +7,7 @@
 //! Every exported entry point runs the profile's handler inside
 //! `catch_unwind`, so a panic never unwinds into the JVM.
 
+use super::refs::{Jni, Obj};
 use super::sys::{jclass, jint, jlong, jobject, JNIEnv};
 use jni::objects::{GlobalRef, JClass, JLongArray, JObject, JObjectArray, JValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -26,11 +27,11 @@ pub const BUFFER_HEADER: usize = 2;
 pub trait TrackerCalls: Send + Sync {
     /// `syncCall`: a call to handle now, after the thread's buffered
     /// events (full buffer, unresolved method, the thread's first event).
-    fn sync_call(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64);
+    fn sync_call(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64);
     /// `syncReturn`: a return to handle now, after the thread's buffered
     /// events (full buffer, no call left on the shadow stack, unresolved
     /// method, the thread's first event).
-    fn sync_return(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64);
+    fn sync_return(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64);
 }
 
 static CALLS: OnceLock<&'static dyn TrackerCalls> = OnceLock::new();
@@ -55,8 +56,11 @@ fn run(what: &str, f: impl FnOnce(&'static dyn TrackerCalls)) {
     }
 }
 
+/// # Safety
+/// Called by the JVM only, as the Tracker's native `syncCall`, with the
+/// calling thread's JNIEnv and a live Thread reference.
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_syncCall(
+pub unsafe extern "system" fn Java_java_lang_HprofTracker_syncCall(
     jni: *mut JNIEnv,
     _cls: jclass,
     thread: jobject,
@@ -64,13 +68,20 @@ pub extern "system" fn Java_java_lang_HprofTracker_syncCall(
     mnum: jint,
     now: jlong,
 ) {
+    // SAFETY: a native method's JNIEnv and argument, valid for the call.
+    let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe { Obj::from_raw(thread) }) else {
+        return;
+    };
     run("syncCall", |c| {
         c.sync_call(jni, thread, cnum as u32, mnum as u32, now as u64)
     })
 }
 
+/// # Safety
+/// Called by the JVM only, as the Tracker's native `syncReturn`, with the
+/// calling thread's JNIEnv and a live Thread reference.
 #[no_mangle]
-pub extern "system" fn Java_java_lang_HprofTracker_syncReturn(
+pub unsafe extern "system" fn Java_java_lang_HprofTracker_syncReturn(
     jni: *mut JNIEnv,
     _cls: jclass,
     thread: jobject,
@@ -78,19 +89,13 @@ pub extern "system" fn Java_java_lang_HprofTracker_syncReturn(
     mnum: jint,
     now: jlong,
 ) {
+    // SAFETY: a native method's JNIEnv and argument, valid for the call.
+    let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe { Obj::from_raw(thread) }) else {
+        return;
+    };
     run("syncReturn", |c| {
         c.sync_return(jni, thread, cnum as u32, mnum as u32, now as u64)
     })
-}
-
-/// Borrow a JNIEnv handed to this thread (see `jni::env`).
-fn env<'a>(raw: *mut JNIEnv) -> Result<jni::JNIEnv<'a>, String> {
-    if raw.is_null() {
-        return Err("no JNIEnv".into());
-    }
-    // SAFETY: raw is the JNIEnv of the current thread (a native method's,
-    // an event callback's or an agent thread's), valid for this call.
-    unsafe { jni::JNIEnv::from_raw(raw) }.map_err(|e| e.to_string())
 }
 
 /// Turn a JNI failure into text, clearing any pending Java exception (an
@@ -102,12 +107,18 @@ fn fail(env: &mut jni::JNIEnv<'_>, e: jni::errors::Error) -> String {
     e.to_string()
 }
 
-/// View a raw `long[]` reference as the jni crate's type (no ownership).
-fn long_array<'a>(raw: jobject) -> JLongArray<'a> {
+/// View a `long[]` reference as the jni crate's type (no ownership).
+fn long_array(o: Obj<'_>) -> JLongArray<'_> {
     // SAFETY: callers pass a live reference to a long[] (a native method's
     // argument or a global reference held by the agent); the wrapper does
     // not delete it.
-    unsafe { JLongArray::from_raw(raw) }
+    unsafe { JLongArray::from_raw(o.raw()) }
+}
+
+/// View a reference as the jni crate's type (no ownership).
+fn jobj(o: Obj<'_>) -> JObject<'_> {
+    // SAFETY: a live reference for the borrow; not deleted by the wrapper.
+    unsafe { JObject::from_raw(o.raw()) }
 }
 
 /// The Tracker class, defined by the agent, and its fields.
@@ -121,23 +132,23 @@ pub type TableEntry<'a> = (&'a GlobalRef, i32, &'a GlobalRef);
 impl Tracker {
     /// Define the class in the boot class loader (JNI DefineClass with a
     /// null loader), so every module reads it and every loader finds it.
-    pub fn define(jni: *mut JNIEnv) -> Result<Tracker, String> {
+    pub fn define(jni: Jni<'_>) -> Result<Tracker, String> {
         let class = super::jni::define_boot_class(jni, TRACKER_CLASS, TRACKER_CLASS_BYTES)?;
         Ok(Tracker { class })
     }
 
     /// The class (a global reference the agent keeps for the process's life).
-    pub fn class(&self) -> jobject {
-        self.class.as_obj().as_raw()
+    pub fn class(&self) -> Obj<'_> {
+        Obj::of_global(&self.class)
     }
 
     fn jclass(&self) -> JClass<'_> {
         // SAFETY: a global reference to the Tracker class, alive as long as self.
-        unsafe { JClass::from_raw(self.class()) }
+        unsafe { JClass::from_raw(self.class().raw()) }
     }
 
-    fn set_static(&self, jni: *mut JNIEnv, name: &str, sig: &str, v: JValue) -> Result<(), String> {
-        let mut env = env(jni)?;
+    fn set_static(&self, jni: Jni<'_>, name: &str, sig: &str, v: JValue) -> Result<(), String> {
+        let mut env = jni.env();
         let class = self.jclass();
         let r = env
             .get_static_field_id(&class, name, sig)
@@ -146,7 +157,7 @@ impl Tracker {
     }
 
     /// `engaged`: non-zero while timing.
-    pub fn set_engaged(&self, jni: *mut JNIEnv, on: bool) -> Result<(), String> {
+    pub fn set_engaged(&self, jni: Jni<'_>, on: bool) -> Result<(), String> {
         self.set_static(
             jni,
             "engaged",
@@ -160,10 +171,10 @@ impl Tracker {
     /// names found. A missing class is not an error (older JDKs).
     pub fn set_untimed<'n>(
         &self,
-        jni: *mut JNIEnv,
+        jni: Jni<'_>,
         names: &[&'n str],
     ) -> Result<Vec<&'n str>, String> {
-        let mut env = env(jni)?;
+        let mut env = jni.env();
         let class = self.jclass();
         let r = env.with_local_frame(8 + names.len() as i32, |env| {
             let mut found = Vec::new();
@@ -195,7 +206,7 @@ impl Tracker {
     }
 
     /// `now`: the agent's clock in nanoseconds.
-    pub fn set_now(&self, jni: *mut JNIEnv, ns: u64) -> Result<(), String> {
+    pub fn set_now(&self, jni: Jni<'_>, ns: u64) -> Result<(), String> {
         self.set_static(jni, "now", "J", JValue::Long(ns as i64))
     }
 
@@ -203,7 +214,7 @@ impl Tracker {
     /// JVM links them now: linking looks the symbols up through
     /// `ClassLoader.findNative`, instrumented Java code, which would
     /// recurse if it first happened inside an engaged Tracker call.
-    pub fn link_natives(&self, jni: *mut JNIEnv) -> Result<(), String> {
+    pub fn link_natives(&self, jni: Jni<'_>) -> Result<(), String> {
         let null = JObject::null();
         let class = self.class();
         for name in ["syncCall", "syncReturn"] {
@@ -225,10 +236,9 @@ impl Tracker {
     }
 
     /// `System.identityHashCode(obj)`, the hash the Tracker probes with.
-    pub fn identity_hash(&self, jni: *mut JNIEnv, obj: jobject) -> Result<i32, String> {
-        let mut env = env(jni)?;
-        // SAFETY: obj is a live reference passed by the caller.
-        let o = unsafe { JObject::from_raw(obj) };
+    pub fn identity_hash(&self, jni: Jni<'_>, obj: Obj<'_>) -> Result<i32, String> {
+        let mut env = jni.env();
+        let o = jobj(obj);
         let r = env
             .call_static_method(
                 "java/lang/System",
@@ -241,11 +251,14 @@ impl Tracker {
     }
 
     /// A new, empty event buffer of `len` slots (header included).
-    pub fn new_buffer(&self, jni: *mut JNIEnv, len: usize) -> Result<GlobalRef, String> {
-        let mut env = env(jni)?;
+    pub fn new_buffer(&self, jni: Jni<'_>, len: usize) -> Result<GlobalRef, String> {
+        let mut env = jni.env();
         let r = env.new_long_array(len as i32).and_then(|a| {
-            env.set_long_array_region(&a, 0, &[BUFFER_HEADER as i64, 0])?;
-            env.new_global_ref(a)
+            let g = env
+                .set_long_array_region(&a, 0, &[BUFFER_HEADER as i64, 0])
+                .and_then(|_| env.new_global_ref(&a));
+            let _ = env.delete_local_ref(a);
+            g
         });
         r.map_err(|e| fail(&mut env, e))
     }
@@ -254,12 +267,12 @@ impl Tracker {
     /// current end to `out`; returns that end. Writes nothing: another
     /// thread may be appending to the buffer (see `reset`).
     pub fn read_events(
-        jni: *mut JNIEnv,
-        buffer: jobject,
+        jni: Jni<'_>,
+        buffer: Obj<'_>,
         from: usize,
         out: &mut Vec<i64>,
     ) -> Result<usize, String> {
-        let env = env(jni)?;
+        let env = jni.env();
         let b = long_array(buffer);
         let mut head = [0i64];
         env.get_long_array_region(&b, 0, &mut head)
@@ -277,8 +290,8 @@ impl Tracker {
     /// Empty the buffer and set its depth slot (the shadow stack's depth).
     /// Only the buffer's own thread may do this: it is the only writer of
     /// the header while it runs Java code.
-    pub fn reset(jni: *mut JNIEnv, buffer: jobject, depth: usize) -> Result<(), String> {
-        let env = env(jni)?;
+    pub fn reset(jni: Jni<'_>, buffer: Obj<'_>, depth: usize) -> Result<(), String> {
+        let env = jni.env();
         env.set_long_array_region(long_array(buffer), 0, &[BUFFER_HEADER as i64, depth as i64])
             .map_err(|e| e.to_string())
     }
@@ -287,12 +300,12 @@ impl Tracker {
     /// `entries` (the live threads; tombstones are dropped).
     pub fn rebuild_table(
         &self,
-        jni: *mut JNIEnv,
+        jni: Jni<'_>,
         slots: usize,
         entries: &[TableEntry<'_>],
     ) -> Result<(), String> {
         debug_assert!(slots.is_power_of_two() && entries.len() < slots);
-        let mut env = env(jni)?;
+        let mut env = jni.env();
         let r = env.with_local_frame(8, |env| -> jni::errors::Result<()> {
             let tab: JObjectArray<'_> =
                 env.new_object_array(2 * slots as i32, "java/lang/Object", JObject::null())?;
@@ -320,12 +333,12 @@ impl Tracker {
     /// Ok(false) if the table has no room (insert) or no such entry.
     pub fn table_update(
         &self,
-        jni: *mut JNIEnv,
-        thread: jobject,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
         hash: i32,
-        insert: Option<jobject>,
+        insert: Option<Obj<'_>>,
     ) -> Result<bool, String> {
-        let mut env = env(jni)?;
+        let mut env = jni.env();
         let r = env.with_local_frame(16, |env| -> jni::errors::Result<bool> {
             let class = self.jclass();
             let id = env.get_static_field_id(&class, "threads", "[Ljava/lang/Object;")?;
@@ -346,8 +359,7 @@ impl Tracker {
             if slots == 0 {
                 return Ok(false);
             }
-            // SAFETY: a live reference passed by the caller.
-            let t = unsafe { JObject::from_raw(thread) };
+            let t = jobj(thread);
             let mut i = hash as usize & (slots - 1);
             for _ in 0..slots {
                 let o = env.get_object_array_element(&tab, 2 * i as i32)?;
@@ -357,8 +369,7 @@ impl Tracker {
                 env.delete_local_ref(o)?;
                 match insert {
                     Some(buffer) if empty || dead => {
-                        // SAFETY: a live reference passed by the caller.
-                        let b = unsafe { JObject::from_raw(buffer) };
+                        let b = jobj(buffer);
                         env.set_object_array_element(&tab, 2 * i as i32 + 1, &b)?;
                         env.set_object_array_element(&tab, 2 * i as i32, &t)?;
                         return Ok(true);
@@ -382,12 +393,12 @@ impl Tracker {
     /// resolved, growing the bit sets as needed. Callers serialise.
     pub fn set_known(
         &self,
-        jni: *mut JNIEnv,
+        jni: Jni<'_>,
         cnum: u32,
         mnum: u32,
         methods: usize,
     ) -> Result<(), String> {
-        let mut env = env(jni)?;
+        let mut env = jni.env();
         let r = env.with_local_frame(16, |env| -> jni::errors::Result<()> {
             let class = self.jclass();
             let id = env.get_static_field_id(&class, "known", "[[J")?;

@@ -8,41 +8,38 @@
 //! thread to finish; after the writer's last flush the socket is shut down in
 //! both directions so the front-end sees the end of the stream.
 
-use crate::agent::{threads, Agent};
 use crate::control::commands::{execute, Flow};
-use crate::jvmti::sys::{jvmtiEnv, JNIEnv};
+use crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY;
+use crate::jvmti::{AgentThread, Jni};
+use crate::profile::Profile;
 use crate::protocol::{CommandError, CommandReader};
+use crate::vm::Context;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::io::BufReader;
 use std::net::{Shutdown, TcpStream};
-use std::os::raw::c_void;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub const THREAD_NAME: &str = "HPROF listener thread";
 
 /// Listener state, part of the agent.
-#[derive(Default)]
 pub struct NetState {
     /// A second handle on the output socket: read by the listener, shut
     /// down at VM death.
     socket: Mutex<Option<TcpStream>>,
-    running: AtomicBool,
-    stop: AtomicBool,
+    thread: AgentThread,
 }
 
 impl NetState {
     pub fn new(socket: Option<TcpStream>) -> Self {
         NetState {
             socket: Mutex::new(socket),
-            ..Default::default()
+            thread: AgentThread::new(THREAD_NAME),
         }
     }
 
     pub fn is_running(&self) -> bool {
-        self.running.load(Ordering::Acquire)
+        self.thread.is_running()
     }
 }
 
@@ -51,53 +48,57 @@ thread_local! {
     static ON_LISTENER: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Start the listener (VM init, only with `net=`).
-pub fn start(agent: &'static Agent, jni: *mut JNIEnv) -> Result<(), String> {
-    if agent.net.socket.lock().is_none() {
-        return Err("no socket to read commands from".into());
+impl NetState {
+    /// Start the listener (VM init, only with `net=`): commands go to
+    /// `control::commands` with the agent's profiles.
+    pub fn start(
+        &'static self,
+        ctx: &'static Context,
+        profiles: &'static [Box<dyn Profile>],
+        jni: Jni<'_>,
+    ) -> Result<(), String> {
+        let stream = match self.socket.lock().as_ref().map(|s| s.try_clone()) {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => return Err(e.to_string()),
+            None => return Err("no socket to read commands from".into()),
+        };
+        let r = crate::vm::threads::start_agent_thread(
+            ctx,
+            jni,
+            &self.thread,
+            JVMTI_THREAD_MAX_PRIORITY,
+            move |jni| {
+                ON_LISTENER.with(|c| c.set(true));
+                self.run(ctx, profiles, jni, stream)
+            },
+        );
+        // The front-end sees the header (and CONTROL SETTINGS) at once
+        // rather than when the first 64 KiB of output have accumulated.
+        ctx.out.flush();
+        r
     }
-    let thread = crate::jvmti::jni::new_thread_object(jni, THREAD_NAME)
-        .ok_or("cannot create the listener's Thread object")?;
-    // An agent thread: never sampled, no THREAD START.
-    threads::register(agent, jni, thread, true, false);
-    agent.net.running.store(true, Ordering::Release);
-    let r = agent.jvmti.run_agent_thread(
-        thread,
-        listener_main,
-        std::ptr::null_mut(),
-        crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY,
-    );
-    crate::jvmti::jni::delete_local_ref(jni, thread);
-    // The front-end sees the header (and CONTROL SETTINGS) at once rather
-    // than when the first 64 KiB of output have accumulated.
-    agent.out.flush();
-    r.map_err(|e| {
-        agent.net.running.store(false, Ordering::Release);
-        e.to_string()
-    })
-}
 
-/// VM death, before the writer stops: wake the listener and wait (bounded)
-/// until it has finished. Does not wait when called on the listener itself
-/// (VM death after an EXIT command).
-pub fn stop(agent: &Agent) {
-    agent.net.stop.store(true, Ordering::Release);
-    if ON_LISTENER.with(|c| c.get()) {
-        return;
+    /// VM death, before the writer stops: wake the listener and wait
+    /// (bounded) until it has finished. Does not wait when called on the
+    /// listener itself (VM death after an EXIT command).
+    pub fn stop(&self) {
+        let wake = || {
+            if let Some(s) = self.socket.lock().as_ref() {
+                let _ = s.shutdown(Shutdown::Read);
+            }
+        };
+        if ON_LISTENER.with(|c| c.get()) {
+            self.thread.stop(|| {}, Duration::ZERO);
+            return;
+        }
+        self.thread.stop(wake, Duration::from_secs(5));
     }
-    if let Some(s) = agent.net.socket.lock().as_ref() {
-        let _ = s.shutdown(Shutdown::Read);
-    }
-    let start = Instant::now();
-    while agent.net.running.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
 
-/// VM death, after the writer's last flush: end the stream for the peer.
-pub fn close(agent: &Agent) {
-    if let Some(s) = agent.net.socket.lock().take() {
-        let _ = s.shutdown(Shutdown::Both);
+    /// VM death, after the writer's last flush: end the stream for the peer.
+    pub fn close(&self) {
+        if let Some(s) = self.socket.lock().take() {
+            let _ = s.shutdown(Shutdown::Both);
+        }
     }
 }
 
@@ -119,31 +120,23 @@ fn report_unread(reader: &BufReader<TcpStream>) {
     }
 }
 
-unsafe extern "C" fn listener_main(_env: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
-    let Some(agent) = crate::agent::agent() else {
-        return;
-    };
-    ON_LISTENER.with(|c| c.set(true));
-    if catch_unwind(AssertUnwindSafe(|| run(agent, jni))).is_err() {
-        crate::diag::error("internal error in the listener thread; commands are no longer read");
-    }
-    agent.net.running.store(false, Ordering::Release);
-}
-
-fn run(agent: &'static Agent, jni: *mut JNIEnv) {
-    let stream = match agent.net.socket.lock().as_ref().map(|s| s.try_clone()) {
-        Some(Ok(s)) => s,
-        _ => return,
-    };
+impl NetState {
+fn run(
+    &self,
+    ctx: &'static Context,
+    profiles: &'static [Box<dyn Profile>],
+    jni: Jni<'_>,
+    stream: TcpStream,
+) {
     let mut reader = CommandReader::new(BufReader::new(stream));
-    let verbose = agent.opts.verbose;
+    let verbose = ctx.opts.verbose;
     loop {
-        if agent.net.stop.load(Ordering::Acquire) {
+        if self.thread.should_stop() {
             report_unread(reader.get_ref());
             return;
         }
         match reader.next_command() {
-            Ok(cmd) if agent.gate.is_closed() => {
+            Ok(cmd) if ctx.gate.is_closed() => {
                 // VM death began after the read: the command cannot run.
                 crate::diag::rejected(&format!(
                     "the VM is exiting: socket command {cmd:?} not executed"
@@ -152,12 +145,12 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 return;
             }
             Ok(cmd) => {
-                if execute(agent, jni, cmd) == Flow::Stop {
+                if execute(ctx, profiles, jni, cmd) == Flow::Stop {
                     return;
                 }
             }
             Err(CommandError::Closed) => {
-                if agent.net.stop.load(Ordering::Acquire) {
+                if self.thread.should_stop() {
                     report_unread(reader.get_ref());
                 } else {
                     crate::diag::verbose(
@@ -167,7 +160,7 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
                 }
                 return;
             }
-            Err(CommandError::Io(_)) if agent.net.stop.load(Ordering::Acquire) => {
+            Err(CommandError::Io(_)) if self.thread.should_stop() => {
                 report_unread(reader.get_ref());
                 return;
             }
@@ -179,4 +172,5 @@ fn run(agent: &'static Agent, jni: *mut JNIEnv) {
             }
         }
     }
+}
 }

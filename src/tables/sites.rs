@@ -20,7 +20,6 @@
 
 use dashmap::DashMap;
 use parking_lot::Mutex;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -68,38 +67,15 @@ pub struct SiteTotals {
     pub live_instances: u64,
 }
 
-/// A multiply-rotate hasher (the "Fx" hash): keys here are agent-made
-/// integers (serials, method pointers, byte-code indices), so a fast
-/// non-cryptographic hash is enough and much cheaper than SipHash on the
-/// allocation path.
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(b));
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(v as u64);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-}
-
-type FxBuild = BuildHasherDefault<FxHasher>;
+// Keys here are agent-made integers (serials, method IDs, byte-code
+// indices): the Fx hash is enough and much cheaper than SipHash on the
+// allocation path.
+type FxBuild = rustc_hash::FxBuildHasher;
 
 pub struct SiteTable {
+    /// Sampling interval in bytes the counters are made with (0 = exact):
+    /// the unit of the instance counters (see [`report_instances`]).
+    interval: AtomicU64,
     chunks: Box<[OnceLock<Box<[Site]>>]>,
     len: AtomicU32,
     by_identity: DashMap<(u32, u32), u32, FxBuild>,
@@ -110,6 +86,7 @@ pub struct SiteTable {
 impl Default for SiteTable {
     fn default() -> Self {
         SiteTable {
+            interval: AtomicU64::new(0),
             chunks: (0..MAX_CHUNKS).map(|_| OnceLock::new()).collect(),
             len: AtomicU32::new(0),
             by_identity: DashMap::default(),
@@ -120,6 +97,16 @@ impl Default for SiteTable {
 }
 
 impl SiteTable {
+    /// Sampling interval of the counters (bytes; 0 = every allocation).
+    pub fn interval(&self) -> u64 {
+        self.interval.load(Ordering::Relaxed)
+    }
+
+    /// Set once, before counting starts.
+    pub fn set_interval(&self, bytes: u64) {
+        self.interval.store(bytes, Ordering::Relaxed);
+    }
+
     /// The site at `index`, if it exists.
     pub fn get(&self, index: u32) -> Option<&Site> {
         if index >= self.len.load(Ordering::Acquire) {
@@ -282,6 +269,34 @@ impl SiteTable {
     }
 }
 
+/// In sampled mode instance counters count 1/65536 objects, so weights
+/// like 1.58 add up without rounding bias; exact mode counts whole objects.
+pub const INSTANCE_SCALE: u64 = 1 << 16;
+
+/// (bytes, instances in counter units) one event adds for an object of
+/// `size` bytes. Exact: (size, 1). Sampled: both scaled by the inverse of
+/// the probability of sampling an object of that size.
+pub fn weight(size: u64, interval: u64) -> (u64, u64) {
+    if interval == 0 {
+        return (size, 1);
+    }
+    let p = -(-(size.max(1) as f64) / interval as f64).exp_m1();
+    let w = if p > 0.0 { 1.0 / p } else { 1.0 };
+    (
+        (size as f64 * w).round() as u64,
+        (w * INSTANCE_SCALE as f64).round() as u64,
+    )
+}
+
+/// Instances for a report from counter units.
+pub fn report_instances(units: u64, interval: u64) -> u64 {
+    if interval == 0 {
+        units
+    } else {
+        (units + INSTANCE_SCALE / 2) / INSTANCE_SCALE
+    }
+}
+
 pub fn totals_of(sites: &[SiteSnapshot]) -> SiteTotals {
     sites.iter().fold(SiteTotals::default(), |t, s| SiteTotals {
         alloc_bytes: t.alloc_bytes + s.alloc_bytes,
@@ -391,5 +406,44 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), 700, "every index holds a distinct site");
+    }
+
+    #[test]
+    fn exact_weight_is_one_object() {
+        assert_eq!(weight(24, 0), (24, 1));
+        assert_eq!(report_instances(7, 0), 7);
+    }
+
+    #[test]
+    fn sampled_weights_are_inverse_probabilities() {
+        let n = 1024 * 1024;
+        // An object far larger than the interval is always sampled.
+        assert_eq!(weight(64 * n, n), (64 * n, INSTANCE_SCALE));
+        // An object of exactly the interval: p = 1 - 1/e.
+        let (b, u) = weight(n, n);
+        let w = 1.0 / (1.0 - (-1.0f64).exp());
+        assert_eq!(b, (n as f64 * w).round() as u64);
+        assert_eq!(report_instances(u, n), 2);
+        // Small objects stand for about interval/size objects each.
+        let (b, u) = weight(16, n);
+        assert!((b as f64 - n as f64).abs() < 16.0, "{b}");
+        assert!(report_instances(u, n).abs_diff(n / 16) <= 1, "{u}");
+    }
+
+    #[test]
+    fn expected_estimate_matches_truth() {
+        // Sum over many objects of p(s) * weight(s) equals the true totals.
+        let n = 512 * 1024u64;
+        for s in [16u64, 1000, 100_000, 2_000_000] {
+            let p = -(-(s as f64) / n as f64).exp_m1();
+            let (b, u) = weight(s, n);
+            let est_objs = p * u as f64 / INSTANCE_SCALE as f64;
+            let est_bytes = p * b as f64;
+            assert!((est_objs - 1.0).abs() < 1e-3, "{s}: {est_objs}");
+            assert!(
+                (est_bytes / s as f64 - 1.0).abs() < 1e-3,
+                "{s}: {est_bytes}"
+            );
+        }
     }
 }

@@ -15,19 +15,21 @@
 //!   and replays them on the thread's [`shadow::ShadowStack`].
 //! * Dumps: [`catch_up`] replays every thread's buffer (a thread may be
 //!   appending meanwhile: the dump reads only published events and leaves
-//!   emptying to the owner), then `control::cpu_times_report` sums the
-//!   per-thread counters.
+//!   emptying to the owner), then the per-thread counters are summed
+//!   ([`CpuTimes::take_totals`]) and `report::cpu_times` writes them.
 
 pub mod shadow;
 mod ticker;
 
-use crate::agent::Agent;
+use super::{Event, Profile};
 use crate::bci::{self, InjectConfig};
 use crate::jvmti::sys::{
-    cap, event, jclass, jmethodID, jobject, jvmtiCapabilities, JNIEnv, JVMTI_CLASS_STATUS_ARRAY,
-    JVMTI_CLASS_STATUS_PRIMITIVE,
+    cap, event, jvmtiCapabilities, JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PRIMITIVE,
 };
 use crate::jvmti::tracker_natives::{self, TableEntry, Tracker, TrackerCalls, BUFFER_HEADER};
+use crate::jvmti::{Jni, MethodId, Obj};
+use crate::report::cpu_times::Totals;
+use crate::vm::{log, Context};
 use dashmap::DashMap;
 use jni::objects::GlobalRef;
 use parking_lot::{Mutex, RwLock};
@@ -89,8 +91,10 @@ struct Registry {
     used: usize,
 }
 
+/// cpu=times / cpu=old: the profile and its state.
 #[derive(Default)]
 pub struct CpuTimes {
+    ctx: OnceLock<&'static Context>,
     /// Class number → its methods, recorded by the class-file load hook.
     classes: RwLock<Vec<ClassSites>>,
     /// (class, method number) → jmethodID, resolved once per site.
@@ -101,53 +105,12 @@ pub struct CpuTimes {
     /// Serialises updates of the Tracker's `known` bit sets.
     known_lock: Mutex<()>,
     tracker: OnceLock<Tracker>,
-    /// jmethodIDs of the Tracker's methods (dropped from real stacks).
-    tracker_methods: OnceLock<Vec<usize>>,
     engaged: AtomicBool,
     clock: ticker::Clock,
     /// Statistics for `logflags=1` and docs.
     pub classes_rewritten: AtomicU64,
     pub methods_instrumented: AtomicU64,
     pub hook_nanos: AtomicU64,
-}
-
-static STATE: OnceLock<CpuTimes> = OnceLock::new();
-
-fn state() -> &'static CpuTimes {
-    STATE.get_or_init(CpuTimes::default)
-}
-
-fn tracker() -> Option<&'static Tracker> {
-    STATE.get()?.tracker.get()
-}
-
-/// Capabilities cpu=times needs, added to `need` (Agent_OnLoad). Returns
-/// the name of a missing one.
-pub fn add_capabilities(
-    potential: &jvmtiCapabilities,
-    need: &mut jvmtiCapabilities,
-) -> Result<(), &'static str> {
-    for (c, name) in [
-        (cap::CAN_RETRANSFORM_CLASSES, "can_retransform_classes"),
-        (
-            cap::CAN_GENERATE_EXCEPTION_EVENTS,
-            "can_generate_exception_events",
-        ),
-    ] {
-        if !potential.has(c) {
-            return Err(name);
-        }
-        need.set(c);
-    }
-    Ok(())
-}
-
-/// VM init: Tracker, natives, clock, hook, retransformation of the classes
-/// loaded so far, then engage. Errors are reported and leave timing off.
-pub fn vm_init(agent: &'static Agent, jni: *mut JNIEnv) {
-    if let Err(e) = start(agent, jni, state()) {
-        crate::diag::error(&format!("cpu=times: {e}; method timing is off"));
-    }
 }
 
 /// Threads cpu=times does not time (docs/cpu-times.md, "Virtual threads"):
@@ -161,28 +124,28 @@ const UNTIMED_THREAD_CLASSES: &[&str] = &[
     "jdk/internal/misc/CarrierThread",
 ];
 
-fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Result<(), String> {
-    let j = agent.jvmti;
+impl CpuTimes {
+fn start(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
+    let st = self;
+    let _ = self.ctx.set(ctx);
+    let j = ctx.jvmti;
     let tracker = Tracker::define(jni)
         .map_err(|e| format!("cannot define the Tracker class {TRACKER_CLASS}: {e}"))?;
-    tracker_natives::install(&Natives);
+    tracker_natives::install(self);
     tracker
         .link_natives(jni)
         .map_err(|e| format!("cannot link the Tracker's natives: {e}"))?;
-    let tclass = tracker.class();
-    let mut ids: Vec<usize> = j
-        .class_methods(tclass)
-        .map(|m| m.iter().map(|&id| id as usize).collect())
-        .unwrap_or_default();
-    ids.sort_unstable();
-    let _ = st.tracker_methods.set(ids);
+    // The Tracker's frames sit on top of timed threads' stacks: no trace
+    // shows them.
+    ctx.hidden
+        .set(j.class_methods(tracker.class()).unwrap_or_default());
     let tracker = st.tracker.get_or_init(|| tracker);
     let untimed = tracker
         .set_untimed(jni, UNTIMED_THREAD_CLASSES)
         .map_err(|e| format!("cannot tell the Tracker which threads to skip: {e}"))?;
     if !untimed.is_empty() {
-        crate::agent::debug::log(
-            agent,
+        log::log(
+            ctx,
             &format!(
                 "cpu=times: threads not timed: instances of {}",
                 untimed.join(", ")
@@ -190,7 +153,7 @@ fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Resu
         );
     }
     st.clock
-        .start(agent, jni, tracker)
+        .start(ctx, jni, tracker)
         .map_err(|e| format!("cannot start the clock thread: {e}"))?;
 
     for ev in [event::CLASS_FILE_LOAD_HOOK, event::EXCEPTION_CATCH] {
@@ -198,9 +161,9 @@ fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Resu
             .map_err(|e| format!("cannot enable JVMTI event {ev}: {e}"))?;
     }
     let t0 = Instant::now();
-    let (done, failed) = retransform_loaded(agent, jni, tclass);
-    crate::agent::debug::log(
-        agent,
+    let (done, failed) = retransform_loaded(ctx, jni, tracker.class());
+    log::log(
+        ctx,
         &format!(
             "cpu=times: retransformed {done} loaded classes in {} ms ({failed} failed, {} ms in the rewriter); {} classes rewritten, {} methods instrumented",
             t0.elapsed().as_millis(),
@@ -209,14 +172,14 @@ fn start(agent: &'static Agent, jni: *mut JNIEnv, st: &'static CpuTimes) -> Resu
             st.methods_instrumented.load(Ordering::Relaxed)
         ),
     );
-    set_engaged(jni, true);
+    self.set_engaged(jni, true);
     Ok(())
 }
 
 /// Engage (VM init) or disengage (VM death) the Tracker: its `engaged`
 /// field gates the events on the Java side, our flag on ours.
-pub fn set_engaged(jni: *mut JNIEnv, on: bool) {
-    let st = state();
+fn set_engaged(&self, jni: Jni<'_>, on: bool) {
+    let st = self;
     st.engaged.store(on, Ordering::Release);
     if let Some(t) = st.tracker.get() {
         if let Err(e) = t.set_engaged(jni, on) {
@@ -225,29 +188,18 @@ pub fn set_engaged(jni: *mut JNIEnv, on: bool) {
     }
 }
 
-/// VM death: stop tracking, then replay every thread's buffered events
-/// before the final dump.
-pub fn vm_death(agent: &'static Agent, jni: *mut JNIEnv) {
-    let st = state();
-    set_engaged(jni, false);
-    let _ = agent.jvmti.set_event_mode(false, event::EXCEPTION_CATCH);
-    let _ = agent
-        .jvmti
-        .set_event_mode(false, event::CLASS_FILE_LOAD_HOOK);
-    st.clock.stop();
-    catch_up(jni);
 }
 
 /// Run the hook again on every modifiable class loaded before it was
 /// enabled. A batch that fails is retried class by class so one
 /// unmodifiable class does not leave the others uninstrumented.
-fn retransform_loaded(agent: &Agent, jni: *mut JNIEnv, tracker: jobject) -> (usize, usize) {
-    let j = agent.jvmti;
-    let Ok(classes) = j.loaded_classes() else {
+fn retransform_loaded(ctx: &Context, jni: Jni<'_>, tracker: Obj<'_>) -> (usize, usize) {
+    let j = ctx.jvmti;
+    let Ok(classes) = j.loaded_classes(jni) else {
         return (0, 0);
     };
-    let mut todo: Vec<jclass> = Vec::with_capacity(classes.len());
-    for &k in classes.iter() {
+    let mut todo: Vec<Obj<'_>> = Vec::with_capacity(classes.len());
+    for k in classes.iter() {
         let status = j.class_status(k).unwrap_or(JVMTI_CLASS_STATUS_ARRAY);
         let skip = status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE) != 0
             || crate::jvmti::jni::is_same_object(jni, k, tracker)
@@ -268,23 +220,18 @@ fn retransform_loaded(agent: &Agent, jni: *mut JNIEnv, tracker: jobject) -> (usi
                 Err(e) => {
                     failed += 1;
                     let name = j.class_signature(k).unwrap_or_default();
-                    crate::agent::debug::log(
-                        agent,
-                        &format!("cpu=times: cannot retransform {name}: {e}"),
-                    );
+                    log::log(ctx, &format!("cpu=times: cannot retransform {name}: {e}"));
                 }
             }
         }
     }
-    for &k in classes.iter() {
-        crate::jvmti::jni::delete_local_ref(jni, k);
-    }
     (done, failed)
 }
 
+impl CpuTimes {
 /// The class-file load hook: CallSite at entry, ReturnSite before returns.
-pub fn class_file_load_hook(name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
-    let st = state();
+fn rewrite_class(&self, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+    let st = self;
     if name == Some(TRACKER_CLASS) {
         return None;
     }
@@ -327,67 +274,56 @@ pub fn class_file_load_hook(name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>>
 
 /// ExceptionCatch: replay the thread's buffer, then prune the shadow stack
 /// of the frames the exception left.
-pub fn exception_catch(
-    agent: &'static Agent,
-    jni: *mut JNIEnv,
-    _thread: jobject,
-    method: jmethodID,
-) {
-    let st = state();
-    if !st.engaged.load(Ordering::Acquire) || agent.gate.is_closed() {
+fn caught(&self, ctx: &Context, jni: Jni<'_>, method: MethodId) {
+    let st = self;
+    if !st.engaged.load(Ordering::Acquire) || ctx.gate.is_closed() {
         return;
     }
     let Some(t) = current() else { return };
     in_agent(|| {
         let mut r = t.inner.lock();
-        replay_buffer(agent, st, jni, &t, &mut r, Mode::Batch);
-        let mut env = JvmEnv::new(agent, st, st.clock.now(), Mode::Sync);
-        r.stack.exception_caught(&mut env, method as usize);
-        let _ = Tracker::reset(jni, t.buffer.as_obj().as_raw(), r.stack.depth_now());
+        st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
+        let mut env = JvmEnv::new(ctx, st, jni, st.clock.now(), Mode::Sync);
+        r.stack.exception_caught(&mut env, method.as_usize());
+        let _ = Tracker::reset(jni, Obj::of_global(&t.buffer), r.stack.depth_now());
     });
 }
 
 /// ThreadEnd (on the ending thread): replay its buffer and drop it from
 /// the Tracker's table. Its counters stay for the dumps.
-pub fn thread_end(agent: &'static Agent, jni: *mut JNIEnv) {
-    let st = state();
+fn ended(&self, ctx: &Context, jni: Jni<'_>) {
+    let st = self;
     let Some(t) = TIMING.try_with(|c| c.borrow_mut().take()).ok().flatten() else {
         return;
     };
     in_agent(|| {
         {
             let mut r = t.inner.lock();
-            replay_buffer(agent, st, jni, &t, &mut r, Mode::Batch);
+            st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
         }
         st.registry.lock().threads.retain(|x| !Arc::ptr_eq(x, &t));
         if let Some(tracker) = st.tracker.get() {
-            let _ = tracker.table_update(jni, t.thread.as_obj().as_raw(), t.hash, None);
+            let _ = tracker.table_update(jni, Obj::of_global(&t.thread), t.hash, None);
         }
     });
 }
 
-/// `frames` (top first) without the Tracker frames on top, if any.
-pub fn strip_tracker_frames(
-    frames: &[crate::jvmti::sys::jvmtiFrameInfo],
-) -> &[crate::jvmti::sys::jvmtiFrameInfo] {
-    let Some(tracker) = STATE.get().and_then(|s| s.tracker_methods.get()) else {
-        return frames;
-    };
-    let n = frames
-        .iter()
-        .take_while(|f| tracker.binary_search(&(f.method as usize)).is_ok())
-        .count();
-    &frames[n..]
+/// Sum every thread's counters since the previous dump (in nanoseconds),
+/// and start the next period (the dump resets CPU costs, docs/profiles.md
+/// §4.2).
+fn take_totals(&self) -> Totals {
+    let mut totals = Totals::new();
+    for list in self.cells.lock().clone() {
+        list.for_each(|c| {
+            let (h, s, t) = c.take_delta();
+            let e = totals.entry(c.trace_serial).or_default();
+            e.0 += h;
+            e.1 += s;
+            e.2 += t;
+        });
+    }
+    totals
 }
-
-/// Nanoseconds per counter unit (counters are kept in nanoseconds).
-pub fn ns_per_tick() -> f64 {
-    1.0
-}
-
-/// Every thread's counter list (the dump sums them).
-pub fn thread_cells() -> Vec<Arc<CellList>> {
-    state().cells.lock().clone()
 }
 
 thread_local! {
@@ -413,12 +349,14 @@ fn in_agent(f: impl FnOnce()) {
 
 /// The current thread's timing, registering it (shadow stack, buffer,
 /// Tracker table entry) on its first event.
+impl CpuTimes {
 fn current_or_register(
-    agent: &'static Agent,
-    st: &'static CpuTimes,
-    jni: *mut JNIEnv,
-    thread: jobject,
+    &self,
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread: Obj<'_>,
 ) -> Option<Arc<ThreadTiming>> {
+    let st = self;
     if let Some(t) = current() {
         return Some(t);
     }
@@ -428,8 +366,8 @@ fn current_or_register(
         .new_buffer(jni, BUFFER_HEADER + 2 * BATCH_EVENTS)
         .ok()?;
     let thread_ref = crate::jvmti::jni::new_global_ref(jni, thread)?;
-    let thread_key = if agent.opts.thread {
-        thread_serial(agent, jni, thread)
+    let thread_key = if ctx.opts.thread {
+        thread_serial(ctx, jni, thread)
     } else {
         0
     };
@@ -437,7 +375,7 @@ fn current_or_register(
     st.cells.lock().push(list.clone());
     let t = Arc::new(ThreadTiming {
         inner: Mutex::new(Replay {
-            stack: ShadowStack::new(agent.opts.timing_depth() as usize, thread_key, list),
+            stack: ShadowStack::new(ctx.opts.timing_depth() as usize, thread_key, list),
             events: Vec::with_capacity(2 * BATCH_EVENTS),
             consumed: BUFFER_HEADER,
         }),
@@ -450,7 +388,7 @@ fn current_or_register(
         reg.threads.push(t.clone());
         let fits = (reg.used + 1) * 2 <= reg.slots
             && tracker
-                .table_update(jni, thread, hash, Some(t.buffer.as_obj().as_raw()))
+                .table_update(jni, thread, hash, Some(Obj::of_global(&t.buffer)))
                 .unwrap_or(false);
         if fits {
             reg.used += 1;
@@ -472,8 +410,8 @@ fn current_or_register(
                     reg.used = live;
                 }
                 // The thread still works, through the sync natives.
-                Err(e) => crate::agent::debug::log(
-                    agent,
+                Err(e) => log::log(
+                    ctx,
                     &format!("cpu=times: cannot grow the Tracker's thread table: {e}"),
                 ),
             }
@@ -482,12 +420,11 @@ fn current_or_register(
     let _ = TIMING.try_with(|c| *c.borrow_mut() = Some(t.clone()));
     Some(t)
 }
+}
 
-fn thread_serial(agent: &Agent, jni: *mut JNIEnv, thread: jobject) -> u32 {
-    crate::agent::threads::known_serial(agent, thread)
-        .or_else(|| {
-            crate::agent::threads::register(agent, jni, thread, false, false).map(|r| r.serial)
-        })
+fn thread_serial(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> u32 {
+    crate::vm::threads::known_serial(ctx, thread)
+        .or_else(|| crate::vm::threads::register(ctx, jni, thread, false, false).map(|r| r.serial))
         .unwrap_or(0)
 }
 
@@ -508,25 +445,27 @@ enum Mode {
 /// owner (Batch) then empties the buffer; a dump (Foreign) only notes how
 /// far it got, since the owner may be appending at that moment (it writes
 /// an event's slots before the index that publishes them).
+impl CpuTimes {
 fn replay_buffer(
-    agent: &'static Agent,
-    st: &'static CpuTimes,
-    jni: *mut JNIEnv,
+    &self,
+    ctx: &Context,
+    jni: Jni<'_>,
     t: &ThreadTiming,
     r: &mut Replay,
     mode: Mode,
 ) {
+    let st = self;
     let mut events = std::mem::take(&mut r.events);
     events.clear();
-    let buffer = t.buffer.as_obj().as_raw();
+    let buffer = Obj::of_global(&t.buffer);
     let end = match Tracker::read_events(jni, buffer, r.consumed, &mut events) {
         Ok(end) => end,
         Err(e) => {
-            crate::agent::debug::log(agent, &format!("cpu=times: cannot read a buffer: {e}"));
+            log::log(ctx, &format!("cpu=times: cannot read a buffer: {e}"));
             r.consumed
         }
     };
-    let mut env = JvmEnv::new(agent, st, 0, mode);
+    let mut env = JvmEnv::new(ctx, st, jni, 0, mode);
     for pair in events.chunks_exact(2) {
         let (ev, time) = (pair[0] as u64, pair[1] as u64);
         env.now = time;
@@ -550,25 +489,9 @@ fn replay_buffer(
 /// Before a dump: replay every thread's buffered events, so the report
 /// includes the calls that completed up to now, also in threads that are
 /// blocked. Used for the VM-death dump too.
-pub fn catch_up(jni: *mut JNIEnv) {
-    let st = state();
-    let Some(agent) = crate::agent::agent() else {
-        return;
-    };
+fn catch_up(&self, ctx: &Context, jni: Jni<'_>) {
+    let st = self;
     if st.tracker.get().is_none() {
-        return;
-    }
-    // Dumps on request (DataDumpRequest) come without a JNIEnv.
-    let jni = if jni.is_null() {
-        crate::jvmti::jni::current_env()
-    } else {
-        jni
-    };
-    if jni.is_null() {
-        crate::agent::debug::log(
-            agent,
-            "cpu=times: no JNIEnv for the dump; buffered events wait",
-        );
         return;
     }
     let mine = current();
@@ -578,35 +501,35 @@ pub fn catch_up(jni: *mut JNIEnv) {
             let own = mine.as_ref().is_some_and(|m| Arc::ptr_eq(m, &t));
             let mode = if own { Mode::Batch } else { Mode::Foreign };
             let mut r = t.inner.lock();
-            replay_buffer(agent, st, jni, &t, &mut r, mode);
+            st.replay_buffer(ctx, jni, &t, &mut r, mode);
         }
     });
 }
 
 /// A call or return the Tracker hands over now.
-fn sync_event(jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64, ret: bool) {
-    let st = state();
-    let Some(agent) = crate::agent::agent() else {
+fn sync_event(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64, ret: bool) {
+    let st = self;
+    let Some(&ctx) = self.ctx.get() else {
         return;
     };
-    if thread.is_null() || !st.engaged.load(Ordering::Acquire) || agent.gate.is_closed() {
+    if thread.is_null() || !st.engaged.load(Ordering::Acquire) || ctx.gate.is_closed() {
         return;
     }
     in_agent(|| {
-        let Some(t) = current_or_register(agent, st, jni, thread) else {
+        let Some(t) = st.current_or_register(ctx, jni, thread) else {
             return;
         };
         let key = shadow::site_key(cnum, mnum);
         let was_resolved = st.site_methods.contains_key(&key);
         let mut r = t.inner.lock();
-        replay_buffer(agent, st, jni, &t, &mut r, Mode::Batch);
-        let mut env = JvmEnv::new(agent, st, now, Mode::Sync);
+        st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
+        let mut env = JvmEnv::new(ctx, st, jni, now, Mode::Sync);
         if ret {
             r.stack.ret(&mut env, cnum, mnum);
         } else {
             r.stack.call(&mut env, cnum, mnum);
         }
-        let _ = Tracker::reset(jni, t.buffer.as_obj().as_raw(), r.stack.depth_now());
+        let _ = Tracker::reset(jni, Obj::of_global(&t.buffer), r.stack.depth_now());
         drop(r);
         // Most sync events come from full buffers, for resolved sites: the
         // bit is set once, by the thread that resolved the site.
@@ -616,8 +539,10 @@ fn sync_event(jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64,
     });
 }
 
+}
+
 /// Let the Tracker buffer the events of a resolved site.
-fn mark_known(st: &CpuTimes, jni: *mut JNIEnv, cnum: u32, mnum: u32) {
+fn mark_known(st: &CpuTimes, jni: Jni<'_>, cnum: u32, mnum: u32) {
     let Some(tracker) = st.tracker.get() else {
         return;
     };
@@ -626,39 +551,39 @@ fn mark_known(st: &CpuTimes, jni: *mut JNIEnv, cnum: u32, mnum: u32) {
     let _ = tracker.set_known(jni, cnum, mnum, methods);
 }
 
-struct Natives;
-
-impl TrackerCalls for Natives {
-    fn sync_call(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64) {
-        sync_event(jni, thread, cnum, mnum, now, false);
+impl TrackerCalls for CpuTimes {
+    fn sync_call(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64) {
+        self.sync_event(jni, thread, cnum, mnum, now, false);
     }
 
-    fn sync_return(&self, jni: *mut JNIEnv, thread: jobject, cnum: u32, mnum: u32, now: u64) {
-        sync_event(jni, thread, cnum, mnum, now, true);
+    fn sync_return(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64) {
+        self.sync_event(jni, thread, cnum, mnum, now, true);
     }
 }
 
 /// The JVM behind [`TimingEnv`] for the current thread.
-struct JvmEnv {
-    agent: &'static Agent,
-    st: &'static CpuTimes,
+struct JvmEnv<'a> {
+    ctx: &'a Context,
+    st: &'a CpuTimes,
+    jni: Jni<'a>,
     /// Time of the event being replayed.
     now: u64,
     mode: Mode,
 }
 
-impl JvmEnv {
-    fn new(agent: &'static Agent, st: &'static CpuTimes, now: u64, mode: Mode) -> Self {
+impl<'a> JvmEnv<'a> {
+    fn new(ctx: &'a Context, st: &'a CpuTimes, jni: Jni<'a>, now: u64, mode: Mode) -> Self {
         JvmEnv {
-            agent,
+            ctx,
             st,
+            jni,
             now,
             mode,
         }
     }
 }
 
-impl TimingEnv for JvmEnv {
+impl TimingEnv for JvmEnv<'_> {
     #[inline]
     fn now(&mut self) -> u64 {
         self.now
@@ -675,9 +600,9 @@ impl TimingEnv for JvmEnv {
         // Called from syncCall/syncReturn: the instrumented method is the
         // frame below Tracker.CallSite/ReturnSite.
         let (method, _) = self
-            .agent
+            .ctx
             .jvmti
-            .frame_location(std::ptr::null_mut(), CALLER_DEPTH)
+            .frame_location(Obj::null(), CALLER_DEPTH)
             .ok()?;
         let expected = self
             .st
@@ -685,10 +610,10 @@ impl TimingEnv for JvmEnv {
             .read()
             .get(cnum as usize)
             .and_then(|c| c.get(mnum as usize).cloned())?;
-        let names = self.agent.jvmti.method_name(method).ok()?;
+        let names = self.ctx.jvmti.method_name(method).ok()?;
         if names.name != expected.0 || names.signature != expected.1 {
-            crate::agent::debug::log(
-                self.agent,
+            log::log(
+                self.ctx,
                 &format!(
                     "cpu=times: site {cnum}/{mnum} is {}{} but the caller frame is {}{}",
                     expected.0, expected.1, names.name, names.signature
@@ -696,52 +621,109 @@ impl TimingEnv for JvmEnv {
             );
             return None;
         }
-        self.st.site_methods.insert(key, method as usize);
-        Some(method as usize)
+        self.st.site_methods.insert(key, method.as_usize());
+        Some(method.as_usize())
     }
 
     fn frame_of(&mut self, method: MethodKey) -> Option<u32> {
-        crate::agent::stacks::method_frame(self.agent, method as jmethodID, -1)
+        // SAFETY: every key a shadow stack holds came from
+        // `MethodId::as_usize`, in `site_method` or `real_stack` above.
+        let method = unsafe { MethodId::from_key(method) };
+        crate::vm::stacks::method_frame(self.ctx, self.jni, method, -1)
     }
 
     fn intern(&mut self, key: &[u32]) -> u32 {
-        self.agent.tables.traces.intern(key).serial
+        self.ctx.tables.traces.intern(key).serial
     }
 
     fn real_stack(&mut self, out: &mut Vec<MethodKey>) -> bool {
         if self.mode == Mode::Foreign {
             return false;
         }
-        let j = self.agent.jvmti;
+        let j = self.ctx.jvmti;
         let mut frames = Vec::new();
         let mut max = 1024;
         loop {
-            if j.stack_trace(std::ptr::null_mut(), max, &mut frames)
-                .is_err()
-            {
+            if j.stack_trace(Obj::null(), max, &mut frames).is_err() {
                 return false;
             }
             if frames.len() < max {
                 break;
             }
-            match j.frame_count(std::ptr::null_mut()) {
+            match j.frame_count(Obj::null()) {
                 Ok(n) if n > max => max = n + 16,
                 _ => break,
             }
         }
-        let tracker = self
-            .st
-            .tracker_methods
-            .get()
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
         out.clear();
-        out.extend(
-            frames
-                .iter()
-                .map(|f| f.method as usize)
-                .skip_while(|m| tracker.binary_search(m).is_ok()),
-        );
+        out.extend(self.ctx.hidden.strip(&frames).iter().map(|f| f.method.as_usize()));
         true
+    }
+}
+
+impl Profile for CpuTimes {
+    fn name(&self) -> &'static str {
+        "cpu=times"
+    }
+
+    fn capabilities(
+        &self,
+        potential: &jvmtiCapabilities,
+        need: &mut jvmtiCapabilities,
+    ) -> Result<(), String> {
+        for c in [cap::CAN_RETRANSFORM_CLASSES, cap::CAN_GENERATE_EXCEPTION_EVENTS] {
+            if !potential.has(c) {
+                return Err("Unable to get necessary JVMTI capabilities.".into());
+            }
+            need.set(c);
+        }
+        Ok(())
+    }
+
+    fn events(&self) -> &'static [Event] {
+        &[Event::ClassFileLoadHook, Event::ExceptionCatch, Event::ThreadEnd]
+    }
+
+    /// Tracker, natives, clock, hook, retransformation of the classes
+    /// loaded so far, then engage. Errors are reported and leave timing off.
+    fn vm_start(&'static self, ctx: &'static Context, jni: Jni<'_>) {
+        if let Err(e) = self.start(ctx, jni) {
+            crate::diag::error(&format!("cpu=times: {e}; method timing is off"));
+        }
+    }
+
+    fn thread_end(&self, ctx: &Context, jni: Jni<'_>, _thread: Obj<'_>) {
+        self.ended(ctx, jni);
+    }
+
+    /// Replay every thread's buffered events (so the report includes the
+    /// calls completed up to now, also in blocked threads), then CPU TIME.
+    fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
+        let what = if ctx.opts.cpu_old {
+            " CPU usage in old prof format ..."
+        } else {
+            " CPU usage by timing methods ..."
+        };
+        crate::diag::verbose(ctx.opts.verbose, what);
+        self.catch_up(ctx, jni);
+        crate::report::cpu_times::write(ctx, &self.take_totals(), ctx.opts.cutoff);
+    }
+
+    /// Stop tracking, then replay every thread's buffered events before the
+    /// final dump.
+    fn stop(&self, ctx: &Context, jni: Jni<'_>) {
+        self.set_engaged(jni, false);
+        let _ = ctx.jvmti.set_event_mode(false, event::EXCEPTION_CATCH);
+        let _ = ctx.jvmti.set_event_mode(false, event::CLASS_FILE_LOAD_HOOK);
+        self.clock.stop();
+        self.catch_up(ctx, jni);
+    }
+
+    fn class_file_load_hook(&self, _ctx: &Context, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+        self.rewrite_class(name, bytes)
+    }
+
+    fn exception_catch(&self, ctx: &Context, jni: Jni<'_>, _thread: Obj<'_>, method: MethodId) {
+        self.caught(ctx, jni, method);
     }
 }

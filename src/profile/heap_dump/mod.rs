@@ -19,87 +19,59 @@ pub mod epilogue;
 pub mod layout;
 pub mod walk;
 
-use crate::agent::Agent;
-use crate::control::trace_info;
+use super::{Answer, Profile};
 use crate::diag;
 use crate::format::HeapTotals;
-use crate::jvmti::env::{Jvmti, ScratchEnv};
-use crate::jvmti::sys::{error, jclass, JNIEnv};
+use crate::jvmti::sys::error;
+use crate::jvmti::{AgentThread, Jni, Jvmti, Obj, ScratchEnv};
+use crate::options::DEBUG_UNPREPARED_REFS;
+use crate::protocol::Command;
+use crate::report::traces;
 use crate::tables::ids::{make_tag, split_tag, TagKind};
+use crate::vm::{classes, Context};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use layout::{ClassDesc, ClassKind, FieldDesc};
-use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use walk::{Batch, BatchSink, ClassInfo, DumpContext, Leftovers, RootRec, WalkStats, Walker};
 
 /// Batches queued for the writer at most; the walk waits beyond that.
 const MAX_BATCHES_IN_FLIGHT: usize = 16;
 
-/// Class descriptions, fetched once per class (unprepared ones again).
-fn desc_cache() -> &'static Mutex<HashMap<u32, Arc<ClassDesc>>> {
-    static CACHE: OnceLock<Mutex<HashMap<u32, Arc<ClassDesc>>>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+const RELEASER_NAME: &str = "HPROF heap dump cleanup";
+/// JVMTI_THREAD_NORM_PRIORITY.
+const RELEASER_PRIORITY: i32 = 5;
+
+/// heap=dump: the profile and what it keeps between dumps.
+pub struct HeapDump {
+    /// Class descriptions, fetched once per class (unprepared ones again).
+    descs: Mutex<HashMap<u32, Arc<ClassDesc>>>,
+    /// Scratch environments whose tags are still to be dropped.
+    to_release: Mutex<Vec<ScratchEnv>>,
+    releaser: AgentThread,
 }
 
-/// The scratch environment of the dump in progress, if it has one: a class
-/// registered while the dump starts gets its tag there too
-/// (`tag_new_class`), so the walk knows its mirror and objects as that
-/// class's. Written only at the start and end of a dump; read by class
-/// registration.
-static ACTIVE_SCRATCH: RwLock<Option<Jvmti>> = RwLock::new(None);
-
-/// Called when a class is registered (its tag set in the agent's
-/// environment): give the mirror the same tag in the running dump's scratch
-/// environment.
-pub fn tag_new_class(klass: jclass, tag: i64) {
-    if let Some(env) = *ACTIVE_SCRATCH.read() {
-        let _ = env.set_tag(klass, tag);
+impl Default for HeapDump {
+    fn default() -> Self {
+        HeapDump {
+            descs: Mutex::default(),
+            to_release: Mutex::default(),
+            releaser: AgentThread::new(RELEASER_NAME),
+        }
     }
 }
 
-/// Makes a scratch environment the active one for as long as it lives.
-struct ActiveScratch;
-
-impl ActiveScratch {
-    fn new(env: Option<&Jvmti>) -> Option<ActiveScratch> {
-        let env = env?;
-        *ACTIVE_SCRATCH.write() = Some(*env);
-        Some(ActiveScratch)
-    }
-}
-
-impl Drop for ActiveScratch {
-    fn drop(&mut self) {
-        *ACTIVE_SCRATCH.write() = None;
-    }
-}
-
-fn class_serial(agent: &Agent, k: jclass) -> Option<u32> {
-    match split_tag(agent.jvmti.get_tag(k).ok()?) {
-        Some((TagKind::Class, s)) => Some(s as u32),
-        _ => None,
-    }
-}
-
-fn describe(agent: &Agent, jni: *mut JNIEnv, k: jclass, serial: u32, sig: &str) -> ClassDesc {
-    let j = agent.jvmti;
+fn describe(ctx: &Context, jni: Jni<'_>, k: Obj<'_>, serial: u32, sig: &str) -> ClassDesc {
+    let j = ctx.jvmti;
     let is_interface = j.is_interface(k).unwrap_or(false);
     let kind = ClassKind::from_signature(sig, is_interface);
-    let sup = crate::jvmti::jni::superclass(jni, k);
-    let super_serial = if sup.is_null() {
-        None
-    } else {
-        class_serial(agent, sup)
-    };
-    crate::jvmti::jni::delete_local_ref(jni, sup);
+    let super_serial = crate::jvmti::jni::superclass(jni, k)
+        .and_then(|sup| classes::known_serial(ctx, sup.obj()));
     let mut interfaces = Vec::new();
-    if let Ok(list) = j.implemented_interfaces(k) {
-        for &i in list.iter() {
-            interfaces.extend(class_serial(agent, i));
-            crate::jvmti::jni::delete_local_ref(jni, i);
-        }
+    if let Ok(list) = j.implemented_interfaces(jni, k) {
+        interfaces.extend(list.iter().filter_map(|i| classes::known_serial(ctx, i)));
     }
     let fields = match kind {
         ClassKind::ObjArray | ClassKind::PrimArray(_) => Some(Vec::new()),
@@ -133,22 +105,22 @@ fn describe(agent: &Agent, jni: *mut JNIEnv, k: jclass, serial: u32, sig: &str) 
 
 /// The description of `serial` (cached across dumps once complete).
 fn cached_desc(
-    agent: &Agent,
-    jni: *mut JNIEnv,
+    ctx: &Context,
+    jni: Jni<'_>,
     cache: &mut HashMap<u32, Arc<ClassDesc>>,
-    k: jclass,
+    k: Obj<'_>,
     serial: u32,
 ) -> Arc<ClassDesc> {
     if let Some(d) = cache.get(&serial).filter(|d| d.fields.is_some()) {
         return d.clone();
     }
-    let sig = agent
+    let sig = ctx
         .tables
         .classes
         .get(serial)
         .map(|e| e.signature.clone())
         .unwrap_or_default();
-    let d = Arc::new(describe(agent, jni, k, serial, &sig));
+    let d = Arc::new(describe(ctx, jni, k, serial, &sig));
     cache.insert(serial, d.clone());
     d
 }
@@ -176,28 +148,29 @@ fn unprepared_ancestors(serial: u32, descs: &HashMap<u32, ClassDesc>) -> Vec<u32
 /// Layouts and IDs of every class loaded now, and the class descriptions
 /// they were computed from. With a `scratch` environment every class
 /// mirror and known Thread object gets its tag there too.
+impl HeapDump {
 fn build_context(
-    agent: &Agent,
-    jni: *mut JNIEnv,
+    &self,
+    ctx: &Context,
+    jni: Jni<'_>,
     scratch: Option<&Jvmti>,
 ) -> (DumpContext, HashMap<u32, ClassDesc>) {
-    let j = agent.jvmti;
-    let id_size = if agent.opts.id_size == 8 && agent.opts.format == crate::options::Format::Binary
-    {
+    let j = ctx.jvmti;
+    let id_size = if ctx.opts.id_size == 8 && ctx.opts.format == crate::options::Format::Binary {
         8
     } else {
         4
     };
     let mut descs: HashMap<u32, ClassDesc> = HashMap::new();
-    if let Ok(loaded) = j.loaded_classes() {
-        let mut cache = desc_cache().lock();
-        let mut by_serial: HashMap<u32, jclass> = HashMap::new();
-        for &k in loaded.iter() {
-            if let Some(serial) = class_serial(agent, k) {
+    if let Ok(loaded) = j.loaded_classes(jni) {
+        let mut cache = self.descs.lock();
+        let mut by_serial: HashMap<u32, Obj<'_>> = HashMap::new();
+        for k in loaded.iter() {
+            if let Some(serial) = classes::known_serial(ctx, k) {
                 if let Some(s) = scratch {
                     let _ = s.set_tag(k, make_tag(TagKind::Class, serial as u64));
                 }
-                let d = cached_desc(agent, jni, &mut cache, k, serial);
+                let d = cached_desc(ctx, jni, &mut cache, k, serial);
                 descs.insert(serial, (*d).clone());
                 by_serial.insert(serial, k);
             }
@@ -221,16 +194,13 @@ fn build_context(
         stale.dedup();
         for s in stale {
             if let Some(&k) = by_serial.get(&s) {
-                let d = cached_desc(agent, jni, &mut cache, k, s);
+                let d = cached_desc(ctx, jni, &mut cache, k, s);
                 descs.insert(s, (*d).clone());
             }
         }
-        for &k in loaded.iter() {
-            crate::jvmti::jni::delete_local_ref(jni, k);
-        }
     }
     let mut classes: Vec<Option<ClassInfo>> = Vec::new();
-    for e in agent.tables.classes.all() {
+    for e in ctx.tables.classes.all() {
         let info = descs.get(&e.serial).map(|d| ClassInfo {
             serial: e.serial,
             object_id: e.object_id as u64,
@@ -246,34 +216,34 @@ fn build_context(
         }
         classes[idx] = info;
     }
-    let thread_ids = agent
+    let thread_ids = ctx
         .tables
         .threads
         .all()
         .iter()
         .map(|t| (t.serial, t.object_id as u64))
         .collect();
-    if let (Some(s), Ok(threads)) = (scratch, j.all_threads()) {
-        for &t in threads.iter() {
+    if let (Some(s), Ok(threads)) = (scratch, j.all_threads(jni)) {
+        for t in threads.iter() {
             if let Ok(tag) = j.get_tag(t) {
                 if matches!(split_tag(tag), Some((TagKind::Thread, _))) {
                     let _ = s.set_tag(t, tag);
                 }
             }
-            crate::jvmti::jni::delete_local_ref(jni, t);
         }
     }
-    let ctx = DumpContext {
+    let dump_ctx = DumpContext {
         id_size,
-        system_trace: agent.system_trace(),
+        system_trace: ctx.system_trace(),
         classes,
         site_traces: Vec::new(),
-        true_array_len: agent.opts.true_array_len,
+        true_array_len: ctx.opts.true_array_len,
         thread_ids,
         scratch_ids: scratch.is_some(),
-        need_sizes: agent.opts.format == crate::options::Format::Ascii,
+        need_sizes: ctx.opts.format == crate::options::Format::Ascii,
     };
-    (ctx, descs)
+    (dump_ctx, descs)
+}
 }
 
 /// The class of every leftover object: by its class mirror's tag when that
@@ -281,12 +251,7 @@ fn build_context(
 /// mirror's tag (a class registered after the walk began may still carry
 /// its allocation's object tag) or, for a mirror the walk could not name,
 /// the object's own tag, and registering the class found.
-fn leftover_classes(
-    agent: &Agent,
-    jni: *mut JNIEnv,
-    env: &Jvmti,
-    left: &Leftovers,
-) -> Vec<Option<u32>> {
+fn leftover_classes(ctx: &Context, jni: Jni<'_>, env: &Jvmti, left: &Leftovers) -> Vec<Option<u32>> {
     let mut found: HashMap<i64, u32> = HashMap::new();
     let unresolved = |o: &&walk::LateObject, found: &HashMap<i64, u32>| {
         !matches!(split_tag(o.class_tag), Some((TagKind::Class, _)))
@@ -303,24 +268,35 @@ fn leftover_classes(
             .collect();
         ask.sort_unstable();
         ask.dedup();
-        let trace = agent.system_trace();
+        let trace = ctx.system_trace();
         for chunk in ask.chunks(512) {
-            crate::jvmti::jni::with_local_frame(jni, chunk.len() as i32 + 16, || {
-                let Ok(objs) = env.objects_with_tags(chunk) else {
-                    return;
+            let Ok(objs) = env.objects_with_tags(jni, chunk) else {
+                continue;
+            };
+            for (obj, tag) in objs {
+                let class = if by_mirror {
+                    classes::ensure(ctx, obj.obj(), trace)
+                } else {
+                    crate::jvmti::jni::object_class(jni, obj.obj())
+                        .and_then(|k| classes::ensure(ctx, k.obj(), trace))
                 };
-                for (obj, tag) in objs {
-                    let k = if by_mirror {
-                        Some(obj)
-                    } else {
-                        crate::jvmti::jni::object_class(jni, obj)
-                    };
-                    if let Some(e) = k.and_then(|k| crate::agent::classes::ensure(agent, k, trace))
-                    {
-                        found.insert(tag, e.serial);
-                    }
+                if let Some(e) = class {
+                    found.insert(tag, e.serial);
                 }
-            });
+            }
+        }
+    }
+    // A mirror still carrying its allocation's object tag during the walk
+    // may have been registered since: its tag is a class tag now.
+    for o in &left.objects {
+        if let Some((TagKind::Object, slot)) = split_tag(o.class_tag) {
+            if let std::collections::hash_map::Entry::Vacant(v) = found.entry(o.class_tag) {
+                if let Some((TagKind::Class, s)) =
+                    ctx.tags.identity_of_slot(slot as u32).and_then(split_tag)
+                {
+                    v.insert(s as u32);
+                }
+            }
         }
     }
     left.objects
@@ -339,15 +315,17 @@ fn leftover_classes(
 /// Describe what the walk left over: every class of a leftover object or
 /// mirror and every class the context could not lay out completely, with
 /// their ancestors. Returns the context extended with their layouts.
+impl HeapDump {
 fn describe_leftovers(
-    agent: &Agent,
-    jni: *mut JNIEnv,
+    &self,
+    vm: &Context,
+    jni: Jni<'_>,
     ctx: &DumpContext,
     mut descs: HashMap<u32, ClassDesc>,
     left: &Leftovers,
     classes_of: &[Option<u32>],
 ) -> DumpContext {
-    let j = agent.jvmti;
+    let j = vm.jvmti;
     let mut wanted: Vec<u32> = classes_of.iter().flatten().copied().collect();
     wanted.extend(left.mirrors.keys().copied());
     wanted.extend(
@@ -362,7 +340,7 @@ fn describe_leftovers(
     }
     // Classes that hold values we kept (objects or statics): worth linking
     // if the VM has not (see `link_if_archived`).
-    let with_values: std::collections::HashSet<u32> = classes_of
+    let with_values: HashSet<u32> = classes_of
         .iter()
         .flatten()
         .copied()
@@ -373,21 +351,16 @@ fn describe_leftovers(
                 .map(|(&s, _)| s),
         )
         .collect();
-    let Ok(loaded) = j.loaded_classes() else {
+    let Ok(loaded) = j.loaded_classes(jni) else {
         return ctx.with_classes(Vec::new());
     };
-    let mut by_serial: HashMap<u32, jclass> = HashMap::new();
-    for &k in loaded.iter() {
-        match class_serial(agent, k) {
-            Some(s) => {
-                by_serial.insert(s, k);
-            }
-            None => crate::jvmti::jni::delete_local_ref(jni, k),
-        }
-    }
-    let mut cache = desc_cache().lock();
+    let by_serial: HashMap<u32, Obj<'_>> = loaded
+        .iter()
+        .filter_map(|k| classes::known_serial(vm, k).map(|s| (s, k)))
+        .collect();
+    let mut cache = self.descs.lock();
     let mut todo = wanted;
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     let mut described = Vec::new();
     while let Some(s) = todo.pop() {
         if !seen.insert(s) {
@@ -397,9 +370,9 @@ fn describe_leftovers(
         if needs {
             if let Some(&k) = by_serial.get(&s) {
                 if with_values.contains(&s) {
-                    link_if_archived(agent, jni, k);
+                    link_if_archived(vm, jni, k);
                 }
-                let d = cached_desc(agent, jni, &mut cache, k, s);
+                let d = cached_desc(vm, jni, &mut cache, k, s);
                 descs.insert(s, (*d).clone());
             }
         }
@@ -409,14 +382,14 @@ fn describe_leftovers(
         }
     }
     drop(cache);
-    for (_, k) in by_serial {
-        crate::jvmti::jni::delete_local_ref(jni, k);
+    if vm.opts.debugflags & DEBUG_UNPREPARED_REFS != 0 {
+        debug_unprepared(vm, &descs, left, classes_of);
     }
     let extra = described
         .into_iter()
         .filter(|&s| ctx.class(s).is_none_or(|c| c.layout.incomplete))
         .filter_map(|s| {
-            let e = agent.tables.classes.get(s)?;
+            let e = vm.tables.classes.get(s)?;
             let d = descs.get(&s)?;
             Some(ClassInfo {
                 serial: s,
@@ -431,6 +404,46 @@ fn describe_leftovers(
         .collect();
     ctx.with_classes(extra)
 }
+}
+
+/// `debugflags=0x1`: the values the dump could not place because their
+/// class is still not prepared, on stderr.
+fn debug_unprepared(
+    vm: &Context,
+    descs: &HashMap<u32, ClassDesc>,
+    left: &Leftovers,
+    classes_of: &[Option<u32>],
+) {
+    let unprepared = |s: u32| descs.get(&s).is_some_and(|d| d.fields.is_none());
+    let name = |s: u32| {
+        vm.tables
+            .classes
+            .get(s)
+            .map_or_else(|| format!("class {s}"), |e| e.signature.clone())
+    };
+    for (o, class) in left.objects.iter().zip(classes_of) {
+        let Some(s) = class.filter(|&s| unprepared(s)) else {
+            continue;
+        };
+        for (index, v) in &o.values {
+            diag::debug(&format!(
+                "heap dump: object 0x{:x} of unprepared {}: field {index} = {v:?} left out",
+                o.obj,
+                name(s)
+            ));
+        }
+    }
+    for (&s, m) in &left.mirrors {
+        if unprepared(s) {
+            for (index, v) in &m.late_statics {
+                diag::debug(&format!(
+                    "heap dump: static field {index} of unprepared {} = {v:?} left out",
+                    name(s)
+                ));
+            }
+        }
+    }
+}
 
 /// JDK 12 and later map objects archived by CDS into the heap before
 /// their classes are linked (JDK 17: `jdk.internal.math.FDBigInteger`'s
@@ -442,19 +455,15 @@ fn describe_leftovers(
 /// it answers) so its objects keep their values. Classes of other loaders
 /// are left alone: linking them could verify and load classes through the
 /// program's own class loaders.
-fn link_if_archived(agent: &Agent, jni: *mut JNIEnv, k: jclass) {
-    let j = agent.jvmti;
+fn link_if_archived(ctx: &Context, jni: Jni<'_>, k: Obj<'_>) {
+    let j = ctx.jvmti;
     let prepared = j
         .class_status(k)
         .is_ok_and(|st| st & crate::jvmti::sys::JVMTI_CLASS_STATUS_PREPARED != 0);
     if prepared {
         return;
     }
-    let boot = j.class_loader(k).is_ok_and(|l| {
-        let is_boot = l.is_null();
-        crate::jvmti::jni::delete_local_ref(jni, l);
-        is_boot
-    });
+    let boot = j.class_loader(jni, k).is_ok_and(|l| l.is_none());
     if boot {
         crate::jvmti::jni::link_class(jni, k);
     }
@@ -463,7 +472,7 @@ fn link_if_archived(agent: &Agent, jni: *mut JNIEnv, k: jclass) {
 /// Hands batches to the writer thread, at most `MAX_BATCHES_IN_FLIGHT` at
 /// a time, and prints progress for long dumps with `verbose`.
 struct WriterSink<'a> {
-    agent: &'a Agent,
+    vm: &'a Context,
     ctx: Arc<DumpContext>,
     slots: Sender<()>,
     freed: Receiver<()>,
@@ -483,7 +492,7 @@ impl BatchSink for WriterSink<'_> {
     fn submit(&mut self, mut batch: Batch) -> Batch {
         self.records += batch.recs.len() as u64;
         self.bytes += batch.weight() as u64;
-        if self.agent.out.has_failed() {
+        if self.vm.out.has_failed() {
             batch.clear();
             return batch;
         }
@@ -496,14 +505,14 @@ impl BatchSink for WriterSink<'_> {
             return batch;
         }
         let (ctx, freed, spare) = (self.ctx.clone(), self.freed.clone(), self.spare_tx.clone());
-        self.agent.out.submit(move |f, out| {
+        self.vm.out.submit(move |f, out| {
             let mut batch = batch;
             batch.write(&ctx, &mut **f, out);
             batch.clear();
             let _ = spare.try_send(batch);
             let _ = freed.try_recv();
         });
-        if self.agent.opts.verbose && self.last_report.elapsed() >= Duration::from_secs(2) {
+        if self.vm.opts.verbose && self.last_report.elapsed() >= Duration::from_secs(2) {
             self.last_report = Instant::now();
             self.reported = true;
             diag::verbose(
@@ -520,55 +529,44 @@ impl BatchSink for WriterSink<'_> {
     }
 }
 
-/// Scratch environments whose tags are still to be dropped.
-static TO_RELEASE: Mutex<Vec<ScratchEnv>> = Mutex::new(Vec::new());
-
-const RELEASER_NAME: &str = "HPROF heap dump cleanup";
-/// JVMTI_THREAD_NORM_PRIORITY.
-const RELEASER_PRIORITY: i32 = 5;
-
-/// Drop a dump's tags (dispose its environment; the VM frees one tag map
-/// entry and weak handle per object: ~1 s per 8 M objects on JDK 17, ~4 s
-/// on JDK 21) and give the memory back to the OS, in an agent thread so
-/// the dump is done sooner. At VM death nothing is released: the process
-/// is ending. If no thread can be started it is done here.
-fn release_later(agent: &Agent, jni: *mut JNIEnv, scratch: ScratchEnv) {
-    if agent.gate.is_closed() {
-        std::mem::forget(scratch);
-        return;
-    }
-    TO_RELEASE.lock().push(scratch);
-    let started = crate::jvmti::jni::new_thread_object(jni, RELEASER_NAME).is_some_and(|thread| {
-        crate::agent::threads::register(agent, jni, thread, true, false);
-        let r = agent.jvmti.run_agent_thread(
-            thread,
-            releaser_main,
-            std::ptr::null_mut(),
+impl HeapDump {
+    /// Drop a dump's tags (dispose its environment; the VM frees one tag
+    /// map entry and weak handle per object: ~1 s per 8 M objects on JDK
+    /// 17, ~4 s on JDK 21) and give the memory back to the OS, in an agent
+    /// thread so the dump is done sooner. At VM death nothing is released:
+    /// the process is ending. If no thread can be started it is done here.
+    /// (A thread already running takes this one too, unless it has just
+    /// found its list empty: then the next dump's thread releases it.)
+    fn release_later(&'static self, ctx: &Context, jni: Jni<'_>, scratch: ScratchEnv) {
+        if ctx.gate.is_closed() {
+            std::mem::forget(scratch);
+            return;
+        }
+        self.to_release.lock().push(scratch);
+        if self.releaser.is_running() {
+            return;
+        }
+        let started = crate::vm::threads::start_agent_thread(
+            ctx,
+            jni,
+            &self.releaser,
             RELEASER_PRIORITY,
+            move |_| self.release_now(),
         );
-        crate::jvmti::jni::delete_local_ref(jni, thread);
-        r.is_ok()
-    });
-    if !started {
-        release_now();
+        if started.is_err() {
+            self.release_now();
+        }
     }
-}
 
-fn release_now() {
-    let envs = std::mem::take(&mut *TO_RELEASE.lock());
-    if !envs.is_empty() {
-        drop(envs);
-        crate::jvmti::memory::release_free_memory();
-    }
-}
-
-unsafe extern "C" fn releaser_main(
-    _env: *mut crate::jvmti::sys::jvmtiEnv,
-    _jni: *mut JNIEnv,
-    _arg: *mut std::ffi::c_void,
-) {
-    if std::panic::catch_unwind(release_now).is_err() {
-        diag::error("internal error while dropping heap dump tags");
+    fn release_now(&self) {
+        loop {
+            let envs = std::mem::take(&mut *self.to_release.lock());
+            if envs.is_empty() {
+                return;
+            }
+            drop(envs);
+            crate::jvmti::memory::release_free_memory();
+        }
     }
 }
 
@@ -577,187 +575,186 @@ unsafe extern "C" fn releaser_main(
 /// allocation sites, as the original printed; without it the objects the
 /// agent holds handles for, and no byte total (0). They are not counts of
 /// the lines that follow: the dump is streamed as it is walked.
-fn heap_totals(agent: &Agent) -> HeapTotals {
-    if agent.opts.heap_sites {
-        let t = crate::tables::sites::totals_of(&agent.tables.sites.snapshot());
-        let interval = agent
-            .alloc
-            .interval
-            .load(std::sync::atomic::Ordering::Relaxed);
+fn heap_totals(ctx: &Context) -> HeapTotals {
+    if ctx.opts.heap_sites {
+        let t = crate::report::sites::heap_totals(ctx);
         return HeapTotals {
-            live_bytes: t.live_bytes.min(u64::from(u32::MAX)) as u32,
-            live_instances: crate::profile::alloc_sites::report_instances(
-                t.live_instances,
-                interval,
-            )
-            .min(u64::from(u32::MAX)) as u32,
+            live_bytes: t.live_bytes,
+            live_instances: t.live_instances,
             ..Default::default()
         };
     }
     HeapTotals {
-        live_instances: agent.tables.objects.live() as u32,
+        live_instances: ctx.tables.objects.live() as u32,
         ..Default::default()
     }
 }
 
-/// Write one complete heap dump to the output. `jni` may be null (the
-/// current thread's environment is looked up then).
-pub fn dump(agent: &Agent, jni: *mut JNIEnv) -> Option<WalkStats> {
-    let jni = if jni.is_null() {
-        crate::jvmti::jni::current_env()
-    } else {
-        jni
-    };
-    let j = agent.jvmti;
-    let started = Instant::now();
-    if agent.opts.gc_before_dump {
-        if let Err(e) = j.force_garbage_collection() {
-            diag::error(&format!("heap dump: {e}"));
+impl HeapDump {
+    /// Write one complete heap dump to the output.
+    fn write(&'static self, ctx: &Context, jni: Jni<'_>) -> WalkStats {
+        let j = ctx.jvmti;
+        let started = Instant::now();
+        if ctx.opts.gc_before_dump {
+            if let Err(e) = j.force_garbage_collection() {
+                diag::error(&format!("heap dump: {e}"));
+            }
+        }
+        let gc_done = Instant::now();
+        classes::refresh(ctx, jni);
+        // Objects are tagged in an environment of their own, dropped after
+        // the dump (its tags with it), unless allocation sites track them
+        // in the agent's environment.
+        let scratch = if ctx.opts.heap_sites {
+            None
+        } else {
+            ScratchEnv::new()
+        };
+        if scratch.is_none() && !ctx.opts.heap_sites {
+            diag::error(
+                "heap dump: no second JVMTI environment; objects keep their tags after the dump",
+            );
+        }
+        let shared = scratch.as_ref().map(|s| ctx.tags.share_with(*s.env()));
+        let (dump_ctx, descs) = self.build_context(ctx, jni, scratch.as_ref().map(|s| s.env()));
+        let dump_ctx = Arc::new(dump_ctx);
+        let ctx_done = Instant::now();
+
+        // Every trace a dump record may name is written before it.
+        traces::submit_all_unprinted(ctx);
+        let (at, totals) = (ctx.stamp(), heap_totals(ctx));
+        ctx.out
+            .submit(move |f, out| f.heap_dump_begin(out, at, &totals));
+
+        let (slots, freed) = bounded(MAX_BATCHES_IN_FLIGHT);
+        let (spare_tx, spare_rx) = bounded(MAX_BATCHES_IN_FLIGHT + 1);
+        let sink = WriterSink {
+            vm: ctx,
+            ctx: dump_ctx.clone(),
+            slots,
+            freed,
+            spare_tx,
+            spare_rx,
+            started,
+            last_report: Instant::now(),
+            records: 0,
+            bytes: 0,
+            reported: false,
+            blocked: Duration::ZERO,
+        };
+        let mut walker = Walker::new(
+            dump_ctx.clone(),
+            &ctx.tables.objects,
+            &ctx.tables.classes,
+            &ctx.tables.threads,
+            sink,
+            ctx.opts.primarrays,
+        );
+        if ctx.opts.pseudo_root {
+            walker.root(RootRec::ThreadObject {
+                obj: 0,
+                thread: crate::tables::threads::UNKNOWN_THREAD_SERIAL,
+                trace: dump_ctx.system_trace,
+            });
+        }
+        let walker_env = scratch.as_ref().map_or(&j, |s| s.env());
+        let walked =
+            walker_env.follow_references(&mut walker, ctx.opts.primfields, ctx.opts.primarrays);
+        let walk_done = Instant::now();
+        let (mut sink, mut stats, left) = walker.finish();
+        // What the walk could not lay out is described now and written
+        // last (still inside the dump: IDs and tags are those of the walk).
+        let classes_of = leftover_classes(ctx, jni, walker_env, &left);
+        let ctx2 = Arc::new(self.describe_leftovers(ctx, jni, &dump_ctx, descs, &left, &classes_of));
+        sink.ctx = ctx2.clone();
+        epilogue::write(
+            left,
+            &classes_of,
+            &dump_ctx,
+            &ctx2,
+            ctx.opts.primarrays,
+            &mut sink,
+            &mut stats,
+        );
+        drop(shared);
+        // Every tag of the dump goes at once, off the dump's critical path.
+        if let Some(s) = scratch {
+            self.release_later(ctx, jni, s);
+        }
+        let disposed = Instant::now();
+        let at = ctx.stamp();
+        ctx.out.submit(move |f, out| f.heap_dump_end(out, at));
+        if ctx.opts.logflags & crate::options::LOG_MISC != 0 {
+            ctx.out.flush();
+            crate::vm::log::log(
+                ctx,
+                &format!(
+                    "heap dump phases: gc {:.2} s, classes {:.2} s, walk {:.2} s (waiting for the writer {:.2} s), tags dropped in {:.2} s, writer drained {:.2} s later; {:?}",
+                    (gc_done - started).as_secs_f64(),
+                    (ctx_done - gc_done).as_secs_f64(),
+                    (walk_done - ctx_done).as_secs_f64(),
+                    sink.blocked.as_secs_f64(),
+                    (disposed - walk_done).as_secs_f64(),
+                    disposed.elapsed().as_secs_f64(),
+                    stats
+                ),
+            );
+        }
+        if sink.reported {
+            diag::verbose(
+                true,
+                &format!(
+                    "\nHPROF heap dump: {} records, {} MB, {:.1} s\n",
+                    sink.records,
+                    sink.bytes >> 20,
+                    started.elapsed().as_secs_f64()
+                ),
+            );
+        }
+        if let Err(e) = walked {
+            diag::error(&format!("heap dump incomplete: {e}"));
+        }
+        if stats.late_refs > 0
+            || stats.mismatched_fields > 0
+            || stats.table_full > 0
+            || stats.late_lost > 0
+        {
+            diag::error(&format!(
+                "heap dump: {} references after their object was written, {} field values of unexpected type, {} objects without ID (table full), {} objects of classes loaded during the dump left out",
+                stats.late_refs, stats.mismatched_fields, stats.table_full, stats.late_lost
+            ));
+        }
+        if ctx.opts.verbose && (stats.late_objects > 0 || stats.unprepared_values > 0) {
+            diag::verbose(
+                true,
+                &format!(
+                    "\nHPROF heap dump: {} objects of classes loaded or prepared while the dump began were written after the walk; {} field values of classes the VM never prepared were left out\n",
+                    stats.late_objects, stats.unprepared_values
+                ),
+            );
+        }
+        stats
+    }
+}
+
+impl Profile for HeapDump {
+    fn name(&self) -> &'static str {
+        "heap=dump"
+    }
+
+    fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
+        diag::verbose(ctx.opts.verbose, " Java heap ...");
+        self.write(ctx, jni);
+    }
+
+    fn command(&'static self, ctx: &'static Context, jni: Jni<'_>, cmd: &Command) -> Answer {
+        match cmd {
+            // DUMP HEAP: a heap dump section, preceded by pending traces.
+            Command::DumpHeap => {
+                self.write(ctx, jni);
+                Answer::Done
+            }
+            _ => Answer::NotMine,
         }
     }
-    let gc_done = Instant::now();
-    crate::agent::classes::refresh(agent, jni);
-    // Objects are tagged in an environment of their own, dropped after the
-    // dump (its tags with it), unless allocation sites track them in the
-    // agent's environment.
-    let scratch = if agent.opts.heap_sites {
-        None
-    } else {
-        ScratchEnv::new()
-    };
-    if scratch.is_none() && !agent.opts.heap_sites {
-        diag::error(
-            "heap dump: no second JVMTI environment; objects keep their tags after the dump",
-        );
-    }
-    let active = ActiveScratch::new(scratch.as_ref().map(|s| s.env()));
-    let (ctx, descs) = build_context(agent, jni, scratch.as_ref().map(|s| s.env()));
-    let ctx = Arc::new(ctx);
-    let ctx_done = Instant::now();
-
-    // Every trace a dump record may name is written before it.
-    trace_info::submit_traces(
-        agent,
-        trace_info::unprinted(agent, agent.tables.traces.all()),
-    );
-    let (at, totals) = (agent.stamp(), heap_totals(agent));
-    agent
-        .out
-        .submit(move |f, out| f.heap_dump_begin(out, at, &totals));
-
-    let (slots, freed) = bounded(MAX_BATCHES_IN_FLIGHT);
-    let (spare_tx, spare_rx) = bounded(MAX_BATCHES_IN_FLIGHT + 1);
-    let sink = WriterSink {
-        agent,
-        ctx: ctx.clone(),
-        slots,
-        freed,
-        spare_tx,
-        spare_rx,
-        started,
-        last_report: Instant::now(),
-        records: 0,
-        bytes: 0,
-        reported: false,
-        blocked: Duration::ZERO,
-    };
-    let mut walker = Walker::new(
-        ctx.clone(),
-        &agent.tables.objects,
-        &agent.tables.classes,
-        &agent.tables.threads,
-        sink,
-        agent.opts.primarrays,
-    );
-    if agent.opts.pseudo_root {
-        walker.root(RootRec::ThreadObject {
-            obj: 0,
-            thread: crate::tables::threads::UNKNOWN_THREAD_SERIAL,
-            trace: ctx.system_trace,
-        });
-    }
-    let walker_env = scratch.as_ref().map_or(&j, |s| s.env());
-    let walked =
-        walker_env.follow_references(&mut walker, agent.opts.primfields, agent.opts.primarrays);
-    let walk_done = Instant::now();
-    let (mut sink, mut stats, left) = walker.finish();
-    // What the walk could not lay out is described now and written last
-    // (still inside the dump: IDs and tags are those of the walk).
-    let classes_of = leftover_classes(agent, jni, walker_env, &left);
-    let ctx2 = Arc::new(describe_leftovers(
-        agent,
-        jni,
-        &ctx,
-        descs,
-        &left,
-        &classes_of,
-    ));
-    sink.ctx = ctx2.clone();
-    epilogue::write(
-        left,
-        &classes_of,
-        &ctx,
-        &ctx2,
-        agent.opts.primarrays,
-        &mut sink,
-        &mut stats,
-    );
-    drop(active);
-    // Every tag of the dump goes at once, off the dump's critical path.
-    if let Some(s) = scratch {
-        release_later(agent, jni, s);
-    }
-    let disposed = Instant::now();
-    let at = agent.stamp();
-    agent.out.submit(move |f, out| f.heap_dump_end(out, at));
-    if agent.opts.logflags & crate::options::LOG_MISC != 0 {
-        agent.out.flush();
-        crate::agent::debug::log(
-            agent,
-            &format!(
-                "heap dump phases: gc {:.2} s, classes {:.2} s, walk {:.2} s (waiting for the writer {:.2} s), tags dropped in {:.2} s, writer drained {:.2} s later; {:?}",
-                (gc_done - started).as_secs_f64(),
-                (ctx_done - gc_done).as_secs_f64(),
-                (walk_done - ctx_done).as_secs_f64(),
-                sink.blocked.as_secs_f64(),
-                (disposed - walk_done).as_secs_f64(),
-                disposed.elapsed().as_secs_f64(),
-                stats
-            ),
-        );
-    }
-    if sink.reported {
-        diag::verbose(
-            true,
-            &format!(
-                "\nHPROF heap dump: {} records, {} MB, {:.1} s\n",
-                sink.records,
-                sink.bytes >> 20,
-                started.elapsed().as_secs_f64()
-            ),
-        );
-    }
-    if let Err(e) = walked {
-        diag::error(&format!("heap dump incomplete: {e}"));
-    }
-    if stats.late_refs > 0
-        || stats.mismatched_fields > 0
-        || stats.table_full > 0
-        || stats.late_lost > 0
-    {
-        diag::error(&format!(
-            "heap dump: {} references after their object was written, {} field values of unexpected type, {} objects without ID (table full), {} objects of classes loaded during the dump left out",
-            stats.late_refs, stats.mismatched_fields, stats.table_full, stats.late_lost
-        ));
-    }
-    if agent.opts.verbose && (stats.late_objects > 0 || stats.unprepared_values > 0) {
-        diag::verbose(
-            true,
-            &format!(
-                "\nHPROF heap dump: {} objects of classes loaded or prepared while the dump began were written after the walk; {} field values of classes the VM never prepared were left out\n",
-                stats.late_objects, stats.unprepared_values
-            ),
-        );
-    }
-    Some(stats)
 }

@@ -1035,17 +1035,18 @@ impl<S: BatchSink> HeapVisitor for Walker<'_, S> {
                 let size = r.size.clamp(0, u32::MAX as i64) as u32;
                 self.thread_sizes.entry(s as u32).or_insert(size);
             }
-            Some((TagKind::Object, slot)) if self.ctx.true_array_len && r.length >= 0 => {
-                // An array of a class the context does not know yet may be
-                // an object array too (its record is written later).
-                if self
-                    .ctx
-                    .class_of_tag(r.class_tag)
-                    .is_none_or(|c| c.kind == ClassKind::ObjArray)
-                    && !self.is_written(tag)
-                {
-                    self.array_len.entry(slot as u32).or_insert(r.length as u32);
-                }
+            // An array of a class the context does not know yet may be an
+            // object array too (its record is written later).
+            Some((TagKind::Object, slot))
+                if self.ctx.true_array_len
+                    && r.length >= 0
+                    && self
+                        .ctx
+                        .class_of_tag(r.class_tag)
+                        .is_none_or(|c| c.kind == ClassKind::ObjArray)
+                    && !self.is_written(tag) =>
+            {
+                self.array_len.entry(slot as u32).or_insert(r.length as u32);
             }
             _ => {}
         }

@@ -1,6 +1,6 @@
 //! The debugging options: `pause=y` and `logflags` bits 0x1 / 0x2.
 
-use super::Agent;
+use super::Context;
 use crate::options::{LOG_DUMP_TABLES, LOG_MISC};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,18 +28,18 @@ pub fn pause_for_debugger() {
 }
 
 /// `logflags=0x1`: one line of internal logging.
-pub fn log(agent: &Agent, what: &str) {
-    if agent.opts.logflags & LOG_MISC != 0 {
+pub fn log(ctx: &Context, what: &str) {
+    if ctx.opts.logflags & LOG_MISC != 0 {
         let _ = writeln!(std::io::stderr(), "HPROF LOG: {what}");
     }
 }
 
 /// `logflags=0x2`: the sizes and contents summary of the internal tables.
-pub fn dump_tables(agent: &Agent, when: &str) {
-    if agent.opts.logflags & LOG_DUMP_TABLES == 0 {
+pub fn dump_tables(ctx: &Context, when: &str) {
+    if ctx.opts.logflags & LOG_DUMP_TABLES == 0 {
         return;
     }
-    let t = &agent.tables;
+    let t = &ctx.tables;
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "HPROF TABLES ({when}):");
     let _ = writeln!(err, "  classes: {}", t.classes.len());

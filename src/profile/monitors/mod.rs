@@ -16,20 +16,26 @@
 //! no lookup at all: one clock read and two atomic adds.
 //!
 //! Times are kept in nanoseconds and shown in ms; counts are never reset,
-//! times are reset after every dump (docs/profiles.md §4.2).
+//! times are reset after every dump (docs/profiles.md §4.2). A dump's
+//! MONITOR DUMP (threads and owned monitors) is collected in `dump.rs`.
 
-use crate::agent::{classes, stacks, threads, Agent};
+mod dump;
+
+use super::{Event, Profile};
 use crate::diag;
-use crate::jvmti::sys::{cap, event, jobject, jthread, jvmtiFrameInfo, JNIEnv};
+use crate::jvmti::sys::{cap, event, jvmtiCapabilities};
+use crate::jvmti::{Frame, Jni, Obj};
+use crate::report::monitor::EntrySnapshot;
 use crate::tables::{threads::UNKNOWN_THREAD_SERIAL, ClassEntry};
+use crate::vm::{classes, stacks, threads, Context};
 use dashmap::DashMap;
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The four events this profile enables (only with monitor=y).
-pub const EVENTS: [u32; 4] = [
+const JVMTI_EVENTS: [u32; 4] = [
     event::MONITOR_CONTENDED_ENTER,
     event::MONITOR_CONTENDED_ENTERED,
     event::MONITOR_WAIT,
@@ -37,7 +43,7 @@ pub const EVENTS: [u32; 4] = [
 ];
 
 /// Capabilities monitor=y needs (refusal is fatal, as for the original).
-pub const CAPABILITIES: [u32; 4] = [
+const CAPABILITIES: [u32; 4] = [
     cap::CAN_GENERATE_MONITOR_EVENTS,
     cap::CAN_GET_OWNED_MONITOR_INFO,
     cap::CAN_GET_CURRENT_CONTENDED_MONITOR,
@@ -64,16 +70,7 @@ impl MonitorEntry {
     }
 }
 
-/// A consistent-enough copy of one entry taken at dump time.
-#[derive(Clone, Debug)]
-pub struct EntrySnapshot {
-    pub trace_serial: u32,
-    pub class: Arc<ClassEntry>,
-    pub count: u32,
-    pub nanos: u64,
-}
-
-/// All contention entries, keyed by (class serial, trace serial).
+/// monitor=y: all contention entries, keyed by (class serial, trace serial).
 #[derive(Default)]
 pub struct Monitors {
     entries: DashMap<(u32, u32), &'static MonitorEntry>,
@@ -121,17 +118,6 @@ impl Monitors {
     }
 }
 
-/// The profile's state (one agent per process).
-pub fn state() -> &'static Monitors {
-    static STATE: OnceLock<Monitors> = OnceLock::new();
-    STATE.get_or_init(Monitors::default)
-}
-
-/// Nanoseconds to whole milliseconds, rounded to nearest.
-pub fn nanos_to_ms(n: u64) -> u64 {
-    n / 1_000_000 + u64::from(n % 1_000_000 >= 500_000)
-}
-
 #[derive(Clone, Copy)]
 struct Waiting {
     class_serial: u32,
@@ -146,117 +132,154 @@ thread_local! {
     static WAITING: Cell<Option<Waiting>> = const { Cell::new(None) };
     /// Stack-walk scratch buffers, reused so the event path allocates
     /// nothing once its frames and traces exist.
-    static SCRATCH: RefCell<(Vec<jvmtiFrameInfo>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
-}
-
-/// Enable the monitor events (VM init, monitor=y only).
-pub fn enable(agent: &Agent) {
-    for ev in EVENTS {
-        if let Err(e) = agent.jvmti.set_event_mode(true, ev) {
-            diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
-        }
-    }
-}
-
-pub fn disable(agent: &Agent) {
-    for ev in EVENTS {
-        let _ = agent.jvmti.set_event_mode(false, ev);
-    }
+    static SCRATCH: RefCell<(Vec<Frame>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Class-table entry of `obj`'s class.
-pub fn object_class(agent: &Agent, jni: *mut JNIEnv, obj: jobject) -> Option<Arc<ClassEntry>> {
+fn object_class(ctx: &Context, jni: Jni<'_>, obj: Obj<'_>) -> Option<Arc<ClassEntry>> {
     let klass = crate::jvmti::jni::object_class(jni, obj)?;
-    let e = classes::ensure(agent, klass, agent.system_trace());
-    crate::jvmti::jni::delete_local_ref(jni, klass);
-    e
+    classes::ensure(ctx, klass.obj(), ctx.system_trace())
 }
 
 /// Serial of `thread`, meeting it now if it is new (no THREAD START then,
 /// as for any thread first met outside its ThreadStart event).
-pub fn thread_serial(agent: &Agent, jni: *mut JNIEnv, thread: jthread) -> u32 {
-    threads::known_serial(agent, thread)
-        .or_else(|| threads::register(agent, jni, thread, false, false).map(|r| r.serial))
+fn thread_serial(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> u32 {
+    threads::known_serial(ctx, thread)
+        .or_else(|| threads::register(ctx, jni, thread, false, false).map(|r| r.serial))
         .unwrap_or(UNKNOWN_THREAD_SERIAL)
 }
 
 /// Trace of the current thread's stack (system trace if none).
-fn current_trace(agent: &Agent, thread_serial: u32) -> u32 {
+fn current_trace(ctx: &Context, jni: Jni<'_>, thread_serial: u32) -> u32 {
     SCRATCH
         .with(|s| {
             let (frames, key) = &mut *s.try_borrow_mut().ok()?;
-            agent
-                .jvmti
-                .stack_trace(std::ptr::null_mut(), agent.opts.depth as usize, frames)
+            ctx.jvmti
+                .stack_trace(Obj::null(), ctx.depth() as usize + ctx.hidden.extra_depth(), frames)
                 .ok()?;
-            stacks::trace_of(agent, thread_serial, frames, key).map(|t| t.serial)
+            let frames = ctx.hidden.strip(frames);
+            stacks::trace_of(ctx, jni, thread_serial, frames, key).map(|t| t.serial)
         })
-        .unwrap_or_else(|| agent.system_trace())
+        .unwrap_or_else(|| ctx.system_trace())
 }
 
-pub fn contended_enter(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject) {
-    let start = Instant::now();
-    let Some(class) = object_class(agent, jni, obj) else {
-        return;
-    };
-    // The thread serial is only part of the trace key with thread=y.
-    let serial = if agent.opts.thread {
-        thread_serial(agent, jni, thread)
-    } else {
-        0
-    };
-    let trace = current_trace(agent, serial);
-    let entry = state().entry(&class, trace);
-    CONTENDING.with(|c| c.set(Some((entry, start))));
-}
-
-pub fn contended_entered() {
-    if let Some((entry, start)) = CONTENDING.with(|c| c.take()) {
-        entry.add(start.elapsed());
+impl Profile for Monitors {
+    fn name(&self) -> &'static str {
+        "monitor=y"
     }
-}
 
-pub fn wait(agent: &Agent, jni: *mut JNIEnv, thread: jthread, obj: jobject, timeout_ms: i64) {
-    let start = Instant::now();
-    let Some(class) = object_class(agent, jni, obj) else {
-        return;
-    };
-    let thread_serial = thread_serial(agent, jni, thread);
-    WAITING.with(|w| {
-        w.set(Some(Waiting {
-            class_serial: class.serial,
-            thread_serial,
-            start,
-        }))
-    });
-    let at = agent.stamp();
-    agent.out.submit(move |f, out| {
-        let w = crate::format::MonitorWait {
-            class_sig: &class.signature,
-            timeout_ms,
-            thread_serial,
-        };
-        f.monitor_wait(out, at, &w)
-    });
-}
+    fn capabilities(
+        &self,
+        _potential: &jvmtiCapabilities,
+        need: &mut jvmtiCapabilities,
+    ) -> Result<(), String> {
+        for c in CAPABILITIES {
+            need.set(c);
+        }
+        Ok(())
+    }
 
-pub fn waited(agent: &Agent) {
-    let Some(w) = WAITING.with(|w| w.take()) else {
-        return;
-    };
-    let time_waited_ms = w.start.elapsed().as_millis().min(i64::MAX as u128) as i64;
-    let Some(class) = agent.tables.classes.get(w.class_serial) else {
-        return;
-    };
-    let at = agent.stamp();
-    agent.out.submit(move |f, out| {
-        let w = crate::format::MonitorWaited {
-            class_sig: &class.signature,
-            time_waited_ms,
-            thread_serial: w.thread_serial,
+    fn events(&self) -> &'static [Event] {
+        &[
+            Event::MonitorContendedEnter,
+            Event::MonitorContendedEntered,
+            Event::MonitorWait,
+            Event::MonitorWaited,
+        ]
+    }
+
+    fn vm_start(&'static self, ctx: &'static Context, _jni: Jni<'_>) {
+        for ev in JVMTI_EVENTS {
+            if let Err(e) = ctx.jvmti.set_event_mode(true, ev) {
+                diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
+            }
+        }
+    }
+
+    /// MONITOR DUMP then MONITOR TIME, the first sections of a full dump.
+    fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
+        diag::verbose(ctx.opts.verbose, " contended monitor usage ...");
+        let (threads, monitors) = dump::collect(ctx, jni);
+        crate::report::monitor::write_dump(ctx, threads, monitors);
+        crate::report::monitor::write_time(ctx, self.snapshot(), ctx.opts.cutoff);
+    }
+
+    fn after_dump(&self, _ctx: &Context) {
+        self.reset_times();
+    }
+
+    fn shut_down(&self, ctx: &Context) {
+        for ev in JVMTI_EVENTS {
+            let _ = ctx.jvmti.set_event_mode(false, ev);
+        }
+    }
+
+    fn monitor_contended_enter(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>) {
+        let start = Instant::now();
+        let Some(class) = object_class(ctx, jni, obj) else {
+            return;
         };
-        f.monitor_waited(out, at, &w)
-    });
+        // The thread serial is only part of the trace key with thread=y.
+        let serial = if ctx.opts.thread {
+            thread_serial(ctx, jni, thread)
+        } else {
+            0
+        };
+        let trace = current_trace(ctx, jni, serial);
+        let entry = self.entry(&class, trace);
+        CONTENDING.with(|c| c.set(Some((entry, start))));
+    }
+
+    /// Runs while the thread already owns the monitor: no lookup, only the
+    /// thread's own slot and two atomic adds.
+    fn monitor_contended_entered(&self, _ctx: &Context) {
+        if let Some((entry, start)) = CONTENDING.with(|c| c.take()) {
+            entry.add(start.elapsed());
+        }
+    }
+
+    fn monitor_wait(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, timeout_ms: i64) {
+        let start = Instant::now();
+        let Some(class) = object_class(ctx, jni, obj) else {
+            return;
+        };
+        let thread_serial = thread_serial(ctx, jni, thread);
+        WAITING.with(|w| {
+            w.set(Some(Waiting {
+                class_serial: class.serial,
+                thread_serial,
+                start,
+            }))
+        });
+        let at = ctx.stamp();
+        ctx.out.submit(move |f, out| {
+            let w = crate::format::MonitorWait {
+                class_sig: &class.signature,
+                timeout_ms,
+                thread_serial,
+            };
+            f.monitor_wait(out, at, &w)
+        });
+    }
+
+    fn monitor_waited(&self, ctx: &Context) {
+        let Some(w) = WAITING.with(|w| w.take()) else {
+            return;
+        };
+        let time_waited_ms = w.start.elapsed().as_millis().min(i64::MAX as u128) as i64;
+        let Some(class) = ctx.tables.classes.get(w.class_serial) else {
+            return;
+        };
+        let at = ctx.stamp();
+        ctx.out.submit(move |f, out| {
+            let w = crate::format::MonitorWaited {
+                class_sig: &class.signature,
+                time_waited_ms,
+                thread_serial: w.thread_serial,
+            };
+            f.monitor_waited(out, at, &w)
+        });
+    }
 }
 
 #[cfg(test)]
@@ -331,13 +354,5 @@ mod tests {
         assert_eq!(snap.len(), 2);
         assert_eq!(snap.iter().map(|e| e.count).sum::<u32>(), 4000);
         assert_eq!(snap.iter().map(|e| e.nanos).sum::<u64>(), 4_000_000);
-    }
-
-    #[test]
-    fn ms_rounding() {
-        assert_eq!(nanos_to_ms(0), 0);
-        assert_eq!(nanos_to_ms(499_999), 0);
-        assert_eq!(nanos_to_ms(500_000), 1);
-        assert_eq!(nanos_to_ms(2_400_000_000), 2400);
     }
 }

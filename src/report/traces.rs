@@ -1,7 +1,7 @@
 //! Turning table traces into the format's `TraceInfo`, and choosing which
 //! traces a section must print first (each trace prints once per stream).
 
-use crate::agent::Agent;
+use crate::vm::Context;
 use crate::format::{FrameInfo, TraceInfo};
 use crate::tables::{FrameEntry, Trace};
 use std::sync::Arc;
@@ -36,39 +36,45 @@ impl OwnedTrace {
     }
 }
 
-pub fn owned(agent: &Agent, t: &Trace) -> OwnedTrace {
+pub fn owned(ctx: &Context, t: &Trace) -> OwnedTrace {
     OwnedTrace {
         serial: t.serial,
         thread_serial: t.thread_serial,
         frames: t
             .frames
             .iter()
-            .filter_map(|&id| agent.tables.frames.get(id))
+            .filter_map(|&id| ctx.tables.frames.get(id))
             .collect(),
     }
 }
 
 /// The traces among `candidates` not printed yet, marking them printed.
 pub fn unprinted(
-    agent: &Agent,
+    ctx: &Context,
     candidates: impl IntoIterator<Item = Arc<Trace>>,
 ) -> Vec<OwnedTrace> {
     candidates
         .into_iter()
         .filter(|t| t.claim_print())
-        .map(|t| owned(agent, &t))
+        .map(|t| owned(ctx, &t))
         .collect()
 }
 
 /// Queue TRACE records for `traces` (the format skips any already written).
-pub fn submit_traces(agent: &Agent, traces: Vec<OwnedTrace>) {
+pub fn submit_traces(ctx: &Context, traces: Vec<OwnedTrace>) {
     if traces.is_empty() {
         return;
     }
-    let thread_keyed = agent.opts.thread;
-    let at = agent.stamp();
-    agent.out.submit(move |f, out| {
+    let thread_keyed = ctx.opts.thread;
+    let at = ctx.stamp();
+    ctx.out.submit(move |f, out| {
         let views: Vec<TraceInfo<'_>> = traces.iter().map(|t| t.view(thread_keyed)).collect();
         f.traces(out, at, &views);
     });
+}
+
+/// Queue every trace not written yet (before a section whose records may
+/// name any of them).
+pub fn submit_all_unprinted(ctx: &Context) {
+    submit_traces(ctx, unprinted(ctx, ctx.tables.traces.all()));
 }

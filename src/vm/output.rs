@@ -1,8 +1,12 @@
 //! Choosing and creating the output format from the options.
 
-use super::BoxedFormat;
-use crate::format::{AsciiFormat, AsciiOptions, BinaryFormat, BinaryOptions, HprofVersion, IdSize};
+use crate::format::{
+    AsciiFormat, AsciiOptions, BinaryFormat, BinaryOptions, HprofVersion, IdSize, ProfileFormat,
+};
 use crate::options::{Format, Options};
+
+/// The format the writer thread owns.
+pub type BoxedFormat = Box<dyn ProfileFormat + Send>;
 
 /// 1.0.2 heap dumps are cut into HEAP DUMP SEGMENTs of about this size
 /// (the original used ~2 GB segments; the writer buffers one segment).

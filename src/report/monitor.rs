@@ -1,0 +1,139 @@
+//! MONITOR DUMP and MONITOR TIME (monitor=y), the first sections of every
+//! full dump (docs/output-formats.md §1.11-1.12, docs/profiles.md §4.2),
+//! from what the monitor profile collected.
+
+use super::traces;
+use crate::format::{MonitorDump, MonitorInfo, MonitorThread, MonitorTimeReport, MonitorTimeRow};
+use crate::tables::ClassEntry;
+use crate::vm::Context;
+use std::sync::Arc;
+
+/// One owned monitor, movable to the writer thread.
+pub struct OwnedMonitor {
+    pub class: Arc<ClassEntry>,
+    /// Thread serial of the owner (0: none).
+    pub owner: u32,
+    pub entry_count: i32,
+    pub waiting_to_enter: Vec<u32>,
+    pub waiting_to_be_notified: Vec<u32>,
+}
+
+/// A copy of one contention entry (monitor class, trace at the contended
+/// entry) taken at dump time.
+#[derive(Clone, Debug)]
+pub struct EntrySnapshot {
+    pub trace_serial: u32,
+    pub class: Arc<ClassEntry>,
+    pub count: u32,
+    pub nanos: u64,
+}
+
+/// Nanoseconds to whole milliseconds, rounded to nearest.
+pub fn nanos_to_ms(n: u64) -> u64 {
+    (n + 500_000) / 1_000_000
+}
+
+/// MONITOR DUMP: every thread with its state and trace, then the monitors
+/// owned; the traces they name first.
+pub fn write_dump(ctx: &Context, threads: Vec<MonitorThread>, monitors: Vec<OwnedMonitor>) {
+    traces::submit_all_unprinted(ctx);
+    let at = ctx.stamp();
+    ctx.out.submit(move |f, out| {
+        let dump = MonitorDump {
+            threads,
+            monitors: monitors
+                .iter()
+                .map(|m| MonitorInfo {
+                    class_sig: &m.class.signature,
+                    owner_serial: m.owner,
+                    entry_count: m.entry_count,
+                    waiting_to_enter: m.waiting_to_enter.clone(),
+                    waiting_to_be_notified: m.waiting_to_be_notified.clone(),
+                })
+                .collect(),
+        };
+        f.monitor_dump(out, at, &dump)
+    });
+}
+
+/// MONITOR TIME with `cutoff`, the traces it names first.
+pub fn write_time(ctx: &Context, entries: Vec<EntrySnapshot>, cutoff: f64) {
+    traces::submit_all_unprinted(ctx);
+    let at = ctx.stamp();
+    ctx.out
+        .submit(move |f, out| f.monitor_time(out, at, &time_report(&entries, cutoff)));
+}
+
+/// MONITOR TIME data: rows per entry in ms, total = all contention time.
+fn time_report(entries: &[EntrySnapshot], cutoff: f64) -> MonitorTimeReport<'_> {
+    MonitorTimeReport {
+        cutoff,
+        total_ms: nanos_to_ms(entries.iter().map(|e| e.nanos).sum()),
+        rows: entries
+            .iter()
+            .map(|e| MonitorTimeRow {
+                trace_serial: e.trace_serial,
+                class_sig: &e.class.signature,
+                count: e.count,
+                time_ms: nanos_to_ms(e.nanos),
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{AsciiFormat, AsciiOptions, ProfileFormat, Stamp};
+
+    #[test]
+    fn monitor_time_reports_real_milliseconds() {
+        let hot = Arc::new(ClassEntry {
+            serial: 100_001,
+            signature: "LHot;".into(),
+            object_id: 1,
+            load_trace: 300_000,
+            source_file: None,
+        });
+        let entries = vec![
+            EntrySnapshot {
+                trace_serial: 300_004,
+                class: hot.clone(),
+                count: 12,
+                nanos: 1_234_400_000,
+            },
+            EntrySnapshot {
+                trace_serial: 300_007,
+                class: hot,
+                count: 3,
+                nanos: 400_600_000,
+            },
+        ];
+        let r = time_report(&entries, 0.0001);
+        assert_eq!(r.total_ms, 1635);
+        assert_eq!(
+            r.rows.iter().map(|r| r.time_ms).collect::<Vec<_>>(),
+            [1234, 401]
+        );
+        let mut f = AsciiFormat::new(AsciiOptions::default());
+        let mut out = Vec::new();
+        f.monitor_time(&mut out, Stamp::default(), &r);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("MONITOR TIME BEGIN (total = 1635 ms) "),
+            "{text}"
+        );
+        assert_eq!(lines[2], "   1 75.47% 75.47%      12 300004 Hot (Java)");
+        assert_eq!(lines[3], "   2 24.53% 100.00%       3 300007 Hot (Java)");
+        assert_eq!(lines[4], "MONITOR TIME END");
+    }
+
+    #[test]
+    fn ms_rounding() {
+        assert_eq!(nanos_to_ms(0), 0);
+        assert_eq!(nanos_to_ms(499_999), 0);
+        assert_eq!(nanos_to_ms(500_000), 1);
+        assert_eq!(nanos_to_ms(2_400_000_000), 2400);
+    }
+}
