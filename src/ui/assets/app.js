@@ -73,6 +73,7 @@ function link(id, href, on) {
 
 function renderHead(s) {
   $("sessionbar").hidden = !s;
+  $("sessionview").hidden = !s;
   if (!s) return;
   $("title").textContent = `Session #${s.id}: ${s.kind} ${s.source} — ${s.format}`;
   $("state").innerHTML = `<span class="st-${esc(s.state)}">${esc(s.state)}</span>`;
@@ -425,7 +426,7 @@ $("close").onclick = async () => {
   const d = await post(`/api/session/${current}/close`, "");
   if (d.error) { $("sessresult").textContent = "✗ " + d.error; return; }
   current = null; seenVersion = -1; $("sessresult").textContent = "";
-  $("title").textContent = "Session closed."; $("sessionbar").hidden = true;
+  $("title").textContent = "Session closed."; $("sessionbar").hidden = true; $("sessionview").hidden = true;
   refreshSessions();
 };
 
