@@ -10,6 +10,7 @@
 use super::filter::MethodFilter;
 use super::model::Session;
 use super::tree::{Open, Tree};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -53,7 +54,7 @@ struct Method {
 
 /// The filtered profile: the call tree and the hot-methods table.
 pub struct CpuModel {
-    pub tree: Tree,
+    pub tree: Tree<1>,
     methods: Vec<Method>,
     pub kept: u64,
     pub total: u64,
@@ -88,10 +89,12 @@ impl Session {
         let mut kept = 0u64;
         let mut total = 0u64;
         // Per frame ID: its interned label, or None when the filter drops it.
-        let mut frame_names: HashMap<u64, Option<u32>> = HashMap::new();
-        let mut own: HashMap<u32, u64> = HashMap::new();
-        let mut totals: HashMap<u32, u64> = HashMap::new();
-        let mut src: HashMap<u32, (String, String, i32)> = HashMap::new();
+        // Fx hashing: these maps are hit once per frame of every sampled
+        // stack (1.6 million times for 100 000 traces of depth 16).
+        let mut frame_names: FxHashMap<u64, Option<u32>> = FxHashMap::default();
+        let mut own: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut totals: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut src: FxHashMap<u32, (String, String, i32)> = FxHashMap::default();
         let threads: HashSet<u32> = q.threads.iter().copied().collect();
         let Some(cpu) = &self.cpu else {
             return CpuModel {
@@ -102,7 +105,7 @@ impl Session {
             };
         };
         let mut path: Vec<u32> = Vec::new();
-        let mut seen: HashSet<u32> = HashSet::new();
+        let mut seen: FxHashSet<u32> = FxHashSet::default();
         for e in &cpu.entries {
             let count = u64::from(e.count);
             total += count;
@@ -152,7 +155,7 @@ impl Session {
                     *totals.entry(m).or_insert(0) += count;
                 }
             }
-            tree.add(&path, [count, 0, 0, 0]);
+            tree.add(&path, [count]);
         }
         tree.finish(0);
         let mut methods: Vec<Method> = totals
@@ -258,7 +261,7 @@ impl Session {
     }
 }
 
-fn tree_name(t: &Tree, interned: u32) -> String {
+fn tree_name(t: &Tree<1>, interned: u32) -> String {
     // Interned IDs are name IDs, not node IDs: find the name directly.
     t.name_of(interned).to_string()
 }

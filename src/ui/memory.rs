@@ -144,7 +144,7 @@ pub struct SiteSet {
 #[derive(Default)]
 pub struct MemCache {
     key: Option<(u32, u32, bool, String, String, usize)>,
-    tree: Option<Arc<Tree>>,
+    tree: Option<Arc<Tree<4>>>,
 }
 
 impl Session {
@@ -286,7 +286,7 @@ impl Session {
         filter: &str,
         sort: &str,
         between: bool,
-    ) -> Option<Arc<Tree>> {
+    ) -> Option<Arc<Tree<4>>> {
         let key = (
             self.sites_reports,
             self.marks.version,

@@ -5,12 +5,9 @@
 //! children, or for a flame graph pruned to what is wide enough to see, so
 //! 100 000 nodes stay cheap to show.
 
+use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
-
-/// Counters per node.
-pub const METRICS: usize = 4;
-pub type Vals = [u64; METRICS];
 
 /// Rows of one answer, whatever the page opened.
 pub const MAX_ROWS: usize = 5000;
@@ -18,19 +15,31 @@ pub const MAX_ROWS: usize = 5000;
 /// that deep is also unsafe to build recursively).
 pub const MAX_FLAME_DEPTH: usize = 256;
 
-pub struct Node {
+/// No node (end of a sibling list).
+const NONE: u32 = u32::MAX;
+
+/// A node with `N` counters (the CPU tree has one, the memory tree four).
+/// Children are a sibling list while the tree is built, then a slice of
+/// one shared array: no allocation per node, which matters at hundreds of
+/// thousands of nodes.
+pub struct Node<const N: usize> {
     pub name: u32,
-    pub total: Vals,
-    pub own: Vals,
-    pub children: Vec<u32>,
+    pub total: [u64; N],
+    pub own: [u64; N],
+    first: u32,
+    next: u32,
+    /// After [`Tree::finish`]: the children are `kids[start..start + len]`.
+    start: u32,
+    len: u32,
 }
 
-pub struct Tree {
+pub struct Tree<const N: usize> {
     names: Vec<String>,
-    name_index: HashMap<String, u32>,
-    pub nodes: Vec<Node>,
+    name_index: FxHashMap<String, u32>,
+    pub nodes: Vec<Node<N>>,
+    kids: Vec<u32>,
     /// (parent, name) -> child, while the tree is being built.
-    lookup: HashMap<(u32, u32), u32>,
+    lookup: FxHashMap<(u32, u32), u32>,
 }
 
 /// An opened node: its path of names from the root, and how many children
@@ -41,27 +50,23 @@ pub struct Open {
     pub limit: usize,
 }
 
-impl Default for Tree {
+impl<const N: usize> Default for Tree<N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Tree {
+impl<const N: usize> Tree<N> {
     pub fn new() -> Self {
         let mut t = Tree {
             names: Vec::new(),
-            name_index: HashMap::new(),
+            name_index: FxHashMap::default(),
             nodes: Vec::new(),
-            lookup: HashMap::new(),
+            kids: Vec::new(),
+            lookup: FxHashMap::default(),
         };
         let all = t.intern("all");
-        t.nodes.push(Node {
-            name: all,
-            total: [0; METRICS],
-            own: [0; METRICS],
-            children: Vec::new(),
-        });
+        t.nodes.push(Node::new(all));
         t
     }
 
@@ -90,7 +95,7 @@ impl Tree {
 
     /// Add `vals` along `path` (interned names, root first); the last node
     /// gets them as its own.
-    pub fn add(&mut self, path: &[u32], vals: Vals) {
+    pub fn add(&mut self, path: &[u32], vals: [u64; N]) {
         let mut at = 0u32;
         add_to(&mut self.nodes[0].total, &vals);
         for &name in path {
@@ -98,13 +103,10 @@ impl Tree {
                 Some(&c) => c,
                 None => {
                     let c = self.nodes.len() as u32;
-                    self.nodes.push(Node {
-                        name,
-                        total: [0; METRICS],
-                        own: [0; METRICS],
-                        children: Vec::new(),
-                    });
-                    self.nodes[at as usize].children.push(c);
+                    let mut node = Node::new(name);
+                    node.next = self.nodes[at as usize].first;
+                    self.nodes.push(node);
+                    self.nodes[at as usize].first = c;
                     self.lookup.insert((at, name), c);
                     c
                 }
@@ -115,34 +117,41 @@ impl Tree {
         add_to(&mut self.nodes[at as usize].own, &vals);
     }
 
-    /// Order every node's children by counter `key` (largest first, then
-    /// name) and drop the build index.
+    /// Lay the children out in one array, each node's ordered by counter
+    /// `key` (largest first, then name), and drop the build index.
     pub fn finish(&mut self, key: usize) {
-        self.lookup = HashMap::new();
-        self.sort(key);
-    }
-
-    pub fn sort(&mut self, key: usize) {
-        let key = key.min(METRICS - 1);
-        let mut kids: Vec<Vec<u32>> = self
-            .nodes
-            .iter_mut()
-            .map(|n| std::mem::take(&mut n.children))
-            .collect();
-        for k in &mut kids {
-            k.sort_by(|&a, &b| {
+        self.lookup = FxHashMap::default();
+        let key = key.min(N.saturating_sub(1));
+        let mut kids = Vec::with_capacity(self.nodes.len());
+        for i in 0..self.nodes.len() {
+            let start = kids.len();
+            let mut c = self.nodes[i].first;
+            while c != NONE {
+                kids.push(c);
+                c = self.nodes[c as usize].next;
+            }
+            let slice = &mut kids[start..];
+            slice.sort_by(|&a, &b| {
                 let (na, nb) = (&self.nodes[a as usize], &self.nodes[b as usize]);
                 nb.total[key]
                     .cmp(&na.total[key])
                     .then_with(|| self.names[na.name as usize].cmp(&self.names[nb.name as usize]))
             });
+            self.nodes[i].start = start as u32;
+            self.nodes[i].len = (kids.len() - start) as u32;
         }
-        for (n, k) in self.nodes.iter_mut().zip(kids) {
-            n.children = k;
-        }
+        self.kids = kids;
     }
 
-    pub fn root(&self) -> &Node {
+    /// The children of a node, in order (after [`Tree::finish`]).
+    pub fn children(&self, node: u32) -> &[u32] {
+        let n = &self.nodes[node as usize];
+        self.kids
+            .get(n.start as usize..(n.start + n.len) as usize)
+            .unwrap_or(&[])
+    }
+
+    pub fn root(&self) -> &Node<N> {
         &self.nodes[0]
     }
 
@@ -150,10 +159,7 @@ impl Tree {
     pub fn find(&self, path: &[String]) -> Option<u32> {
         let mut at = 0u32;
         for name in path {
-            at = *self.nodes[at as usize]
-                .children
-                .iter()
-                .find(|&&c| self.name(c) == name)?;
+            at = *self.children(at).iter().find(|&&c| self.name(c) == name)?;
         }
         Some(at)
     }
@@ -172,7 +178,7 @@ impl Tree {
         let mut out = Vec::new();
         // An explicit stack: stacks can be thousands of frames deep.
         let mut stack: Vec<Item> = Vec::new();
-        push_children(&self.nodes[0], 0, root_limit, &mut stack);
+        push_children(self.children(0), 0, root_limit, &mut stack);
         while let Some(item) = stack.pop() {
             if out.len() >= MAX_ROWS {
                 break;
@@ -191,13 +197,13 @@ impl Tree {
                     out.push(json!({
                         "d": depth,
                         "n": self.name(n),
-                        "t": node.total,
-                        "s": node.own,
-                        "k": node.children.len(),
+                        "t": node.total.as_slice(),
+                        "s": node.own.as_slice(),
+                        "k": node.len,
                         "o": opened.is_some(),
                     }));
                     if let Some(limit) = opened {
-                        push_children(node, depth + 1, limit, &mut stack);
+                        push_children(self.children(n), depth + 1, limit, &mut stack);
                     }
                 }
             }
@@ -208,7 +214,7 @@ impl Tree {
     /// Flame graph JSON `{n, v, c}` by counter `key`, leaving out nodes
     /// below `min` and below [`MAX_FLAME_DEPTH`] levels.
     pub fn flame(&self, key: usize, min: u64) -> Value {
-        self.flame_node(0, key.min(METRICS - 1), min, 0)
+        self.flame_node(0, key.min(N.saturating_sub(1)), min, 0)
     }
 
     fn flame_node(&self, n: u32, key: usize, min: u64, depth: usize) -> Value {
@@ -216,7 +222,7 @@ impl Tree {
         let c: Vec<Value> = if depth >= MAX_FLAME_DEPTH {
             Vec::new()
         } else {
-            node.children
+            self.children(n)
                 .iter()
                 .filter(|&&k| self.nodes[k as usize].total[key] >= min)
                 .map(|&k| self.flame_node(k, key, min, depth + 1))
@@ -228,10 +234,10 @@ impl Tree {
     /// Collapsed stacks (`root;...;leaf` -> own count of `key`), the input
     /// of the SVG flame graph.
     pub fn collapsed(&self, key: usize) -> BTreeMap<String, u64> {
-        let key = key.min(METRICS - 1);
+        let key = key.min(N.saturating_sub(1));
         let mut out = BTreeMap::new();
-        let mut stack: Vec<(u32, String)> = self.nodes[0]
-            .children
+        let mut stack: Vec<(u32, String)> = self
+            .children(0)
             .iter()
             .map(|&c| (c, self.name(c).to_string()))
             .collect();
@@ -240,7 +246,7 @@ impl Tree {
             if node.own[key] > 0 {
                 *out.entry(path.clone()).or_insert(0) += node.own[key];
             }
-            for &c in &node.children {
+            for &c in self.children(n) {
                 stack.push((c, format!("{path};{}", self.name(c))));
             }
         }
@@ -248,7 +254,21 @@ impl Tree {
     }
 }
 
-fn add_to(a: &mut Vals, b: &Vals) {
+impl<const N: usize> Node<N> {
+    fn new(name: u32) -> Self {
+        Node {
+            name,
+            total: [0; N],
+            own: [0; N],
+            first: NONE,
+            next: NONE,
+            start: 0,
+            len: 0,
+        }
+    }
+}
+
+fn add_to<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
     for (x, y) in a.iter_mut().zip(b) {
         *x = x.saturating_add(*y);
     }
@@ -263,11 +283,11 @@ enum Item {
     },
 }
 
-/// Queue the first `limit` children of `node`, and after their subtrees a
-/// row saying how many were left out.
-fn push_children(node: &Node, depth: usize, limit: usize, stack: &mut Vec<Item>) {
-    let shown = node.children.len().min(limit);
-    let hidden = node.children.len() - shown;
+/// Queue the first `limit` of `children`, and after their subtrees a row
+/// saying how many were left out.
+fn push_children(children: &[u32], depth: usize, limit: usize, stack: &mut Vec<Item>) {
+    let shown = children.len().min(limit);
+    let hidden = children.len() - shown;
     if hidden > 0 {
         stack.push(Item::More {
             depth,
@@ -275,7 +295,7 @@ fn push_children(node: &Node, depth: usize, limit: usize, stack: &mut Vec<Item>)
             hidden,
         });
     }
-    for &c in node.children[..shown].iter().rev() {
+    for &c in children[..shown].iter().rev() {
         stack.push(Item::Node(c, depth));
     }
 }
@@ -284,11 +304,11 @@ fn push_children(node: &Node, depth: usize, limit: usize, stack: &mut Vec<Item>)
 mod tests {
     use super::*;
 
-    fn tree(paths: &[(&[&str], u64)]) -> Tree {
+    fn tree(paths: &[(&[&str], u64)]) -> Tree<1> {
         let mut t = Tree::new();
         for (p, v) in paths {
             let ids: Vec<u32> = p.iter().map(|n| t.intern(n)).collect();
-            t.add(&ids, [*v, 0, 0, 0]);
+            t.add(&ids, [*v]);
         }
         t.finish(0);
         t
@@ -361,11 +381,11 @@ mod tests {
 
     #[test]
     fn a_hundred_thousand_nodes_answer_with_bounded_rows() {
-        let mut t = Tree::new();
+        let mut t: Tree<1> = Tree::new();
         let root = t.intern("root");
         for i in 0..100_000u64 {
             let leaf = t.intern(&format!("m{i}"));
-            t.add(&[root, leaf], [i % 7 + 1, 0, 0, 0]);
+            t.add(&[root, leaf], [i % 7 + 1]);
         }
         t.finish(0);
         let start = std::time::Instant::now();
