@@ -135,6 +135,39 @@ pub fn read_request(r: &mut impl Read) -> Result<Request, (u16, String)> {
     Ok(req)
 }
 
+/// Reads from a socket until a deadline: each read may wait only for the
+/// time left (per-read timeouts alone let a slow client go on forever).
+pub struct Deadline<'a> {
+    stream: &'a std::net::TcpStream,
+    until: std::time::Instant,
+}
+
+impl<'a> Deadline<'a> {
+    pub fn new(stream: &'a std::net::TcpStream, within: std::time::Duration) -> Self {
+        Deadline {
+            stream,
+            until: std::time::Instant::now() + within,
+        }
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the request took too long",
+            ));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut s = self.stream;
+        s.read(buf)
+    }
+}
+
 fn find(h: &[u8], n: &[u8]) -> Option<usize> {
     h.windows(n.len()).position(|w| w == n)
 }
@@ -280,6 +313,33 @@ mod tests {
         let mut got = Vec::new();
         body_reader(&req, &mut rest).read_to_end(&mut got).unwrap();
         assert_eq!(got, b"0123456789");
+    }
+
+    #[test]
+    fn a_slow_head_is_cut_at_the_deadline() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (server, _) = l.accept().unwrap();
+        server
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        // A byte now and then, never the end of the head.
+        let writer = std::thread::spawn(move || {
+            for _ in 0..10 {
+                if client.write_all(b"G").is_err() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        let start = std::time::Instant::now();
+        let mut d = Deadline::new(&server, std::time::Duration::from_millis(300));
+        let e = read_head(&mut d).err().unwrap();
+        assert_eq!(e.0, 400);
+        assert!(e.1.contains("too long"), "{e:?}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        drop(server);
+        writer.join().unwrap();
     }
 
     #[test]

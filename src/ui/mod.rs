@@ -185,19 +185,34 @@ pub fn run(args: UiArgs) -> Result<(), String> {
         if busy.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
             continue; // dropped: the browser retries
         }
-        busy.fetch_add(1, Ordering::Relaxed);
-        let (ui, done) = (ui.clone(), busy.clone());
-        let spawned = std::thread::Builder::new()
+        let slot = Slot::take(&busy);
+        let ui = ui.clone();
+        // The slot is given back when the thread ends, however it ends (or
+        // at once if it cannot start).
+        let _ = std::thread::Builder::new()
             .name("ui-http".into())
             .spawn(move || {
+                let _slot = slot;
                 serve(&ui, stream);
-                done.fetch_sub(1, Ordering::Relaxed);
             });
-        if spawned.is_err() {
-            busy.fetch_sub(1, Ordering::Relaxed);
-        }
     }
     Ok(())
+}
+
+/// One of the [`MAX_CONNECTIONS`] page connections, counted while held.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(count: &Arc<AtomicUsize>) -> Slot {
+        count.fetch_add(1, Ordering::Relaxed);
+        Slot(count.clone())
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 fn accept_agents(ui: Arc<Ui>, listener: TcpListener) {
@@ -247,13 +262,19 @@ pub fn agent_connection(h: &Shared, stream: TcpStream) {
 fn serve(ui: &Arc<Ui>, mut stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
-    let mut req = match http::read_head(&mut stream) {
+    // A whole head within 10 s: a client sending a byte now and then
+    // cannot hold one of the connections for long.
+    let mut timed = http::Deadline::new(&stream, Duration::from_secs(10));
+    let head = http::read_head(&mut timed);
+    let mut req = match head {
         Ok(r) => r,
         Err((status, msg)) => {
             let _ = http::respond(&mut stream, status, "text/plain", msg.as_bytes());
             return;
         }
     };
+    // Uploads read on with a plain per-read timeout: they may be long.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     if let Err(why) = guard::allowed(&ui.token, &ui.hosts, &req) {
         let _ = http::respond(&mut stream, 403, "text/plain", why.as_bytes());
         return;
@@ -274,7 +295,8 @@ fn serve(ui: &Arc<Ui>, mut stream: TcpStream) {
         }
         _ => {}
     }
-    if let Err((status, msg)) = http::read_body(&mut req, &mut stream, http::MAX_BODY) {
+    let mut timed = http::Deadline::new(&stream, Duration::from_secs(10));
+    if let Err((status, msg)) = http::read_body(&mut req, &mut timed, http::MAX_BODY) {
         let _ = http::respond(&mut stream, status, "text/plain", msg.as_bytes());
         return;
     }
