@@ -26,10 +26,10 @@ class Ui:
     """A running `hprof-rs ui`; `url` has the token, `agent_opts` the
     net= option to append."""
 
-    def __init__(self, files=(), extra=()):
-        exe = os.path.join(ROOT, "target", "release", "hprof-rs")
+    def __init__(self, files=(), extra=(), exe=None, cwd=None):
+        exe = exe or os.path.join(ROOT, "target", "release", "hprof-rs")
         self.proc = subprocess.Popen([exe, "ui", *extra, *files], stdout=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, text=True)
+                                     stdin=subprocess.DEVNULL, text=True, cwd=cwd)
         page = self.proc.stdout.readline().strip()
         opts = self.proc.stdout.readline().strip()
         self.url = page.split("open ", 1)[1]

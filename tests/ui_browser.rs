@@ -494,6 +494,17 @@ fn buttons_send_commands_to_a_running_agent_and_the_answer_shows() {
     browser.click("#tabs button[data-tab=\"threads\"]");
     browser.wait_contains("#threads tbody", "WaitForSignal.busy", LIMIT);
     browser.screenshot("threads.png");
+    // Sampling off for one thread, from its row: the command names it.
+    let id = browser.js("const b = document.querySelector('#threads button[data-cmd^=\"sampling-off 0x\"]'); if (!b) return null; b.click(); return b.dataset.cmd.split(' ')[1]");
+    let id = id
+        .as_str()
+        .expect("a running thread with sampling buttons")
+        .to_string();
+    ui.wait_console(
+        1,
+        &format!("sent: CONTROL cpu sampling off thread={id}"),
+        LIMIT,
+    );
     // Exit VM asks first; declining sends nothing, accepting ends the JVM.
     browser.js("window.confirm = () => false; document.getElementById('exitvm').click(); return 1");
     std::thread::sleep(Duration::from_millis(500));

@@ -277,9 +277,10 @@ impl Session {
         })
     }
 
-    /// The tree by allocation stack: root frames first down to the
-    /// allocating frame, then one leaf per class (`new CLASS`), with
-    /// bytes, objects, live bytes and live objects per node.
+    /// The tree by allocation stack: root frames first (by method) down to
+    /// the allocating frame (with its line), then one leaf per class
+    /// (`new CLASS`), with bytes, objects, live bytes and live objects per
+    /// node.
     fn alloc_tree(
         &mut self,
         class: &str,
@@ -303,7 +304,7 @@ impl Session {
         let set = self.site_set(between)?;
         let f = MethodFilter::parse(filter);
         let mut tree = Tree::new();
-        let mut names: HashMap<u64, Option<u32>> = HashMap::new();
+        let mut names: HashMap<(u64, bool), Option<u32>> = HashMap::new();
         let mut path = Vec::new();
         for r in &set.rows {
             let cname = self.site_class(r.class_serial, r.array_type);
@@ -312,11 +313,18 @@ impl Session {
             }
             path.clear();
             if let Some(frames) = self.trace_frames(r.trace) {
-                for &fr in frames.iter().rev() {
-                    let id = *names.entry(fr).or_insert_with(|| {
+                for (depth, &fr) in frames.iter().enumerate().rev() {
+                    // Callers by method, so that calls from different lines
+                    // of a method merge; the allocating frame with its line.
+                    let id = *names.entry((fr, depth == 0)).or_insert_with(|| {
                         let label = self.frame_label(fr);
-                        f.keeps(&label)
-                            .then(|| tree.intern(&self.frame_with_line(fr)))
+                        if !f.keeps(&label) {
+                            None
+                        } else if depth == 0 {
+                            Some(tree.intern(&self.frame_with_line(fr)))
+                        } else {
+                            Some(tree.intern(&label))
+                        }
                     });
                     if let Some(id) = id {
                         path.push(id);
@@ -553,14 +561,11 @@ mod tests {
         );
         let open = [
             Open {
-                path: vec!["Main.main(Main.java:5)".into()],
+                path: vec!["Main.main".into()],
                 limit: 10,
             },
             Open {
-                path: vec![
-                    "Main.main(Main.java:5)".into(),
-                    "Main.hot(Main.java:9)".into(),
-                ],
+                path: vec!["Main.main".into(), "Main.hot(Main.java:9)".into()],
                 limit: 10,
             },
         ];
@@ -575,7 +580,7 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "0Main.main(Main.java:5)=113",
+                "0Main.main=113",
                 "1Main.hot(Main.java:9)=108",
                 "2new Main=100",
                 "2new java.io.X=8",

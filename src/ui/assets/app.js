@@ -332,7 +332,7 @@ function renderMonitors(d) {
     `<tr><td>${esc(w.class)}</td><td>${fmt(w.waits)}</td><td>${fmt(w.timed)}</td><td>${fmt(w.waited)}</td><td>${fmt(w.waitedMs)}</td><td>${fmt(w.maxMs)}</td></tr>`).join("");
   const dump = d.dump;
   $("dumpsum").textContent = dump ? `(${d.dumps} so far)` : "(none yet: a dump comes with SIGQUIT, jcmd JVMTI.data_dump or at exit)";
-  $("dumpmonitors").tBodies[0].innerHTML = dump ? dump.monitors.map((m) =>
+  $("dumpmonitors").tBodies[0].innerHTML = dump && !dump.monitors.length ? `<tr><td colspan="5">no monitor was owned at the dump</td></tr>` : dump ? dump.monitors.map((m) =>
     `<tr><td>${esc(m.class)}</td><td>${esc(m.owner)}</td><td>${m.entryCount}</td><td>${esc(m.waitingToEnter.join(", "))}</td><td>${esc(m.waitingToBeNotified.join(", "))}</td></tr>`).join("") : "";
   $("dumpthreads").tBodies[0].innerHTML = dump ? dump.threads.map((x) =>
     `<tr><td>${esc(x.name)}</td><td>${esc(x.status)}</td><td>${stackCell(x.stack)}</td></tr>`).join("") : "";
