@@ -10,7 +10,7 @@ of the machine affects both sides alike. The UI reads every stream into a
 session as it arrives; a headless Chromium keeps the page open on the
 newest session (views and event stream live) unless --no-browser is
 given. Reported: medians of the JVM's wall time and their ratio (UI /
-file).
+file), and the median of the ratios of each pair of runs.
 
 Usage: bench/ui_overhead.py [runs] [alloc-rounds-in-thousands] [--no-browser]
 """
@@ -26,6 +26,34 @@ import harness  # noqa: E402
 from ui_driver import Browser, Ui  # noqa: E402
 
 OPTS = "cpu=samples,interval=1,heap=sites,depth=16"
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(root):
+    """CPU time of a process and its living descendants (the browser)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    total, todo = 0.0, [root]
+    while todo:
+        p = todo.pop()
+        try:
+            total += cpu_seconds(p)
+        except OSError:
+            pass
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return total
 
 
 def run_jvm(cmd, cwd, ui=None, browser=None):
@@ -71,11 +99,15 @@ def main():
         to_ui = [java, f"-agentpath:{agent}={OPTS},{ui.agent_opts}", "-cp", classes,
                  "AllocBench", "4", rounds]
         run_jvm(to_file, work)  # warm the page cache
-        files, uis = [], []
+        files, uis, ui_cpu, browser_cpu = [], [], [], []
         for _ in range(runs):
             files.append(run_jvm(to_file, work))
             os.remove(out)
+            c0 = cpu_seconds(ui.proc.pid)
+            b0 = tree_cpu_seconds(browser.proc.pid) if browser else 0
             uis.append(run_jvm(to_ui, work, ui, browser))
+            ui_cpu.append(cpu_seconds(ui.proc.pid) - c0)
+            browser_cpu.append((tree_cpu_seconds(browser.proc.pid) if browser else 0) - b0)
         sessions = ui.get("/api/sessions")["sessions"]
         bad = [s for s in sessions if s["state"] != "ended"]
         if bad:
@@ -86,6 +118,18 @@ def main():
         print(f"  to a file: median {mf:.3f} s {harness.fmt(files)}")
         print(f"  to the UI: median {mu:.3f} s {harness.fmt(uis)}")
         print(f"  ratio UI / file: {mu / mf:.4f} ({(mu / mf - 1) * 100:+.2f} %)")
+        # Each UI run follows its file run: the median of the pairs' ratios
+        # is less moved by load that drifts during the benchmark.
+        pairs = statistics.median(u / f for f, u in zip(files, uis))
+        print(f"  median of the run pairs' ratios: {pairs:.4f} ({(pairs - 1) * 100:+.2f} %)")
+        # What the UI process took from the machine while a run streamed
+        # to it: an upper bound of what it can take from the JVM.
+        print(f"  hprof-rs ui CPU time per streamed run: median {statistics.median(ui_cpu) * 1000:.0f} ms "
+              f"({statistics.median(c / w for c, w in zip(ui_cpu, uis)) * 100:.2f} % of the run's wall time)")
+        if browser:
+            print(f"  headless Chromium CPU time per streamed run (page open on the session): median "
+                  f"{statistics.median(browser_cpu) * 1000:.0f} ms "
+                  f"({statistics.median(c / w for c, w in zip(browser_cpu, uis)) * 100:.2f} % of the run's wall time)")
         print(f"  streams read by the UI: {len(sessions)}, last one {sessions[-1]['records']} records, "
               f"{sessions[-1]['bytes']} bytes")
     finally:

@@ -24,6 +24,8 @@ pub struct HeapState {
     segments: u32,
     last: Option<Dump>,
     dumps: u32,
+    /// Dumps read to their end.
+    pub complete: u32,
     /// Rows of `last`, named, with the count of class names they used.
     rows: Option<(u32, usize, Vec<HistoEntry>)>,
     /// The stream's identifier size (from its header).
@@ -85,6 +87,7 @@ impl HeapState {
     }
 
     fn complete(&mut self, d: Dump) {
+        self.complete += 1;
         self.segments = 0;
         self.last = Some(d);
         self.rows = None;

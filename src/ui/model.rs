@@ -114,6 +114,8 @@ pub struct Session {
     pub(super) traces: HashMap<u32, Trace>,
     pub threads: Vec<ThreadInfo>,
     thread_index: HashMap<u32, usize>,
+    /// START and END THREAD records seen (the Threads view follows it).
+    pub thread_events: u64,
     pub cpu: Option<CpuSamples>,
     pub cpu_sections: u32,
     pub(super) cpu_cache: CpuCache,
@@ -155,6 +157,7 @@ impl Session {
             traces: HashMap::new(),
             threads: Vec::new(),
             thread_index: HashMap::new(),
+            thread_events: 0,
             cpu: None,
             cpu_sections: 0,
             cpu_cache: CpuCache::default(),
@@ -366,6 +369,7 @@ impl Session {
                     start_ms: t,
                     end_ms: None,
                 };
+                self.thread_events += 1;
                 let line = format!("thread {} \"{}\"", info.serial, info.name);
                 self.thread_index
                     .insert(s.thread_serial, self.threads.len());
@@ -373,6 +377,7 @@ impl Session {
                 line
             }
             RecordBody::EndThread { thread_serial } => {
+                self.thread_events += 1;
                 if let Some(&i) = self.thread_index.get(&thread_serial) {
                     self.threads[i].end_ms = Some(t);
                     format!("thread {thread_serial} \"{}\"", self.threads[i].name)
@@ -456,6 +461,9 @@ impl Session {
             "cpuSections": self.cpu_sections,
             "sitesReports": self.sites_reports,
             "heapDumps": self.heap.dumps(),
+            "heapDumpsRead": self.heap.complete,
+            "threadEvents": self.thread_events,
+            "consoleLast": self.console_seq,
             "monitorSections": self.monitors.sections(),
             "marks": self.marks.summary(),
             "control": self.control.map(|(f, d)| json!({"flags": f, "depth": d})),

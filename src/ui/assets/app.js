@@ -10,7 +10,7 @@ const PAGE_ROWS = 100;
 const TREE_CHILDREN = 50;
 let current = null;       // selected session id
 let tab = "cpu";
-let seenVersion = -1;     // version of the selected session last shown
+let shownKey = null;     // viewKey() of what the view shows
 let sessions = new Map();
 let zoom = [];            // flame path names from the root
 let consoleSince = 0, consoleOf = null;
@@ -62,7 +62,18 @@ function renderSessions(list) {
   if (current === null && list.length) { select(list[0].id); return; }
   const s = sel();
   renderHead(s);
-  if (s && s.version !== seenVersion) { seenVersion = s.version; refreshView(); }
+  const key = s ? viewKey(s) : null;
+  if (s && key !== shownKey) { shownKey = key; refreshView(); }
+}
+
+// What the shown view depends on: it is fetched again only when this
+// changes (a streaming session changes all the time, its CPU section
+// only when one arrives).
+function viewKey(s) {
+  const k = { cpu: [s.cpuSections], memory: [s.sitesReports, JSON.stringify(s.marks)],
+    heap: [s.heapDumps, s.heapDumpsRead], monitors: [s.monitorSections],
+    threads: [s.threadEvents, s.cpuSections, s.commands], console: [s.consoleLast] }[tab] || [s.version];
+  return [tab, s.state].concat(k).join("|");
 }
 
 function link(id, href, on) {
@@ -97,7 +108,7 @@ function renderHead(s) {
 }
 
 function select(id) {
-  current = id; zoom = []; consoleSince = 0; seenVersion = -1;
+  current = id; zoom = []; consoleSince = 0; shownKey = null;
   hotOffset = 0; sitesOffset = 0; heapOffset = 0;
   cpuOpen = new Map(); memOpen = new Map();
   $("console").textContent = ""; consoleOf = id;
@@ -425,7 +436,7 @@ $("stop").onclick = async () => {
 $("close").onclick = async () => {
   const d = await post(`/api/session/${current}/close`, "");
   if (d.error) { $("sessresult").textContent = "✗ " + d.error; return; }
-  current = null; seenVersion = -1; $("sessresult").textContent = "";
+  current = null; shownKey = null; $("sessresult").textContent = "";
   $("title").textContent = "Session closed."; $("sessionbar").hidden = true; $("sessionview").hidden = true;
   refreshSessions();
 };
