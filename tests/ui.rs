@@ -263,6 +263,19 @@ fn memory_view_of_a_file_given_on_the_command_line_has_exact_counts() {
     assert_eq!(page["rows"].as_array().unwrap().len(), 2);
     assert_eq!(page["rows"][0]["class"], "byte[]");
     assert_eq!(page["rows"][0]["objects"], 3);
+    // Marks on a file take its latest report: an end before a begin is
+    // refused; with both on the same report nothing was allocated between.
+    let mark = |m: &str| {
+        ui.post(&format!("/api/session/{id}/mark"), "", m.as_bytes())
+            .status
+    };
+    assert_eq!(mark("end"), 409);
+    assert_eq!(mark("bogus"), 400);
+    assert_eq!(mark("begin"), 200);
+    assert_eq!(mark("end"), 200);
+    let between = ui.get_json(&format!("/api/session/{id}/sites"), "between=1");
+    assert_eq!(between["matched"], 0, "{between}");
+    assert_eq!(mark("clear"), 200);
     // The tree by allocation stack: the Kept leaf under makeKept holds the
     // same exact counts.
     let open =

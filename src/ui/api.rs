@@ -5,7 +5,6 @@
 use super::cpu::CpuQuery;
 use super::http::{attachment, Request};
 use super::memory::Which;
-use super::model::Kind;
 use super::tree::Open;
 use super::{launch, lock, source, Ui};
 use crate::protocol::Command;
@@ -296,11 +295,10 @@ fn mark(ui: &Ui, h: &super::Shared, body: &[u8]) -> Reply {
         }
         _ => return error(400, "mark: begin, end or clear"),
     };
-    let live = ui.takes_commands(h);
-    if live {
-        if which == Which::End && lock(&h.data).marks.begin.is_none() {
-            return error(409, "no begin mark yet");
-        }
+    if which == Which::End && lock(&h.data).marks.begin.is_none() {
+        return error(409, "no begin mark yet");
+    }
+    if ui.takes_commands(h) {
         // Set the mark before sending: the report may arrive at once.
         if let Err(e) = lock(&h.data).mark(which, true) {
             return error(409, e);
@@ -314,13 +312,11 @@ fn mark(ui: &Ui, h: &super::Shared, body: &[u8]) -> Reply {
             return error(409, e);
         }
     } else {
-        if lock(&h.data).kind == Kind::File
-            && which == Which::End
-            && lock(&h.data).marks.begin.is_none()
-        {
-            return error(409, "no begin mark yet");
-        }
-        if let Err(e) = lock(&h.data).mark(which, false) {
+        // Each lock() is its own statement: the guard is dropped before the
+        // next one (a second lock of the same mutex in one expression
+        // would wait for itself).
+        let marked = lock(&h.data).mark(which, false);
+        if let Err(e) = marked {
             return error(409, e);
         }
     }

@@ -352,7 +352,10 @@ impl Ui {
 
     /// Remove an ended session (its memory and recording go with it).
     pub fn close(&self, h: &Shared) -> Result<(), String> {
-        if lock(&h.data).state == State::Live || lock(&h.sender).is_some() {
+        // One lock at a time (takes_commands locks the other way round).
+        let live = lock(&h.data).state == State::Live;
+        let connected = lock(&h.sender).is_some();
+        if live || connected {
             return Err("the session is live: stop or exit its program first".into());
         }
         if lock(&h.child).is_some() {
@@ -401,7 +404,10 @@ impl Ui {
     }
 
     pub fn takes_commands(&self, h: &Shared) -> bool {
-        lock(&h.sender).is_some() && lock(&h.data).state == State::Live
+        // One lock at a time: a guard held across the other lock would
+        // order them against close().
+        let connected = lock(&h.sender).is_some();
+        connected && lock(&h.data).state == State::Live
     }
 }
 
