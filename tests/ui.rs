@@ -1,6 +1,8 @@
-//! `hprof-rs ui` end to end: the tool is started, real JVMs connect with the
-//! agent options it prints, and the JSON the page fetches is checked, as
-//! are the security checks every request passes.
+//! `hprof-rs ui` end to end, through its HTTP API: the tool is started,
+//! real JVMs connect with the agent options it prints or are started from
+//! its Launch API, files are opened and uploaded, and the JSON the page
+//! fetches is checked against what the fixtures make exactly knowable. The
+//! security checks of every endpoint are checked too.
 
 #[allow(dead_code)]
 mod common;
@@ -8,61 +10,108 @@ mod common;
 #[allow(dead_code)]
 mod ui_support;
 
-use std::io::Write;
+use serde_json::Value;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use ui_support::{request, start_ui};
+use ui_support::{check_console, request, request_bytes, start_ui, start_ui_with};
 
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// What a refused request looks like: a label, its target, its headers.
+type Case<'a> = (&'a str, String, Vec<(&'a str, &'a str)>);
+
+fn session_id(v: &Value, i: usize) -> u64 {
+    v["sessions"][i]["id"].as_u64().unwrap()
+}
+
+fn agent_arg() -> String {
+    format!("--agent={}", common::agent_path().display())
+}
+
+/// Every endpoint, old and new, refuses a request without the token, with
+/// a wrong one, from a foreign Origin or naming another Host, before it
+/// does anything.
 #[test]
 fn requests_without_the_token_or_from_elsewhere_are_refused() {
     let ui = start_ui(&[]);
     let p = ui.port;
     let tok = ui.token.clone();
-    let ok = format!("/?token={tok}");
-    let (st, page) = request(p, "GET", &ok, &[], "");
+    let (st, page) = request(p, "GET", &format!("/?token={tok}"), &[], "");
     assert_eq!(st, 200);
     assert!(
         page.contains("<title>hprof-rs</title>") && page.contains("function drawFlame"),
         "page with its script inlined"
     );
     assert!(!page.contains("/*SCRIPT*/"));
-    let wrong = format!("/api/sessions?token={}", "0".repeat(32));
-    let foreign = format!("http://evil.example:{p}");
-    let cases: Vec<(&str, String, Vec<(&str, &str)>)> = vec![
-        ("no token", "/".into(), vec![]),
-        ("no token (api)", "/api/sessions".into(), vec![]),
-        ("wrong token", wrong, vec![]),
-        (
-            "token prefix",
-            format!("/api/sessions?token={}", &tok[..16]),
-            vec![],
-        ),
-        (
-            "foreign Origin",
-            format!("/api/sessions?token={tok}"),
-            vec![("Origin", foreign.as_str())],
-        ),
-        (
-            "foreign Origin, same port",
-            format!("/api/sessions?token={tok}"),
-            vec![("Origin", "http://127.0.0.2")],
-        ),
-        (
-            "DNS rebinding Host",
-            format!("/api/sessions?token={tok}"),
-            vec![("Host", "evil.example")],
-        ),
+    let endpoints: [(&str, &str); 21] = [
+        ("GET", "/"),
+        ("GET", "/api/sessions"),
+        ("GET", "/api/attach"),
+        ("GET", "/api/events"),
+        ("GET", "/api/launch"),
+        ("POST", "/api/launch"),
+        ("POST", "/api/upload"),
+        ("GET", "/api/source"),
+        ("GET", "/api/session/1/cpu"),
+        ("GET", "/api/session/1/heap"),
+        ("GET", "/api/session/1/monitors"),
+        ("GET", "/api/session/1/download"),
+        ("GET", "/api/session/1/pprof"),
+        ("GET", "/api/session/1/flame.svg"),
+        ("POST", "/api/session/1/tree"),
+        ("POST", "/api/session/1/alloctree"),
+        ("POST", "/api/session/1/mark"),
+        ("POST", "/api/session/1/stop"),
+        ("POST", "/api/session/1/close"),
+        ("POST", "/api/session/1/command"),
+        ("GET", "/api/session/1/sites"),
     ];
-    for (what, target, headers) in cases {
-        let (st, _) = request(p, "GET", &target, &headers, "");
-        assert_eq!(st, 403, "{what}");
+    let foreign = format!("http://evil.example:{p}");
+    let body = r#"{"command": "java -version", "options": ""}"#;
+    for (method, path) in endpoints {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let cases: Vec<Case> = vec![
+            ("no token", path.to_string(), vec![]),
+            (
+                "wrong token",
+                format!("{path}{sep}token={}", "0".repeat(32)),
+                vec![],
+            ),
+            (
+                "token prefix",
+                format!("{path}{sep}token={}", &tok[..16]),
+                vec![],
+            ),
+            (
+                "foreign Origin",
+                format!("{path}{sep}token={tok}"),
+                vec![("Origin", foreign.as_str())],
+            ),
+            (
+                "null Origin",
+                format!("{path}{sep}token={tok}"),
+                vec![("Origin", "null")],
+            ),
+            (
+                "DNS rebinding Host",
+                format!("{path}{sep}token={tok}"),
+                vec![("Host", "evil.example")],
+            ),
+        ];
+        for (what, target, headers) in cases {
+            let (st, _) = request(p, method, &target, &headers, body);
+            assert_eq!(st, 403, "{method} {path}: {what}");
+        }
     }
-    // A command without the token does not reach the dispatcher either.
-    let (st, _) = request(p, "POST", "/api/session/1/command", &[], "exit");
-    assert_eq!(st, 403);
+    // Nothing was started, uploaded or created by the refused requests.
+    assert_eq!(
+        ui.get_json("/api/sessions", "")["sessions"],
+        Value::Array(vec![])
+    );
     // The right token, Host and Origin pass.
-    let origin = format!("http://127.0.0.1:{p}");
+    let origin = ui.origin();
     let (st, body) = request(
         p,
         "GET",
@@ -82,11 +131,7 @@ fn requests_without_the_token_or_from_elsewhere_are_refused() {
     // Attach is announced as not available, not faked.
     let a = ui.get_json("/api/attach", "");
     assert_eq!(a["available"], false);
-    assert!(a["message"].as_str().unwrap().contains("not available yet"));
-}
-
-fn session_id(v: &serde_json::Value, i: usize) -> u64 {
-    v["sessions"][i]["id"].as_u64().unwrap()
+    assert!(a["message"].as_str().unwrap().contains("hprof-rs attach"));
 }
 
 #[test]
@@ -119,7 +164,7 @@ fn cpu_view_of_an_agent_session_puts_the_hot_method_on_top() {
         "{s}"
     );
     let id = session_id(&v, 0);
-    let cpu = ui.get_json(&format!("/api/session/{id}/cpu"), "top=20");
+    let cpu = ui.get_json(&format!("/api/session/{id}/cpu"), "limit=20");
     assert_eq!(cpu["available"], true);
     assert_eq!(
         cpu["rows"][0]["method"], "CpuSplit.work60",
@@ -143,7 +188,7 @@ fn cpu_view_of_an_agent_session_puts_the_hot_method_on_top() {
     let threads = ui.get_json(&format!("/api/session/{id}/threads"), "");
     // Threads started after VM init have START and END THREAD records.
     assert!(
-        threads
+        threads["threads"]
             .as_array()
             .unwrap()
             .iter()
@@ -151,8 +196,7 @@ fn cpu_view_of_an_agent_session_puts_the_hot_method_on_top() {
                 && t["endMs"].as_f64().unwrap() >= t["startMs"].as_f64().unwrap()),
         "{threads}"
     );
-    let console = ui.get_json(&format!("/api/session/{id}/console"), "since=0");
-    let text = console["lines"].to_string();
+    let text = ui.console(id);
     assert!(
         text.contains("CPU SAMPLES") && text.contains("stream ended"),
         "{text}"
@@ -219,6 +263,32 @@ fn memory_view_of_a_file_given_on_the_command_line_has_exact_counts() {
     assert_eq!(page["rows"].as_array().unwrap().len(), 2);
     assert_eq!(page["rows"][0]["class"], "byte[]");
     assert_eq!(page["rows"][0]["objects"], 3);
+    // Marks on a file take its latest report: an end before a begin is
+    // refused; with both on the same report nothing was allocated between.
+    let mark = |m: &str| {
+        ui.post(&format!("/api/session/{id}/mark"), "", m.as_bytes())
+            .status
+    };
+    assert_eq!(mark("end"), 409);
+    assert_eq!(mark("bogus"), 400);
+    assert_eq!(mark("begin"), 200);
+    assert_eq!(mark("end"), 200);
+    let between = ui.get_json(&format!("/api/session/{id}/sites"), "between=1");
+    assert_eq!(between["matched"], 0, "{between}");
+    assert_eq!(mark("clear"), 200);
+    // The tree by allocation stack: the Kept leaf under makeKept holds the
+    // same exact counts.
+    let open =
+        serde_json::json!({"class": "AllocSites$Kept", "sort": "objects", "open": [], "limit": 50});
+    let t = ui
+        .post(
+            &format!("/api/session/{id}/alloctree"),
+            "",
+            open.to_string().as_bytes(),
+        )
+        .json();
+    assert_eq!(t["total"][1], 1000, "{t}");
+    assert_eq!(t["total"][3], 1000, "{t}");
 }
 
 #[test]
@@ -242,7 +312,7 @@ fn commands_from_the_api_reach_the_agent_and_its_answer_shows() {
         .arg("60");
     // The JVM is ended by the EXIT command below; the bound kills it if not.
     let jvm = std::thread::spawn(move || common::run_command_bounded(cmd, Duration::from_secs(90)));
-    let v = ui.wait_for("the agent to connect", Duration::from_secs(60), |v| {
+    let v = ui.wait_for("the agent to connect", MINUTE, |v| {
         v["sessions"][0]["commands"] == true
             && v["sessions"][0]["records"].as_u64().unwrap_or(0) >= 1
     });
@@ -251,19 +321,8 @@ fn commands_from_the_api_reach_the_agent_and_its_answer_shows() {
     assert_eq!(st, 200, "{r}");
     let (st, r) = ui.command(id, "bogus");
     assert_eq!(st, 400, "a malformed command is refused: {r}");
-    let start = Instant::now();
-    loop {
-        let c = ui.get_json(&format!("/api/session/{id}/console"), "since=0");
-        if c["lines"].to_string().contains("HEAP SUMMARY  live") {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "no HEAP SUMMARY answer: {c}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    ui.command(id, "cpu");
+    ui.wait_console(id, "HEAP SUMMARY  live", Duration::from_secs(30));
+    ui.command(id, "cpu 0");
     let start = Instant::now();
     loop {
         let cpu = ui.get_json(&format!("/api/session/{id}/cpu"), "");
@@ -277,6 +336,11 @@ fn commands_from_the_api_reach_the_agent_and_its_answer_shows() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // A live session cannot be closed.
+    assert_eq!(
+        ui.post(&format!("/api/session/{id}/close"), "", b"").status,
+        409
+    );
     let (st, r) = ui.command(id, "exit");
     assert_eq!(st, 200, "{r}");
     let run = jvm.join().unwrap();
@@ -286,6 +350,29 @@ fn commands_from_the_api_reach_the_agent_and_its_answer_shows() {
     });
     let (st, _) = ui.command(id, "gc");
     assert_eq!(st, 409, "an ended session takes no commands");
+    // The whole stream was recorded: it reads back as the same records.
+    let d = ui.get(&format!("/api/session/{id}/download"), "");
+    assert_eq!(d.status, 200);
+    assert_eq!(
+        d.body.len() as u64,
+        ui.session(id)["recorded"]["bytes"].as_u64().unwrap()
+    );
+    let parsed =
+        hprof_rs::reader::collect(hprof_rs::reader::HprofReader::new(&d.body[..]).unwrap())
+            .unwrap();
+    assert_eq!(
+        parsed.records.len() as u64,
+        ui.session(id)["records"].as_u64().unwrap()
+    );
+    // Ended sessions can be closed.
+    assert_eq!(
+        ui.post(&format!("/api/session/{id}/close"), "", b"").status,
+        200
+    );
+    assert_eq!(
+        ui.get_json("/api/sessions", "")["sessions"],
+        Value::Array(vec![])
+    );
 }
 
 #[test]
@@ -296,19 +383,31 @@ fn a_malformed_agent_stream_ends_its_session_not_the_server() {
         .trim_start_matches("net=")
         .trim_end_matches(",format=b")
         .to_string();
-    {
-        let mut s = TcpStream::connect(&addr).unwrap();
-        // A valid header, then a record whose length runs past the end.
-        let mut b = b"JAVA PROFILE 1.0.2\0".to_vec();
-        b.extend_from_slice(&8u32.to_be_bytes());
-        b.extend_from_slice(&[0; 8]);
-        b.extend_from_slice(&[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf0, 1, 2]);
-        s.write_all(&b).unwrap();
-    }
+    // A valid header, then a record whose length runs past the end.
+    let mut sent = b"JAVA PROFILE 1.0.2\0".to_vec();
+    sent.extend_from_slice(&8u32.to_be_bytes());
+    sent.extend_from_slice(&[0; 8]);
+    sent.extend_from_slice(&[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf0, 1, 2]);
+    TcpStream::connect(&addr).unwrap().write_all(&sent).unwrap();
     let v = ui.wait_for("the session to fail", Duration::from_secs(30), |v| {
         v["sessions"][0]["state"] == "error"
     });
-    assert!(v["sessions"][0]["error"].as_str().unwrap().len() > 5, "{v}");
+    assert!(
+        v["sessions"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("truncated"),
+        "{v}"
+    );
+    // What was received is downloadable exactly as it came, error or not.
+    let id = session_id(&v, 0);
+    let d = ui.get(&format!("/api/session/{id}/download"), "");
+    assert_eq!(d.status, 200);
+    assert_eq!(d.body, sent);
+    assert_eq!(
+        d.header("content-disposition"),
+        Some(format!("attachment; filename=\"session-{id}.hprof\"").as_str())
+    );
     // Garbage with no header at all.
     TcpStream::connect(&addr)
         .unwrap()
@@ -318,7 +417,674 @@ fn a_malformed_agent_stream_ends_its_session_not_the_server() {
         v["sessions"][1]["state"] == "error"
     });
     assert_eq!(v["sessions"].as_array().unwrap().len(), 2);
+    // A text stream whose monitor section is broken names its line.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.write_all(b"JAVA PROFILE 1.0.1, created now\nMONITOR TIME BEGIN (total = 4 ms) x\nrank   self\n   1 x\n")
+        .unwrap();
+    drop(s);
+    let v = ui.wait_for("the text session to fail", Duration::from_secs(30), |v| {
+        v["sessions"][2]["state"] == "error"
+    });
+    assert!(
+        v["sessions"][2]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("text stream line 4: malformed MONITOR TIME row"),
+        "{v}"
+    );
     // The server still answers.
     let (st, _) = request(ui.port, "GET", &format!("/?token={}", ui.token), &[], "");
     assert_eq!(st, 200);
+}
+
+/// Uploads: gzip read through, the Heap view's counts exact, the stream
+/// downloaded byte for byte; garbage, oversized and cut uploads fail their
+/// own session (or none), never the server.
+#[test]
+fn uploads_are_bounded_read_strictly_and_downloaded_exactly() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("ui_upload");
+    let run = common::run_with_agent_bounded(
+        &dir,
+        "heap=dump,format=b,file=dump.hprof",
+        "HoldObjects",
+        &[],
+        Duration::from_secs(120),
+    );
+    assert!(
+        !run.timed_out && run.output.status.success(),
+        "{}",
+        common::stderr(&run.output)
+    );
+    let raw = std::fs::read(dir.join("dump.hprof")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&raw).unwrap();
+    let packed = gz.finish().unwrap();
+    let ui = start_ui(&[]);
+    let a = ui.post("/api/upload", "name=dump.hprof.gz", &packed);
+    assert_eq!(a.status, 200, "{}", a.text());
+    let id = a.json()["session"].as_u64().unwrap();
+    ui.wait_for("the upload to be read", MINUTE, |v| {
+        v["sessions"][0]["state"] != "live"
+    });
+    let s = ui.session(id);
+    assert_eq!(s["state"], "ended", "{s}");
+    assert_eq!(s["kind"], "upload");
+    assert_eq!(s["source"], "dump.hprof.gz");
+    // HoldObjects keeps 3000 HeldA, 700 HeldB and 50 HeldA[].
+    let heap = ui.get_json(
+        &format!("/api/session/{id}/heap"),
+        "class=HoldObjects&limit=50",
+    );
+    let count = |name: &str| {
+        heap["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["class"] == name)
+            .map(|r| r["instances"].as_u64().unwrap())
+    };
+    assert_eq!(count("HoldObjects$HeldA"), Some(3000), "{heap}");
+    assert_eq!(count("HoldObjects$HeldB"), Some(700));
+    assert_eq!(count("HoldObjects$HeldA[]"), Some(50));
+    assert_eq!(heap["dumps"], 1);
+    // The same numbers as `hprof-rs histo` on the file.
+    let histo =
+        hprof_rs::reader::histogram(hprof_rs::reader::open_path(dir.join("dump.hprof")).unwrap())
+            .unwrap();
+    let all = ui.get_json(&format!("/api/session/{id}/heap"), "limit=10000");
+    assert_eq!(all["classes"].as_u64().unwrap() as usize, histo.len());
+    for (row, h) in all["rows"].as_array().unwrap().iter().zip(&histo) {
+        assert_eq!(
+            (
+                row["class"].as_str().unwrap(),
+                row["instances"].as_u64().unwrap(),
+                row["bytes"].as_u64().unwrap()
+            ),
+            (h.class_name.as_str(), h.instances, h.shallow_bytes)
+        );
+    }
+    // Downloaded exactly as uploaded (still gzipped).
+    let d = ui.get(&format!("/api/session/{id}/download"), "");
+    assert_eq!(d.status, 200);
+    assert!(d.body == packed, "download differs from the upload");
+    // Garbage: its session fails, with the reader's message.
+    let bad = ui.post(
+        "/api/upload",
+        "name=junk.bin",
+        b"JAVA PROFILE 1.0.2\0\0\0\0\x04garbage",
+    );
+    assert_eq!(bad.status, 200);
+    let bad_id = bad.json()["session"].as_u64().unwrap();
+    ui.wait_for("the bad upload to fail", MINUTE, |v| {
+        v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == bad_id && s["state"] == "error")
+    });
+    // Over the limit: refused before any byte is read, no session.
+    let big = request_bytes(
+        ui.port,
+        "POST",
+        &format!("/api/upload?token={}&name=big", ui.token),
+        &[("Content-Length", "1073741825")],
+        b"",
+    );
+    assert_eq!(big.status, 413, "{}", big.text());
+    // Cut short: the client says 1000 bytes, sends 10 and closes.
+    {
+        let mut s = TcpStream::connect(("127.0.0.1", ui.port)).unwrap();
+        write!(
+            s,
+            "POST /api/upload?token={}&name=cut HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 1000\r\n\r\n0123456789",
+            ui.token, ui.port
+        )
+        .unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(
+            answer.contains("upload cut short: 10 of 1000 bytes"),
+            "{answer}"
+        );
+    }
+    let v = ui.get_json("/api/sessions", "");
+    let states: Vec<(&str, &str)> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["source"].as_str().unwrap(), s["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("dump.hprof.gz", "ended"),
+            ("junk.bin", "error"),
+            ("cut", "error")
+        ]
+    );
+}
+
+#[test]
+fn launch_checks_its_input_and_never_runs_a_shell() {
+    let _only_jvm = common::exclusive();
+    let ui = start_ui_with(&["--agent=/nonexistent/libhprof_rs.so"], &[]);
+    let l = ui.get_json("/api/launch", "");
+    assert_eq!(l["available"], false);
+    assert!(
+        l["message"]
+            .as_str()
+            .unwrap()
+            .contains("no agent library at /nonexistent/libhprof_rs.so"),
+        "{l}"
+    );
+    let body = serde_json::json!({"command": "java -version", "options": ""});
+    assert_eq!(
+        ui.post("/api/launch", "", body.to_string().as_bytes())
+            .status,
+        409
+    );
+    drop(ui);
+
+    let ui = start_ui_with(&[&agent_arg()], &[]);
+    assert_eq!(ui.get_json("/api/launch", "")["available"], true);
+    let dir = common::scratch("ui_launch_input");
+    let java = common::java().display().to_string();
+    let classes = common::fixture_classes().display().to_string();
+    let refused = |command: &str, options: &str, cwd: &str, why: &str| {
+        let body = serde_json::json!({"command": command, "options": options, "cwd": cwd});
+        let a = ui.post("/api/launch", "", body.to_string().as_bytes());
+        assert_eq!(a.status, 400, "{command} {options}: {}", a.text());
+        assert!(
+            a.json()["error"].as_str().unwrap().contains(why),
+            "{command} {options}: {}",
+            a.text()
+        );
+    };
+    refused("sh -c 'touch x'", "", "", "must start with java");
+    refused("/bin/javaX -version", "", "", "must start with java");
+    refused(&format!("{java} 'unterminated"), "", "", "unterminated");
+    refused(
+        &format!("{java} -version\ntouch x"),
+        "",
+        "",
+        "control characters",
+    );
+    refused(
+        &format!("{java} -agentpath:/x/libhprof_rs.so Hello"),
+        "",
+        "",
+        "adds the agent itself",
+    );
+    refused(&format!("{java} Hello"), "file=/tmp/x", "", "set by the UI");
+    refused(
+        &format!("{java} Hello"),
+        "net=evil.example:1",
+        "",
+        "set by the UI",
+    );
+    refused(&format!("{java} Hello"), "cpu=bogus", "", "profile options");
+    refused(
+        &format!("{java} Hello"),
+        "monitor=y,format=b",
+        "",
+        "profile options",
+    );
+    refused(
+        &format!("{java} Hello"),
+        "cpu=samples, depth=4",
+        "",
+        "no spaces",
+    );
+    refused(
+        &format!("{java} Hello"),
+        "",
+        "/nonexistent-dir",
+        "does not exist",
+    );
+    assert!(ui.get_json("/api/sessions", "")["sessions"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // Shell syntax is passed to java as plain arguments: nothing runs it.
+    let cwd = dir.display().to_string();
+    let command = format!(
+        "{java} -cp '{classes}' Hello ; touch PWNED1 && touch PWNED2 $(touch PWNED3) `touch PWNED4` | touch PWNED5"
+    );
+    let body = serde_json::json!({"command": command, "options": "cpu=samples", "cwd": cwd});
+    let a = ui.post("/api/launch", "", body.to_string().as_bytes());
+    assert_eq!(a.status, 200, "{}", a.text());
+    let id = a.json()["session"].as_u64().unwrap();
+    let console = ui.wait_console(id, "program ended: exit status 0", MINUTE);
+    assert!(console.contains("[stdout] hello"), "{console}");
+    check_console(&console);
+    let argv = ui.session(id)["process"]["argv"].clone();
+    let argv: Vec<&str> = argv
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        argv[1].contains("=cpu=samples,net=127.0.0.1:") && argv[1].ends_with(",format=b"),
+        "{argv:?}"
+    );
+    assert_eq!(
+        &argv[4..],
+        [
+            "Hello", ";", "touch", "PWNED1", "&&", "touch", "PWNED2", "$(touch", "PWNED3)",
+            "`touch", "PWNED4`", "|", "touch", "PWNED5"
+        ]
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().all(|f| !f.starts_with("PWNED")),
+        "a shell ran: {left:?}"
+    );
+    ui.wait_for("the stream to end", MINUTE, |v| {
+        v["sessions"][0]["state"] == "ended"
+    });
+}
+
+/// A launched program: its output in the console, begin/end marks giving
+/// exactly what it allocated in between, DUMP HEAP opening in the Heap
+/// view with exact counts, and Stop killing it.
+#[test]
+fn a_launched_program_streams_marks_dumps_and_stops() {
+    let _only_jvm = common::exclusive();
+    let ui = start_ui_with(&[&agent_arg()], &[]);
+    let dir = common::scratch("ui_launch");
+    let command = format!(
+        "{} -cp {} AllocPhases {}",
+        common::java().display(),
+        common::fixture_classes().display(),
+        dir.display()
+    );
+    let id = ui.launch(&command, "heap=all,depth=8");
+    ui.wait_console(id, "[stdout] phase1", MINUTE);
+    let s = ui.session(id);
+    assert_eq!(s["kind"], "launch");
+    assert_eq!(s["process"]["running"], true);
+    assert!(s["commands"] == true, "{s}");
+    // Begin mark: the agent is asked for every site, and that report is
+    // the mark.
+    let m = ui.post(&format!("/api/session/{id}/mark"), "", b"begin");
+    assert_eq!(m.status, 200, "{}", m.text());
+    ui.wait_for("the begin mark", MINUTE, |_| {
+        !ui.session(id)["marks"]["begin"].is_null()
+    });
+    std::fs::write(dir.join("go"), b"").unwrap();
+    ui.wait_console(id, "[stdout] phase2", MINUTE);
+    assert_eq!(
+        ui.post(&format!("/api/session/{id}/mark"), "", b"end")
+            .status,
+        200
+    );
+    ui.wait_for("the end mark", MINUTE, |_| {
+        !ui.session(id)["marks"]["end"].is_null()
+    });
+    let between = ui.get_json(
+        &format!("/api/session/{id}/sites"),
+        "between=1&class=AllocPhases%24&sort=objects",
+    );
+    let got: Vec<(String, u64, u64)> = between["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["class"].as_str().unwrap().to_string(),
+                r["objects"].as_u64().unwrap(),
+                r["liveObjects"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("AllocPhases$B".to_string(), 3000, 3000),
+            // Phase 2 calls makeA from another line: a site of its own.
+            ("AllocPhases$A".to_string(), 500, 500)
+        ],
+        "{between}"
+    );
+    assert_eq!(between["estimated"], false);
+    assert!(between["rows"][0]["site"]
+        .as_str()
+        .unwrap()
+        .starts_with("AllocPhases.makeB("));
+    // Without the marks: everything since the start, in two sites.
+    let all = ui.get_json(
+        &format!("/api/session/{id}/sites"),
+        "class=AllocPhases%24A&sort=objects",
+    );
+    assert_eq!(all["matched"], 2, "{all}");
+    assert_eq!(all["rows"][0]["objects"], 1000);
+    assert_eq!(all["sum"]["objects"], 1500);
+    // DUMP HEAP: the dump opens in the Heap view.
+    let (st, r) = ui.command(id, "heap-dump");
+    assert_eq!(st, 200, "{r}");
+    ui.wait_for("the heap dump", MINUTE, |_| {
+        ui.get_json(&format!("/api/session/{id}/heap"), "")["available"] == true
+    });
+    let heap = ui.get_json(
+        &format!("/api/session/{id}/heap"),
+        "class=AllocPhases%24&sort=instances",
+    );
+    let rows: Vec<(&str, u64)> = heap["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["class"].as_str().unwrap(),
+                r["instances"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [("AllocPhases$B", 3000), ("AllocPhases$A", 1500)],
+        "{heap}"
+    );
+    // Stop kills the program; the session ends with it.
+    let stop = ui.post(&format!("/api/session/{id}/stop"), "", b"");
+    assert_eq!(stop.status, 200, "{}", stop.text());
+    let console = ui.wait_console(id, "program ended: killed (signal 9)", MINUTE);
+    check_console(&console);
+    ui.wait_for("the session to end", MINUTE, |_| {
+        ui.session(id)["state"] != "live"
+    });
+    let s = ui.session(id);
+    assert_eq!(s["process"]["running"], false);
+    assert_eq!(
+        ui.post(&format!("/api/session/{id}/stop"), "", b"").status,
+        409,
+        "nothing left to stop"
+    );
+}
+
+/// monitor=y streams text; the Monitors view has the fixture's exact
+/// contended entries and waits.
+#[test]
+fn monitors_of_a_launched_program_come_from_its_text_stream() {
+    let _only_jvm = common::exclusive();
+    let ui = start_ui_with(&[&agent_arg()], &[]);
+    let command = format!(
+        "{} -cp {} Contention measure 4 5 20",
+        common::java().display(),
+        common::fixture_classes().display()
+    );
+    let id = ui.launch(&command, "monitor=y");
+    let console = ui.wait_console(id, "program ended: exit status 0", Duration::from_secs(90));
+    check_console(&console);
+    ui.wait_for("the stream to end", MINUTE, |_| {
+        ui.session(id)["state"] != "live"
+    });
+    let s = ui.session(id);
+    assert_eq!(s["state"], "ended", "{s}");
+    assert_eq!(s["text"], true);
+    let entries: u64 = console
+        .lines()
+        .find_map(|l| l.strip_prefix("[stdout] contended_entries "))
+        .expect("the fixture's count")
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(entries, 20);
+    let m = ui.get_json(&format!("/api/session/{id}/monitors"), "");
+    let hot: Vec<&Value> = m["time"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["class"] == "Contention$HotLock")
+        .collect();
+    assert_eq!(hot.len(), 1, "{m}");
+    assert_eq!(hot[0]["count"], entries);
+    assert!(
+        hot[0]["stack"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Contention.blockOnHot(Contention.java:"),
+        "{m}"
+    );
+    assert!(m["time"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["class"] != "Contention$QuietLock"));
+    // The waiter waits twice on its WaitBox: once with a 300 ms timeout.
+    let wait = m["waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["class"] == "Contention$WaitBox")
+        .expect("WaitBox waits")
+        .clone();
+    assert_eq!(
+        (
+            wait["waits"].as_u64(),
+            wait["timed"].as_u64(),
+            wait["waited"].as_u64()
+        ),
+        (Some(2), Some(1), Some(2)),
+        "{wait}"
+    );
+    assert!(wait["maxMs"].as_u64().unwrap() >= 300, "{wait}");
+}
+
+/// thread=y: the thread filter keeps one thread's samples; line
+/// granularity splits a method into its lines with the same total; the
+/// call tree, the SVG and the table agree.
+#[test]
+fn thread_filter_lines_call_tree_and_svg_agree() {
+    let _only_jvm = common::exclusive();
+    let ui = start_ui(&[]);
+    let dir = common::scratch("ui_threads");
+    let run = common::run_with_agent_bounded(
+        &dir,
+        &format!("cpu=samples,interval=2,thread=y,depth=16,{}", ui.agent_opts),
+        "NamedThreads",
+        &["600"],
+        Duration::from_secs(120),
+    );
+    assert!(
+        !run.timed_out && run.output.status.success(),
+        "{}",
+        common::stderr(&run.output)
+    );
+    let v = ui.wait_for("the session to end", Duration::from_secs(30), |v| {
+        v["sessions"][0]["state"] == "ended"
+    });
+    let id = session_id(&v, 0);
+    let cpu = ui.get_json(&format!("/api/session/{id}/cpu"), "flame=0&limit=1000");
+    let alpha = cpu["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "worker-alpha")
+        .unwrap_or_else(|| panic!("worker-alpha in {}", cpu["threads"]))
+        .clone();
+    let serial = alpha["serial"].as_u64().unwrap();
+    let only = ui.get_json(
+        &format!("/api/session/{id}/cpu"),
+        &format!("threads={serial}&flame=0&limit=1000"),
+    );
+    assert_eq!(only["kept"], alpha["samples"], "{only}");
+    assert_eq!(only["rows"][0]["method"], "NamedThreads.spinAlpha");
+    assert!(only["rows"].as_array().unwrap().iter().all(|r| {
+        let m = r["method"].as_str().unwrap();
+        !m.contains("spinBeta") && !m.contains("spinGamma")
+    }));
+    // Threads view: what worker-alpha was doing.
+    let threads = ui.get_json(&format!("/api/session/{id}/threads"), "");
+    let t = threads["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "worker-alpha")
+        .unwrap()
+        .clone();
+    assert_eq!(t["samples"], alpha["samples"]);
+    assert_eq!(t["top"][0]["method"], "NamedThreads.spinAlpha");
+    // Method vs line granularity: the lines of spinAlpha add up to it.
+    let self_of = |v: &Value, m: &str| -> u64 {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["method"].as_str().unwrap().starts_with(m))
+            .map(|r| r["self"].as_u64().unwrap())
+            .sum()
+    };
+    let method = self_of(&cpu, "NamedThreads.spinAlpha");
+    let lines = ui.get_json(
+        &format!("/api/session/{id}/cpu"),
+        "granularity=line&flame=0&limit=10000",
+    );
+    assert!(method > 0);
+    assert_eq!(
+        self_of(&lines, "NamedThreads.spinAlpha(NamedThreads.java:"),
+        method,
+        "{lines}"
+    );
+    // The call tree with the filter: the spin methods are its roots, with
+    // the table's totals.
+    let body = serde_json::json!({"filter": "NamedThreads.spin", "open": [], "limit": 50});
+    let tree = ui
+        .post(
+            &format!("/api/session/{id}/tree"),
+            "",
+            body.to_string().as_bytes(),
+        )
+        .json();
+    let filtered = ui.get_json(
+        &format!("/api/session/{id}/cpu"),
+        "filter=NamedThreads.spin&flame=0",
+    );
+    let node = tree["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["n"] == "NamedThreads.spinAlpha")
+        .expect("spinAlpha at the root")
+        .clone();
+    let row = filtered["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["method"] == "NamedThreads.spinAlpha")
+        .unwrap()
+        .clone();
+    assert_eq!(node["t"][0], row["total"]);
+    assert_eq!(tree["kept"], filtered["kept"]);
+    // The SVG export of the same filter.
+    let svg = ui.get(
+        &format!("/api/session/{id}/flame.svg"),
+        "filter=NamedThreads.spin",
+    );
+    assert_eq!(svg.status, 200);
+    assert_eq!(svg.header("content-type"), Some("image/svg+xml"));
+    let text = svg.text();
+    assert!(text.starts_with("<?xml") && text.contains("<svg"), "{text}");
+    let label = format!("NamedThreads.spinAlpha ({} samples", row["total"]);
+    assert!(text.contains(&label), "{label} not in the SVG");
+    // pprof export: a gzip file (its contents are checked by go tool pprof
+    // in tests/ui_export.rs).
+    let pb = ui.get(&format!("/api/session/{id}/pprof"), "");
+    assert_eq!(pb.status, 200);
+    assert!(pb.body.starts_with(&[0x1f, 0x8b]));
+}
+
+/// The page's event stream: the session list at once, then again within
+/// a second of a change (a new agent connection).
+#[test]
+fn the_event_stream_pushes_session_changes() {
+    let ui = start_ui(&[]);
+    let mut s = TcpStream::connect(("127.0.0.1", ui.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET /api/events?token={} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        ui.token, ui.port
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut read_event = |got: &mut Vec<u8>| -> Value {
+        loop {
+            let text = String::from_utf8_lossy(got).to_string();
+            if let Some(start) = text.find("event: sessions\ndata: ") {
+                if let Some(end) = text[start..].find("\n\n") {
+                    let data = &text[start + 22..start + end];
+                    let v: Value = serde_json::from_str(data).unwrap();
+                    got.drain(..start + end + 2);
+                    return v;
+                }
+            }
+            let n = s.read(&mut buf).expect("an event within 10 s");
+            assert!(n > 0, "the event stream closed");
+            got.extend_from_slice(&buf[..n]);
+        }
+    };
+    let first = read_event(&mut got);
+    assert_eq!(first["sessions"], Value::Array(vec![]));
+    let addr = ui
+        .agent_opts
+        .trim_start_matches("net=")
+        .trim_end_matches(",format=b")
+        .to_string();
+    let start = Instant::now();
+    let mut agent = TcpStream::connect(&addr).unwrap();
+    agent
+        .write_all(b"JAVA PROFILE 1.0.2\0\0\0\0\x04\0\0\0\0\0\0\0\0")
+        .unwrap();
+    let next = read_event(&mut got);
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "pushed in {:?}",
+        start.elapsed()
+    );
+    assert_eq!(next["sessions"].as_array().unwrap().len(), 1, "{next}");
+    drop(agent);
+    // The end of the stream is pushed too.
+    loop {
+        let v = read_event(&mut got);
+        if v["sessions"][0]["state"] == "ended" {
+            break;
+        }
+    }
+}
+
+#[test]
+fn the_source_view_reads_only_under_its_directory() {
+    let src = common::fixtures_src();
+    let ui = start_ui_with(&["--source", src.to_str().unwrap()], &[]);
+    let v = ui.get_json("/api/source", "class=CpuSplit&file=CpuSplit.java");
+    assert_eq!(v["path"], "CpuSplit.java");
+    let lines = v["lines"].as_array().unwrap();
+    let want = std::fs::read_to_string(src.join("CpuSplit.java")).unwrap();
+    assert_eq!(lines.len(), want.lines().count());
+    assert!(lines
+        .iter()
+        .any(|l| l.as_str().unwrap().contains("static long work60(long x)")));
+    for (params, status) in [
+        ("class=x.Y&file=..%2FCargo.toml", 400),
+        ("class=..&file=Cargo.toml", 400),
+        ("class=a%2F..%2F..%2Fb.C&file=C.java", 400),
+        ("class=Nope&file=Nope.java", 404),
+        ("class=CpuSplit&file=%2Fetc%2Fpasswd", 400),
+    ] {
+        assert_eq!(ui.get("/api/source", params).status, status, "{params}");
+    }
+    drop(ui);
+    let ui = start_ui(&[]);
+    let a = ui.get("/api/source", "class=CpuSplit&file=CpuSplit.java");
+    assert_eq!(a.status, 404);
+    assert!(a.json()["error"].as_str().unwrap().contains("--source"));
 }

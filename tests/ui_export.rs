@@ -4,6 +4,8 @@
 
 #[allow(dead_code)]
 mod common;
+#[allow(dead_code)]
+mod ui_support;
 
 use hprof_rs::reader::{open_path, RecordBody};
 use std::collections::HashMap;
@@ -203,5 +205,53 @@ fn class_method(class: &str) -> &'static str {
         "int[]" => "AllocSites.makeInts",
         "AllocSites$Item" => "AllocSites.work",
         _ => unreachable!(),
+    }
+}
+
+/// The page's "Export pprof" button (`GET /api/session/ID/pprof`) on a
+/// live agent session: go tool pprof reads the same self samples per
+/// method as the CPU view shows.
+#[test]
+fn the_export_button_gives_go_tool_pprof_the_cpu_view_counts() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("ui_export_button");
+    let ui = ui_support::start_ui(&[]);
+    let run = common::run_with_agent_bounded(
+        &dir,
+        &format!("cpu=samples,interval=2,{}", ui.agent_opts),
+        "CpuSplit",
+        &["2"],
+        Duration::from_secs(120),
+    );
+    assert!(
+        !run.timed_out && run.output.status.success(),
+        "{}",
+        common::stderr(&run.output)
+    );
+    let v = ui.wait_for("the session to end", Duration::from_secs(30), |v| {
+        v["sessions"][0]["state"] == "ended"
+    });
+    let id = v["sessions"][0]["id"].as_u64().unwrap();
+    let a = ui.get(&format!("/api/session/{id}/pprof"), "");
+    assert_eq!(a.status, 200);
+    assert_eq!(
+        a.header("content-disposition"),
+        Some(format!("attachment; filename=\"session-{id}.pb.gz\"").as_str())
+    );
+    let out = dir.join("button.pb.gz");
+    std::fs::write(&out, &a.body).unwrap();
+    let cpu = ui.get_json(&format!("/api/session/{id}/cpu"), "flame=0&limit=1000");
+    let Some(top) = pprof_top(&out, "samples", &[]) else {
+        return;
+    };
+    for r in cpu["rows"].as_array().unwrap() {
+        let m = r["method"].as_str().unwrap();
+        if m.starts_with("CpuSplit.work") {
+            assert_eq!(
+                top.get(m).copied(),
+                r["self"].as_u64(),
+                "{m}: pprof {top:?}"
+            );
+        }
     }
 }

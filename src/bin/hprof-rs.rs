@@ -97,8 +97,9 @@ enum Cmd {
         #[arg(long)]
         uncompressed_oops: bool,
     },
-    /// Local web front-end: sessions from agents (net=) and files, live
-    /// CPU, memory, threads and console views, commands. See docs/ui.md.
+    /// Local web front-end: sessions from agents (net=), launched programs
+    /// and files; live CPU, memory, monitors, heap, threads and console
+    /// views; commands; downloads and exports. See docs/ui.md.
     Ui {
         /// Address of the page (default: loopback, a free port).
         #[arg(long, default_value = "127.0.0.1:0")]
@@ -106,7 +107,14 @@ enum Cmd {
         /// Address agents connect to (default: loopback, a free port).
         #[arg(long, default_value = "127.0.0.1:0")]
         agents: String,
-        /// HPROF files (binary, ours or HotSpot's, plain or .gz) to open.
+        /// The agent library Launch starts programs with (default: the
+        /// libhprof_rs.so next to this program).
+        #[arg(long, value_name = "PATH")]
+        agent: Option<String>,
+        /// A directory of Java sources for the source view (repeatable).
+        #[arg(long = "source", value_name = "DIR")]
+        sources: Vec<String>,
+        /// HPROF files (binary or text, ours or HotSpot's, plain or .gz) to open.
         files: Vec<String>,
     },
     /// Write the CPU samples and allocation sites of a binary HPROF file
@@ -194,11 +202,15 @@ fn main() {
         Cmd::Ui {
             bind,
             agents,
+            agent,
+            sources,
             files,
         } => hprof_rs::ui::run(hprof_rs::ui::UiArgs {
             bind,
             agents,
             files,
+            agent,
+            sources,
         }),
     };
     if let Err(e) = r {

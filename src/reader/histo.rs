@@ -107,8 +107,11 @@ pub fn histogram<R: Read>(reader: HprofReader<R>) -> Result<Vec<HistoEntry>, Rea
     histogram_with(reader, &ShallowSizeModel::default())
 }
 
-/// Totals for one heap dump.
-struct Acc {
+/// Totals for one heap dump, built one sub-record at a time (used by
+/// [`histogram_with`] and by callers that read the stream themselves, such
+/// as the UI's Heap view).
+pub struct HistoBuilder {
+    model: ShallowSizeModel,
     layouts: ClassLayouts,
     /// class ID -> (instances, value bytes)
     instances: HashMap<u64, (u64, u64)>,
@@ -116,16 +119,95 @@ struct Acc {
     object_arrays: HashMap<u64, (u64, u64)>,
     /// element type -> (arrays, shallow bytes)
     primitive_arrays: HashMap<BasicType, (u64, u64)>,
+    objects: u64,
 }
 
-impl Acc {
-    fn new(id_size: u32) -> Self {
-        Acc {
+impl HistoBuilder {
+    pub fn new(id_size: u32, model: ShallowSizeModel) -> Self {
+        HistoBuilder {
+            model,
             layouts: ClassLayouts::new(id_size),
             instances: HashMap::new(),
             object_arrays: HashMap::new(),
             primitive_arrays: HashMap::new(),
+            objects: 0,
         }
+    }
+
+    /// Count one sub-record (roots are ignored).
+    pub fn add(&mut self, sub: &HeapSubRecord) {
+        let model = &self.model;
+        match sub {
+            HeapSubRecord::ClassDump(cd) => self.layouts.add(cd),
+            HeapSubRecord::InstanceDump(i) => {
+                let e = self.instances.entry(i.class_id).or_default();
+                e.0 += 1;
+                e.1 += u64::from(i.values_len);
+                self.objects += 1;
+            }
+            HeapSubRecord::ObjectArrayDump(a) => {
+                let e = self.object_arrays.entry(a.array_class_id).or_default();
+                e.0 += 1;
+                e.1 += model.object_array_size(u64::from(a.length));
+                self.objects += 1;
+            }
+            HeapSubRecord::PrimitiveArrayDump(a) => {
+                let e = self.primitive_arrays.entry(a.element_type).or_default();
+                e.0 += 1;
+                e.1 += model.primitive_array_size(u64::from(a.length), a.element_type);
+                self.objects += 1;
+            }
+            HeapSubRecord::Root(_) => {}
+        }
+    }
+
+    /// Instances and arrays counted so far.
+    pub fn objects(&self) -> u64 {
+        self.objects
+    }
+
+    /// The rows, named by `name_of(class ID)`, sorted by shallow bytes
+    /// (largest first), then instances, then name.
+    pub fn rows(&self, name_of: impl Fn(u64) -> String) -> Vec<HistoEntry> {
+        let model = &self.model;
+        let mut rows = Vec::new();
+        for (&cid, &(count, value_bytes)) in &self.instances {
+            let per_instance = match self.layouts.field_counts(cid) {
+                Some((refs, prim)) => model.instance_size(refs, prim),
+                // Without a complete class chain, count the values as written.
+                None => model.instance_size(0, value_bytes / count.max(1)),
+            };
+            rows.push(HistoEntry {
+                class_name: name_of(cid),
+                class_id: Some(cid),
+                instances: count,
+                shallow_bytes: per_instance * count,
+            });
+        }
+        for (&cid, &(count, bytes)) in &self.object_arrays {
+            rows.push(HistoEntry {
+                class_name: name_of(cid),
+                class_id: Some(cid),
+                instances: count,
+                shallow_bytes: bytes,
+            });
+        }
+        for (&ty, &(count, bytes)) in &self.primitive_arrays {
+            rows.push(HistoEntry {
+                class_name: format!("{}[]", ty.java_name()),
+                class_id: None,
+                instances: count,
+                shallow_bytes: bytes,
+            });
+        }
+        rows.sort_by(|a, b| {
+            b.shallow_bytes
+                .cmp(&a.shallow_bytes)
+                .then(b.instances.cmp(&a.instances))
+                .then_with(|| a.class_name.cmp(&b.class_name))
+                .then(a.class_id.cmp(&b.class_id))
+        });
+        rows
     }
 }
 
@@ -139,7 +221,7 @@ pub fn histogram_with<R: Read>(
     let id_size = reader.id_size();
     let mut strings: HashMap<u64, String> = HashMap::new();
     let mut class_name_ids: HashMap<u64, u64> = HashMap::new();
-    let mut acc = Acc::new(id_size);
+    let mut acc = HistoBuilder::new(id_size, *model);
     // A segmented dump is open until its HEAP DUMP END.
     let mut segments_open = false;
     while let Some(rec) = reader.next_record()? {
@@ -152,29 +234,11 @@ pub fn histogram_with<R: Read>(
             }
             RecordBody::HeapDumpStart { segment } => {
                 if !(segment && segments_open) {
-                    acc = Acc::new(id_size);
+                    acc = HistoBuilder::new(id_size, *model);
                 }
                 segments_open = segment;
                 while let Some(sub) = reader.next_heap_sub_record()? {
-                    match sub {
-                        HeapSubRecord::ClassDump(cd) => acc.layouts.add(&cd),
-                        HeapSubRecord::InstanceDump(i) => {
-                            let e = acc.instances.entry(i.class_id).or_default();
-                            e.0 += 1;
-                            e.1 += u64::from(i.values_len);
-                        }
-                        HeapSubRecord::ObjectArrayDump(a) => {
-                            let e = acc.object_arrays.entry(a.array_class_id).or_default();
-                            e.0 += 1;
-                            e.1 += model.object_array_size(u64::from(a.length));
-                        }
-                        HeapSubRecord::PrimitiveArrayDump(a) => {
-                            let e = acc.primitive_arrays.entry(a.element_type).or_default();
-                            e.0 += 1;
-                            e.1 += model.primitive_array_size(u64::from(a.length), a.element_type);
-                        }
-                        HeapSubRecord::Root(_) => {}
-                    }
+                    acc.add(&sub);
                 }
             }
             RecordBody::HeapDumpEnd => segments_open = false,
@@ -182,7 +246,7 @@ pub fn histogram_with<R: Read>(
         }
     }
 
-    let name_of = |class_id: u64| -> String {
+    Ok(acc.rows(|class_id: u64| -> String {
         class_name_ids
             .get(&class_id)
             .and_then(|n| strings.get(n))
@@ -190,43 +254,5 @@ pub fn histogram_with<R: Read>(
                 || format!("<unknown class 0x{class_id:x}>"),
                 |n| java_class_name(n),
             )
-    };
-    let mut rows = Vec::new();
-    for (&cid, &(count, value_bytes)) in &acc.instances {
-        let per_instance = match acc.layouts.field_counts(cid) {
-            Some((refs, prim)) => model.instance_size(refs, prim),
-            // Without a complete class chain, count the values as written.
-            None => model.instance_size(0, value_bytes / count),
-        };
-        rows.push(HistoEntry {
-            class_name: name_of(cid),
-            class_id: Some(cid),
-            instances: count,
-            shallow_bytes: per_instance * count,
-        });
-    }
-    for (&cid, &(count, bytes)) in &acc.object_arrays {
-        rows.push(HistoEntry {
-            class_name: name_of(cid),
-            class_id: Some(cid),
-            instances: count,
-            shallow_bytes: bytes,
-        });
-    }
-    for (&ty, &(count, bytes)) in &acc.primitive_arrays {
-        rows.push(HistoEntry {
-            class_name: format!("{}[]", ty.java_name()),
-            class_id: None,
-            instances: count,
-            shallow_bytes: bytes,
-        });
-    }
-    rows.sort_by(|a, b| {
-        b.shallow_bytes
-            .cmp(&a.shallow_bytes)
-            .then(b.instances.cmp(&a.instances))
-            .then_with(|| a.class_name.cmp(&b.class_name))
-            .then(a.class_id.cmp(&b.class_id))
-    });
-    Ok(rows)
+    }))
 }

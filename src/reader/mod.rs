@@ -38,7 +38,7 @@ pub use heap::{
     FieldDescriptor, FieldValue, HeapSubRecord, InstanceDump, ObjectArrayDump, PrimitiveArrayDump,
     ReadOptions, Root, RootKind, StaticField, Value,
 };
-pub use histo::{histogram, histogram_with, HistoEntry, ShallowSizeModel};
+pub use histo::{histogram, histogram_with, HistoBuilder, HistoEntry, ShallowSizeModel};
 pub use model::{collect, read_all, HeapDump, LoadedClass, Parsed, RecordInfo};
 pub use names::java_class_name;
 pub use records::{

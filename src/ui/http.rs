@@ -1,13 +1,16 @@
 //! The few parts of HTTP/1.1 the UI needs, on std: one request per
-//! connection (`Connection: close`), bounded head and body, no chunked
-//! uploads. The page only fetches small JSON and posts short commands.
+//! connection (`Connection: close`), a bounded head, no chunked uploads.
+//! The head is read first so that the security checks run before any body
+//! is accepted; small bodies (commands, queries) are then read whole up to
+//! [`MAX_BODY`], and an upload is streamed by its handler up to its own
+//! bound.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
 /// Request line and headers together.
 pub const MAX_HEAD: usize = 16 * 1024;
-/// Request bodies (commands).
+/// Request bodies read into memory (commands, view queries, launch forms).
 pub const MAX_BODY: usize = 64 * 1024;
 
 pub struct Request {
@@ -16,6 +19,10 @@ pub struct Request {
     pub query: HashMap<String, String>,
     /// Header names in lower case.
     pub headers: HashMap<String, String>,
+    /// The declared body length (0 without Content-Length).
+    pub content_length: u64,
+    /// Body bytes: after [`read_body`], the whole body; before, the bytes
+    /// that came in with the head.
     pub body: Vec<u8>,
 }
 
@@ -28,8 +35,9 @@ impl Request {
     }
 }
 
-/// Read one request; `Err` carries the status to answer with.
-pub fn read_request(r: &mut impl Read) -> Result<Request, (u16, String)> {
+/// Read the request line and headers; `Err` carries the status to answer
+/// with. Body bytes read past the head are kept in `body`.
+pub fn read_head(r: &mut impl Read) -> Result<Request, (u16, String)> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     let head_end = loop {
@@ -66,27 +74,14 @@ pub fn read_request(r: &mut impl Read) -> Result<Request, (u16, String)> {
     if headers.contains_key("transfer-encoding") {
         return Err((411, "chunked bodies are not accepted".into()));
     }
-    let len: usize = match headers.get("content-length") {
+    let content_length: u64 = match headers.get("content-length") {
         None => 0,
         Some(v) => v
             .parse()
             .map_err(|_| (400, "bad Content-Length".to_string()))?,
     };
-    if len > MAX_BODY {
-        return Err((413, format!("body over {MAX_BODY} bytes")));
-    }
     let mut body = buf[head_end + 4..].to_vec();
-    body.truncate(len);
-    while body.len() < len {
-        let n = r
-            .read(&mut chunk)
-            .map_err(|e| (400, format!("read: {e}")))?;
-        if n == 0 {
-            return Err((400, "connection closed in the body".into()));
-        }
-        let take = n.min(len - body.len());
-        body.extend_from_slice(&chunk[..take]);
-    }
+    body.truncate(usize::try_from(content_length).unwrap_or(usize::MAX));
     let (path, q) = target.split_once('?').unwrap_or((target, ""));
     let query = q
         .split('&')
@@ -101,8 +96,76 @@ pub fn read_request(r: &mut impl Read) -> Result<Request, (u16, String)> {
         path: percent_decode(path),
         query,
         headers,
+        content_length,
         body,
     })
+}
+
+/// Read the rest of a body of at most `limit` bytes into `req.body`.
+pub fn read_body(req: &mut Request, r: &mut impl Read, limit: usize) -> Result<(), (u16, String)> {
+    let len = usize::try_from(req.content_length).unwrap_or(usize::MAX);
+    if len > limit {
+        return Err((413, format!("body over {limit} bytes")));
+    }
+    let mut chunk = [0u8; 8192];
+    while req.body.len() < len {
+        let n = r
+            .read(&mut chunk)
+            .map_err(|e| (400, format!("read: {e}")))?;
+        if n == 0 {
+            return Err((400, "connection closed in the body".into()));
+        }
+        let take = n.min(len - req.body.len());
+        req.body.extend_from_slice(&chunk[..take]);
+    }
+    Ok(())
+}
+
+/// The body of `req` as a stream: the bytes that came with the head, then
+/// the rest from `r`, exactly Content-Length bytes in all.
+pub fn body_reader<'a, R: Read>(req: &'a Request, r: &'a mut R) -> impl Read + 'a {
+    let early = req.body.len() as u64;
+    std::io::Cursor::new(&req.body[..]).chain(r.take(req.content_length.saturating_sub(early)))
+}
+
+/// Head and body in one call (tests, and handlers that need no streaming).
+pub fn read_request(r: &mut impl Read) -> Result<Request, (u16, String)> {
+    let mut req = read_head(r)?;
+    read_body(&mut req, r, MAX_BODY)?;
+    Ok(req)
+}
+
+/// Reads from a socket until a deadline: each read may wait only for the
+/// time left (per-read timeouts alone let a slow client go on forever).
+pub struct Deadline<'a> {
+    stream: &'a std::net::TcpStream,
+    until: std::time::Instant,
+}
+
+impl<'a> Deadline<'a> {
+    pub fn new(stream: &'a std::net::TcpStream, within: std::time::Duration) -> Self {
+        Deadline {
+            stream,
+            until: std::time::Instant::now() + within,
+        }
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the request took too long",
+            ));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut s = self.stream;
+        s.read(buf)
+    }
 }
 
 fn find(h: &[u8], n: &[u8]) -> Option<usize> {
@@ -133,8 +196,8 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-pub fn respond(w: &mut impl Write, status: u16, ctype: &str, body: &[u8]) -> std::io::Result<()> {
-    let reason = match status {
+fn reason(status: u16) -> &'static str {
+    match status {
         200 => "OK",
         400 => "Bad Request",
         403 => "Forbidden",
@@ -144,21 +207,64 @@ pub fn respond(w: &mut impl Write, status: u16, ctype: &str, body: &[u8]) -> std
         411 => "Length Required",
         413 => "Payload Too Large",
         431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
         _ => "Error",
-    };
+    }
+}
+
+/// Status line and headers. `len` None: no Content-Length (an event
+/// stream, ended by closing the connection). `extra` headers are written
+/// as given; callers only pass values they built themselves.
+pub fn write_head(
+    w: &mut impl Write,
+    status: u16,
+    ctype: &str,
+    len: Option<u64>,
+    extra: &[(&str, String)],
+) -> std::io::Result<()> {
+    let mut h = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {ctype}\r\n",
+        reason(status)
+    );
+    if let Some(n) = len {
+        h += &format!("Content-Length: {n}\r\n");
+    }
+    for (k, v) in extra {
+        h += &format!("{k}: {v}\r\n");
+    }
     // no-referrer: the token in the URL must not leak to other sites;
     // the CSP forbids loading anything from elsewhere.
-    write!(
-        w,
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\
-         Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
-         Referrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n\
-         Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; \
-         style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'\r\n\r\n",
-        body.len()
-    )?;
+    h += "Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
+          Referrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n\
+          Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; \
+          style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'\r\n\r\n";
+    w.write_all(h.as_bytes())
+}
+
+pub fn respond(w: &mut impl Write, status: u16, ctype: &str, body: &[u8]) -> std::io::Result<()> {
+    write_head(w, status, ctype, Some(body.len() as u64), &[])?;
     w.write_all(body)?;
     w.flush()
+}
+
+/// `attachment; filename="..."` with the name reduced to safe characters
+/// (it comes from session sources, which may be file names or uploads).
+pub fn attachment(name: &str) -> (&'static str, String) {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    (
+        "Content-Disposition",
+        format!("attachment; filename=\"{clean}\""),
+    )
 }
 
 #[cfg(test)]
@@ -186,10 +292,60 @@ mod tests {
             MAX_BODY + 1
         );
         assert_eq!(read_request(&mut body.as_bytes()).err().unwrap().0, 413);
+        let huge = "POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n";
+        assert_eq!(read_request(&mut huge.as_bytes()).err().unwrap().0, 400);
         assert_eq!(
             read_request(&mut &b"garbage\r\n\r\n"[..]).err().unwrap().0,
             400
         );
+        let chunked = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert_eq!(read_request(&mut chunked.as_bytes()).err().unwrap().0, 411);
         assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
+
+    #[test]
+    fn a_streamed_body_is_exactly_content_length_bytes() {
+        let raw = b"POST /u HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123";
+        let mut rest: &[u8] = b"456789TRAILING";
+        let mut head = &raw[..];
+        let req = read_head(&mut head).unwrap();
+        assert_eq!(req.content_length, 10);
+        let mut got = Vec::new();
+        body_reader(&req, &mut rest).read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"0123456789");
+    }
+
+    #[test]
+    fn a_slow_head_is_cut_at_the_deadline() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (server, _) = l.accept().unwrap();
+        server
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        // A byte now and then, never the end of the head.
+        let writer = std::thread::spawn(move || {
+            for _ in 0..10 {
+                if client.write_all(b"G").is_err() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        let start = std::time::Instant::now();
+        let mut d = Deadline::new(&server, std::time::Duration::from_millis(300));
+        let e = read_head(&mut d).err().unwrap();
+        assert_eq!(e.0, 400);
+        assert!(e.1.contains("too long"), "{e:?}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        drop(server);
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn attachment_names_are_reduced_to_safe_characters() {
+        let (k, v) = attachment("a\"b\r\nc/../x.hprof");
+        assert_eq!(k, "Content-Disposition");
+        assert_eq!(v, "attachment; filename=\"a_b__c_.._x.hprof\"");
     }
 }

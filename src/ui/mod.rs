@@ -1,32 +1,51 @@
 //! `hprof-rs ui`: a local web front-end (docs/ui.md). One process serves an
 //! embedded page on a loopback port, accepts agents started with the printed
-//! `net=` option on a second port (each connection is a session), opens the
-//! files given on the command line, and answers the page's JSON requests
-//! and commands. Every request must carry the random token of the printed
-//! URL and a Host (and, when present, Origin) naming this server, so other
-//! local pages and users cannot read or drive the profiler.
+//! `net=` option on a second port (each connection is a session), starts
+//! programs from the Launch form, opens the files given on the command line
+//! or uploaded, and answers the page's JSON requests, commands and event
+//! stream. Every request must carry the random token of the printed URL and
+//! a Host (and, when present, Origin) naming this server, so other local
+//! pages and users cannot read or drive the profiler.
+//!
+//! Modules by role: `http` (the protocol), `guard` (the checks), `api`
+//! (JSON routes), `transfer` (uploads, downloads, exports), `events`
+//! (server-sent events), `sessions` (streams, recordings, readers),
+//! `launch`, `source`, and the model with its views (`model`, `cpu`,
+//! `memory`, `heap`, `monitors`, `text`, `tree`, `filter`, `pprof`).
 
+pub mod api;
+pub mod cpu;
+pub mod events;
+pub mod filter;
+pub mod guard;
+pub mod heap;
 pub mod http;
+pub mod launch;
+pub mod memory;
 pub mod model;
+pub mod monitors;
 pub mod pprof;
+pub mod sessions;
+pub mod source;
+pub mod text;
+pub mod transfer;
+pub mod tree;
 
-use crate::protocol::Command;
-use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};
-use model::{MethodFilter, Session, State};
-use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::io::{Read, Write};
+use model::{Kind, State};
+use sessions::{Handle, Recording, Shared, Tee};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const PAGE: &str = include_str!("assets/index.html");
-const SCRIPT: &str = include_str!("assets/app.js");
-const STYLE: &str = include_str!("assets/style.css");
-
-/// Page connections served at once; more wait in the accept queue.
+/// Page connections served at once (event streams included); more wait
+/// in the accept queue.
 const MAX_CONNECTIONS: usize = 64;
+/// Sessions at once (agents, launches, files, uploads); more are refused
+/// until some are closed from the page.
+pub const MAX_SESSIONS: usize = 256;
 /// Agents connected at once; more are refused (closed at once).
 const MAX_AGENTS: usize = 64;
 
@@ -34,9 +53,11 @@ pub struct UiArgs {
     pub bind: String,
     pub agents: String,
     pub files: Vec<String>,
+    /// The agent library for Launch (default: next to this program).
+    pub agent: Option<String>,
+    /// Directories the source view may read from.
+    pub sources: Vec<String>,
 }
-
-type Shared = Arc<Mutex<Session>>;
 
 /// What every request handler sees.
 pub struct Ui {
@@ -44,51 +65,69 @@ pub struct Ui {
     /// Host header values that name this server.
     hosts: Vec<String>,
     sessions: Mutex<Vec<Shared>>,
-    /// Command channels of live agent sessions, by session id.
-    senders: Mutex<HashMap<u32, TcpStream>>,
     next_id: AtomicU32,
     agents_addr: SocketAddr,
+    /// The agent library Launch uses, or why there is none.
+    agent_lib: Result<PathBuf, String>,
+    source_roots: Vec<PathBuf>,
+    /// Event streams open now.
+    streams: AtomicUsize,
 }
 
-/// Lock a session, recovering from a panicked holder (its data stays
-/// usable: every update is one assignment).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// Lock, recovering from a panicked holder (the data stays usable: every
+/// update leaves it consistent).
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// 128 random bits from the kernel, as hex.
-fn random_token() -> Result<String, String> {
-    let mut b = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .map_err(|e| format!("cannot read /dev/urandom for the access token: {e}"))?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
-fn host_names(addr: SocketAddr) -> Vec<String> {
-    let port = addr.port();
-    let mut v = vec![match addr {
-        SocketAddr::V4(a) => format!("{}:{port}", a.ip()),
-        SocketAddr::V6(a) => format!("[{}]:{port}", a.ip()),
-    }];
-    if addr.ip().is_loopback() {
-        v.push(format!("localhost:{port}"));
-        v.push(format!("127.0.0.1:{port}"));
-        v.push(format!("[::1]:{port}"));
-    }
-    v
 }
 
 /// Start-up lines printed on stdout (the contract of docs/ui.md).
 pub fn startup_lines(page: SocketAddr, agents: SocketAddr, token: &str) -> [String; 2] {
-    let host = |a: SocketAddr| match a {
+    [
+        format!(
+            "hprof-rs ui: open http://{}/?token={token}",
+            host_port(page)
+        ),
+        format!("hprof-rs ui: agent options: {}", agent_options(agents)),
+    ]
+}
+
+fn host_port(a: SocketAddr) -> String {
+    match a {
         SocketAddr::V6(x) => format!("[{}]:{}", x.ip(), x.port()),
         SocketAddr::V4(x) => format!("{}:{}", x.ip(), x.port()),
+    }
+}
+
+/// What to append to a profile's options to stream to this UI.
+pub fn agent_options(agents: SocketAddr) -> String {
+    format!("net={},format=b", host_port(agents))
+}
+
+/// The agent library next to the running program, or `--agent`.
+fn find_agent(given: Option<&str>) -> Result<PathBuf, String> {
+    let p = match given {
+        Some(p) => PathBuf::from(p),
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot tell where this program is: {e}"))?
+            .with_file_name("libhprof_rs.so"),
     };
-    [
-        format!("hprof-rs ui: open http://{}/?token={token}", host(page)),
-        format!("hprof-rs ui: agent options: net={},format=b", host(agents)),
-    ]
+    if !p.is_file() {
+        return Err(format!(
+            "no agent library at {}: build it (cargo build --release) or give --agent PATH",
+            p.display()
+        ));
+    }
+    let p = p
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", p.display()))?;
+    // -agentpath:PATH=OPTIONS: a path with '=' or ',' cannot be passed.
+    if p.to_string_lossy().contains(['=', ',']) {
+        return Err(format!(
+            "the agent path {} contains '=' or ','",
+            p.display()
+        ));
+    }
+    Ok(p)
 }
 
 pub fn run(args: UiArgs) -> Result<(), String> {
@@ -104,16 +143,28 @@ pub fn run(args: UiArgs) -> Result<(), String> {
              anyone holding the token can drive the profiler"
         );
     }
+    let mut source_roots = Vec::new();
+    for d in &args.sources {
+        let p = PathBuf::from(d)
+            .canonicalize()
+            .map_err(|e| format!("--source {d}: {e}"))?;
+        if !p.is_dir() {
+            return Err(format!("--source {d}: not a directory"));
+        }
+        source_roots.push(p);
+    }
     let ui = Arc::new(Ui {
-        token: random_token()?,
-        hosts: host_names(web_addr),
+        token: guard::random_token()?,
+        hosts: guard::host_names(web_addr),
         sessions: Mutex::new(Vec::new()),
-        senders: Mutex::new(HashMap::new()),
         next_id: AtomicU32::new(1),
         agents_addr,
+        agent_lib: find_agent(args.agent.as_deref()),
+        source_roots,
+        streams: AtomicUsize::new(0),
     });
     for f in &args.files {
-        open_file(&ui, f);
+        ui.open_file(f);
     }
     {
         let ui = ui.clone();
@@ -134,313 +185,235 @@ pub fn run(args: UiArgs) -> Result<(), String> {
         if busy.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
             continue; // dropped: the browser retries
         }
-        busy.fetch_add(1, Ordering::Relaxed);
-        let (ui, done) = (ui.clone(), busy.clone());
-        let spawned = std::thread::Builder::new()
+        let slot = Slot::take(&busy);
+        let ui = ui.clone();
+        // The slot is given back when the thread ends, however it ends (or
+        // at once if it cannot start).
+        let _ = std::thread::Builder::new()
             .name("ui-http".into())
             .spawn(move || {
+                let _slot = slot;
                 serve(&ui, stream);
-                done.fetch_sub(1, Ordering::Relaxed);
             });
-        if spawned.is_err() {
-            busy.fetch_sub(1, Ordering::Relaxed);
-        }
     }
     Ok(())
 }
 
-fn new_session(ui: &Ui, kind: &'static str, source: String) -> Shared {
-    let id = ui.next_id.fetch_add(1, Ordering::Relaxed);
-    let s = Arc::new(Mutex::new(Session::new(id, kind, source)));
-    lock(&ui.sessions).push(s.clone());
-    s
+/// One of the [`MAX_CONNECTIONS`] page connections, counted while held.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(count: &Arc<AtomicUsize>) -> Slot {
+        count.fetch_add(1, Ordering::Relaxed);
+        Slot(count.clone())
+    }
 }
 
-fn open_file(ui: &Arc<Ui>, path: &str) {
-    let s = new_session(ui, "file", path.to_string());
-    let path = path.to_string();
-    let _ = std::thread::Builder::new()
-        .name("ui-file".into())
-        .spawn(move || match std::fs::File::open(&path) {
-            Ok(f) => feed(&s, std::io::BufReader::with_capacity(1 << 16, f)),
-            Err(e) => lock(&s).fail(format!("cannot open {path}: {e}")),
-        });
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 fn accept_agents(ui: Arc<Ui>, listener: TcpListener) {
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
-        if lock(&ui.senders).len() >= MAX_AGENTS {
+        let agents = ui
+            .all()
+            .iter()
+            .filter(|h| lock(&h.sender).is_some())
+            .count();
+        if agents >= MAX_AGENTS {
             continue;
         }
         let peer = stream
             .peer_addr()
             .map_or_else(|_| "agent".to_string(), |a| a.to_string());
-        let s = new_session(&ui, "listen", peer);
-        let id = lock(&s).id;
-        if let Ok(w) = stream.try_clone() {
-            lock(&ui.senders).insert(id, w);
-        }
-        let ui = ui.clone();
+        let Ok(h) = ui.new_session(Kind::Listen, peer, None) else {
+            continue; // too many sessions: the connection is closed
+        };
         let _ = std::thread::Builder::new()
             .name("ui-agent".into())
-            .spawn(move || {
-                feed(&s, std::io::BufReader::with_capacity(1 << 16, stream));
-                lock(&ui.senders).remove(&id);
-            });
+            .spawn(move || agent_connection(&h, stream));
     }
 }
 
-/// Read a whole stream into a session with the crate's strict reader.
-/// Heap dump payloads are skipped (only counted), so memory stays bounded
-/// by the names and the latest sections. Any read error ends this session
-/// only.
-pub fn feed(s: &Shared, mut r: impl Read) {
-    const TEXT: &[u8] = b"JAVA PROFILE 1.0.1, created";
-    let mut start = [0u8; 27];
-    let mut got = 0;
-    while got < start.len() {
-        match r.read(&mut start[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) => return lock(s).fail(format!("read: {e}")),
+/// Read an agent's stream into its session, recording it; its commands go
+/// back on the same connection.
+pub fn agent_connection(h: &Shared, stream: TcpStream) {
+    if let Ok(w) = stream.try_clone() {
+        *lock(&h.sender) = Some(w);
+    }
+    let mut input = std::io::BufReader::with_capacity(1 << 16, stream);
+    match h.recording() {
+        Some(rec) => {
+            let mut tee = Tee { inner: input, rec };
+            sessions::feed(&h.data, &mut tee);
+            sessions::drain(&mut tee);
+        }
+        None => {
+            sessions::feed(&h.data, &mut input);
+            sessions::drain(&mut input);
         }
     }
-    if got == 0 {
-        lock(s).fail("empty stream: no HPROF header".into());
-        return;
-    }
-    if start[..got] == TEXT[..got.min(TEXT.len())] && got == TEXT.len() {
-        lock(s).fail(
-            "this is a text report (format=a): the UI reads the binary format, \
-             add format=b to the agent options"
-                .into(),
-        );
-        return;
-    }
-    let input = std::io::Cursor::new(start[..got].to_vec()).chain(r);
-    if let Err(e) = read_records(s, input) {
-        lock(s).fail(e);
-    } else {
-        lock(s).end();
-    }
+    *lock(&h.sender) = None;
 }
 
-fn read_records(s: &Shared, r: impl Read) -> Result<(), String> {
-    let mut reader =
-        HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
-    {
-        let h = reader.header();
-        let mut g = lock(s);
-        g.format = format!("{} (identifier size {})", h.label, h.id_size);
-        let line = format!("header: {}", g.format);
-        g.log(line);
-    }
-    while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
-        let name = rec.name();
-        let is_dump = matches!(rec.body, RecordBody::HeapDumpStart { .. });
-        {
-            let mut g = lock(s);
-            g.apply(rec.time, &name, rec.body)?;
-            g.bytes = reader.position();
-        }
-        if is_dump {
-            let (mut roots, mut classes, mut objects) = (0u64, 0u64, 0u64);
-            while let Some(sub) = reader.next_heap_sub_record().map_err(|e| e.to_string())? {
-                match sub {
-                    HeapSubRecord::Root(_) => roots += 1,
-                    HeapSubRecord::ClassDump(_) => classes += 1,
-                    _ => objects += 1,
-                }
-            }
-            let mut g = lock(s);
-            g.heap_dump_summary(roots, classes, objects);
-            g.bytes = reader.position();
-        }
-    }
-    Ok(())
-}
-
-/// Token comparison that does not stop at the first differing byte.
-fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
-}
-
-/// The security checks every request passes first.
-fn allowed(ui: &Ui, req: &http::Request) -> Result<(), &'static str> {
-    let host = req.header("host").ok_or("no Host header")?;
-    if !ui.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-        return Err("Host header does not name this server");
-    }
-    if let Some(origin) = req.header("origin") {
-        if !ui
-            .hosts
-            .iter()
-            .any(|h| origin.eq_ignore_ascii_case(&format!("http://{h}")))
-        {
-            return Err("request from a foreign Origin");
-        }
-    }
-    match req.param("token") {
-        Some(t) if same(t, &ui.token) => Ok(()),
-        _ => Err("missing or wrong token"),
-    }
-}
-
-fn serve(ui: &Ui, mut stream: TcpStream) {
+fn serve(ui: &Arc<Ui>, mut stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
-    let req = match http::read_request(&mut stream) {
+    // A whole head within 10 s: a client sending a byte now and then
+    // cannot hold one of the connections for long.
+    let mut timed = http::Deadline::new(&stream, Duration::from_secs(10));
+    let head = http::read_head(&mut timed);
+    let mut req = match head {
         Ok(r) => r,
         Err((status, msg)) => {
             let _ = http::respond(&mut stream, status, "text/plain", msg.as_bytes());
             return;
         }
     };
-    if let Err(why) = allowed(ui, &req) {
+    // Uploads read on with a plain per-read timeout: they may be long.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    if let Err(why) = guard::allowed(&ui.token, &ui.hosts, &req) {
         let _ = http::respond(&mut stream, 403, "text/plain", why.as_bytes());
         return;
     }
-    let (status, ctype, body) = route(ui, &req);
-    let _ = http::respond(&mut stream, status, ctype, &body);
-}
-
-fn json_reply(status: u16, v: Value) -> (u16, &'static str, Vec<u8>) {
-    (status, "application/json", v.to_string().into_bytes())
-}
-
-fn route(ui: &Ui, req: &http::Request) -> (u16, &'static str, Vec<u8>) {
-    let parts: Vec<&str> = req.path.trim_matches('/').split('/').collect();
+    // Endpoints that stream their body or their answer.
+    let parts: Vec<String> = req
+        .path
+        .trim_matches('/')
+        .split('/')
+        .map(str::to_string)
+        .collect();
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
     match (req.method.as_str(), parts.as_slice()) {
-        ("GET", [""]) => {
-            let page = PAGE
-                .replace("/*STYLE*/", STYLE)
-                .replace("/*SCRIPT*/", SCRIPT);
-            (200, "text/html; charset=utf-8", page.into_bytes())
+        ("POST", ["api", "upload"]) => return transfer::upload(ui, &req, &mut stream),
+        ("GET", ["api", "events"]) => return events::serve(ui, &mut stream),
+        ("GET", ["api", "session", id, "download"]) => {
+            return transfer::download(ui, id, &mut stream)
         }
-        ("GET", ["api", "sessions"]) => {
-            let list: Vec<Value> = lock(&ui.sessions)
-                .iter()
-                .map(|s| {
-                    let g = lock(s);
-                    let mut v = g.summary();
-                    v["commands"] = json!(ui.can_send(g.id));
-                    v
-                })
-                .collect();
-            json_reply(
-                200,
-                json!({"sessions": list, "agentOptions": format!("net={},format=b", ui.agents_addr)}),
-            )
-        }
-        ("GET", ["api", "attach"]) => json_reply(
-            200,
-            json!({"available": false,
-                   "message": "Attach is not available yet: the agent cannot be loaded into a running JVM (it refuses Agent_OnAttach). Start the JVM with the agent options shown above instead."}),
-        ),
-        ("GET", ["api", "session", id, view]) => {
-            let Some(s) = ui.session(id) else {
-                return json_reply(404, json!({"error": "no such session"}));
-            };
-            let g = lock(&s);
-            let num = |k: &str, d: usize| req.param(k).and_then(|v| v.parse().ok()).unwrap_or(d);
-            let v = match *view {
-                "cpu" => g.cpu_view(
-                    &MethodFilter::parse(req.param("filter").unwrap_or("")),
-                    num("top", 100).min(10_000),
-                ),
-                "sites" => g.sites_view(
-                    req.param("class").unwrap_or(""),
-                    req.param("sort").unwrap_or("bytes"),
-                    num("offset", 0),
-                    num("limit", 100).min(10_000),
-                ),
-                "threads" => g.threads_view(),
-                "console" => g.console_view(num("since", 0) as u64),
-                "summary" => g.summary(),
-                _ => return json_reply(404, json!({"error": "no such view"})),
-            };
-            json_reply(200, v)
-        }
-        ("POST", ["api", "session", id, "command"]) => {
-            let Ok(text) = std::str::from_utf8(&req.body) else {
-                return json_reply(400, json!({"error": "command is not UTF-8"}));
-            };
-            let cmd: Command = match text.parse() {
-                Ok(c) => c,
-                Err(e) => return json_reply(400, json!({"error": e})),
-            };
-            let Some(s) = ui.session(id) else {
-                return json_reply(404, json!({"error": "no such session"}));
-            };
-            match ui.send(&s, cmd) {
-                Ok(()) => json_reply(200, json!({"sent": cmd.to_string()})),
-                Err(e) => json_reply(409, json!({"error": e})),
-            }
-        }
-        ("GET" | "POST", _) => json_reply(404, json!({"error": "not found"})),
-        _ => json_reply(405, json!({"error": "method not allowed"})),
+        _ => {}
     }
+    let mut timed = http::Deadline::new(&stream, Duration::from_secs(10));
+    if let Err((status, msg)) = http::read_body(&mut req, &mut timed, http::MAX_BODY) {
+        let _ = http::respond(&mut stream, status, "text/plain", msg.as_bytes());
+        return;
+    }
+    let r = api::route(ui, &req);
+    let _ = http::write_head(
+        &mut stream,
+        r.status,
+        r.ctype,
+        Some(r.body.len() as u64),
+        &r.headers,
+    )
+    .and_then(|_| stream.write_all(&r.body))
+    .and_then(|_| stream.flush());
 }
 
 impl Ui {
-    fn session(&self, id: &str) -> Option<Shared> {
-        let id: u32 = id.parse().ok()?;
-        lock(&self.sessions)
-            .iter()
-            .find(|s| lock(s).id == id)
-            .cloned()
+    pub fn all(&self) -> Vec<Shared> {
+        lock(&self.sessions).clone()
     }
 
-    fn can_send(&self, id: u32) -> bool {
-        lock(&self.senders).contains_key(&id)
+    pub fn session(&self, id: &str) -> Option<Shared> {
+        let id: u32 = id.parse().ok()?;
+        lock(&self.sessions).iter().find(|h| h.id == id).cloned()
+    }
+
+    /// A new session, recorded unless it is a file named on the command
+    /// line; refused past [`MAX_SESSIONS`].
+    pub fn new_session(
+        &self,
+        kind: Kind,
+        source: String,
+        path: Option<PathBuf>,
+    ) -> Result<Shared, String> {
+        let mut list = lock(&self.sessions);
+        if list.len() >= MAX_SESSIONS {
+            return Err(format!(
+                "{MAX_SESSIONS} sessions are open: close some first"
+            ));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let h = Handle::new(id, kind, source, path);
+        if kind != Kind::File {
+            match Recording::create(sessions::MAX_RECORDING) {
+                Ok(r) => *lock(&h.recording) = Some(Arc::new(r)),
+                Err(e) => lock(&h.data).log(format!(
+                    "the stream is not recorded (download unavailable): {e}"
+                )),
+            }
+        }
+        list.push(h.clone());
+        Ok(h)
+    }
+
+    /// Remove an ended session (its memory and recording go with it).
+    pub fn close(&self, h: &Shared) -> Result<(), String> {
+        // One lock at a time (takes_commands locks the other way round).
+        let live = lock(&h.data).state == State::Live;
+        let connected = lock(&h.sender).is_some();
+        if live || connected {
+            return Err("the session is live: stop or exit its program first".into());
+        }
+        if lock(&h.child).is_some() {
+            return Err("its program is still running: stop it first".into());
+        }
+        lock(&self.sessions).retain(|x| x.id != h.id);
+        Ok(())
+    }
+
+    fn open_file(&self, path: &str) {
+        let Ok(h) = self.new_session(Kind::File, path.to_string(), Some(PathBuf::from(path)))
+        else {
+            return;
+        };
+        let path = path.to_string();
+        let _ = std::thread::Builder::new()
+            .name("ui-file".into())
+            .spawn(move || match std::fs::File::open(&path) {
+                Ok(f) => {
+                    sessions::feed(&h.data, &mut std::io::BufReader::with_capacity(1 << 16, f))
+                }
+                Err(e) => lock(&h.data).fail(format!("cannot open {path}: {e}")),
+            });
     }
 
     /// Encode with the crate's protocol encoder and write to the agent.
-    fn send(&self, s: &Shared, cmd: Command) -> Result<(), String> {
-        let (id, serial) = {
-            let g = lock(s);
+    pub fn send(&self, h: &Shared, cmd: crate::protocol::Command) -> Result<(), String> {
+        let serial = {
+            let g = lock(&h.data);
             if g.state != State::Live {
                 return Err("the session has ended".into());
             }
-            (g.id, g.commands_sent + 1)
+            g.commands_sent + 1
         };
-        let mut senders = lock(&self.senders);
-        let w = senders
-            .get_mut(&id)
+        let mut sender = lock(&h.sender);
+        let w = sender
+            .as_mut()
             .ok_or("this session takes no commands (not an agent connection)")?;
         w.write_all(&cmd.encode(serial))
             .map_err(|e| format!("cannot send {cmd}: {e}"))?;
-        drop(senders);
-        let mut g = lock(s);
+        drop(sender);
+        let mut g = lock(&h.data);
         g.commands_sent = serial;
         g.log(format!("sent: {cmd}"));
         Ok(())
+    }
+
+    pub fn takes_commands(&self, h: &Shared) -> bool {
+        // One lock at a time: a guard held across the other lock would
+        // order them against close().
+        let connected = lock(&h.sender).is_some();
+        connected && lock(&h.data).state == State::Live
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_malformed_stream_fails_only_its_session() {
-        let s: Shared = Arc::new(Mutex::new(Session::new(1, "file", "x".into())));
-        feed(
-            &s,
-            &b"JAVA PROFILE 1.0.2\0\0\0\0\x08\0\0\0\0\0\0\0\0\x0c\xff\xff"[..],
-        );
-        let g = lock(&s);
-        assert_eq!(g.state, State::Failed);
-        assert!(g.error.is_some());
-        let t: Shared = Arc::new(Mutex::new(Session::new(2, "file", "y".into())));
-        feed(&t, &b"JAVA PROFILE 1.0.1, created Mon\n"[..]);
-        assert!(lock(&t).error.as_deref().unwrap().contains("format=b"));
-    }
 
     #[test]
     fn startup_lines_follow_the_contract() {
@@ -451,7 +424,14 @@ mod tests {
         );
         assert_eq!(p, "hprof-rs ui: open http://127.0.0.1:8080/?token=abc");
         assert_eq!(a, "hprof-rs ui: agent options: net=127.0.0.1:9000,format=b");
-        assert_eq!(random_token().unwrap().len(), 32);
-        assert_ne!(random_token().unwrap(), random_token().unwrap());
+    }
+
+    #[test]
+    fn a_missing_agent_library_is_said_clearly() {
+        let e = find_agent(Some("/nonexistent/libhprof_rs.so")).unwrap_err();
+        assert!(
+            e.contains("no agent library at /nonexistent/libhprof_rs.so"),
+            "{e}"
+        );
     }
 }

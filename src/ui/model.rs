@@ -1,17 +1,24 @@
-//! The UI's data model: one [`Session`] per agent connection or opened
-//! file, fed record by record by the crate's strict reader, and the views
-//! the page fetches (CPU, memory, threads, console) built from it as JSON.
+//! The UI's data model: one [`Session`] per agent connection, launched
+//! program or opened file, fed record by record (binary streams by the
+//! crate's strict reader, text streams by `text.rs`), from which the views
+//! are built (`cpu.rs`, `memory.rs`, `heap.rs`, `monitors.rs`, and threads
+//! and console here).
 //!
 //! Memory stays bounded: the console keeps the last [`CONSOLE_LINES`]
 //! lines, CPU and site views keep only the latest section (CPU SAMPLES are
-//! cumulative, docs/socket-protocol.md), and the name tables stop a session
-//! with an error once they hold more than [`MAX_SYMBOLS`] entries.
+//! cumulative, docs/socket-protocol.md) plus the two marks, heap dumps are
+//! reduced to per-class counts, and the name tables stop a session with an
+//! error once they hold more than [`MAX_SYMBOLS`] entries.
 
+use super::cpu::CpuCache;
+use super::heap::HeapState;
+use super::memory::{Marks, MemCache};
+use super::monitors::Monitors;
 use crate::reader::{java_class_name, AllocSites, CpuSamples, Frame, RecordBody, Trace};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 
-/// Console lines kept per session (older ones are dropped and counted).
+/// Console lines kept per session (older ones are dropped).
 pub const CONSOLE_LINES: usize = 5000;
 /// Names, classes, frames, traces and threads a session may define.
 pub const MAX_SYMBOLS: usize = 20_000_000;
@@ -27,7 +34,7 @@ pub enum State {
 }
 
 impl State {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             State::Live => "live",
             State::Ended => "ended",
@@ -36,48 +43,98 @@ impl State {
     }
 }
 
+/// Where a session's stream comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An agent that connected to the agents port.
+    Listen,
+    /// A program started from the Launch form.
+    Launch,
+    /// A file named on the command line.
+    File,
+    /// A file sent from the page.
+    Upload,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Listen => "listen",
+            Kind::Launch => "launch",
+            Kind::File => "file",
+            Kind::Upload => "upload",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct ThreadInfo {
     pub serial: u32,
+    /// The thread object ID (what CONTROL sampling on/off take); 0 unknown.
+    pub object_id: u64,
     pub name: String,
     pub group: String,
     pub start_ms: f64,
     pub end_ms: Option<f64>,
 }
 
+/// The process of a Launch session.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub argv: Vec<String>,
+    pub running: bool,
+    /// How it ended (`exit status 0`, `killed by signal 9`, ...).
+    pub exit: Option<String>,
+}
+
 /// Everything the views need from one stream.
 pub struct Session {
     pub id: u32,
-    /// "listen" (an agent connection) or "file".
-    pub kind: &'static str,
-    /// Peer address or file name.
+    pub kind: Kind,
+    /// Peer address, file name or command.
     pub source: String,
     pub started_unix_ms: u64,
     pub state: State,
     pub error: Option<String>,
-    /// The binary header's label and identifier size.
+    /// The binary header's label and identifier size, or "text".
     pub format: String,
+    /// True for a text stream (`format=a`).
+    pub text: bool,
     pub records: u64,
     pub bytes: u64,
-    strings: HashMap<u64, String>,
-    classes: HashMap<u32, u64>,
-    frames: HashMap<u64, Frame>,
-    traces: HashMap<u32, Trace>,
+    /// Bumped on every change (the event stream and view caches follow it).
+    pub version: u64,
+    pub(super) strings: HashMap<u64, String>,
+    /// class serial -> name string ID
+    pub(super) classes: HashMap<u32, u64>,
+    /// class object ID -> name string ID (heap dumps name classes by ID)
+    pub(super) class_ids: HashMap<u64, u64>,
+    pub(super) frames: HashMap<u64, Frame>,
+    pub(super) traces: HashMap<u32, Trace>,
     pub threads: Vec<ThreadInfo>,
     thread_index: HashMap<u32, usize>,
+    /// START and END THREAD records seen (the Threads view follows it).
+    pub thread_events: u64,
     pub cpu: Option<CpuSamples>,
     pub cpu_sections: u32,
+    pub(super) cpu_cache: CpuCache,
     pub sites: Option<AllocSites>,
     pub sites_reports: u32,
+    pub marks: Marks,
+    pub(super) mem_cache: MemCache,
+    pub heap: HeapState,
+    pub monitors: Monitors,
     pub control: Option<(u32, u16)>,
     console: VecDeque<(u64, String)>,
     console_seq: u64,
     /// Commands sent so far (the serial of the next one).
     pub commands_sent: u32,
+    pub process: Option<ProcessInfo>,
 }
 
 impl Session {
-    pub fn new(id: u32, kind: &'static str, source: String) -> Self {
+    pub fn new(id: u32, kind: Kind, source: String) -> Self {
         Session {
             id,
             kind,
@@ -89,27 +146,38 @@ impl Session {
             state: State::Live,
             error: None,
             format: String::new(),
+            text: false,
             records: 0,
             bytes: 0,
+            version: 0,
             strings: HashMap::new(),
             classes: HashMap::new(),
+            class_ids: HashMap::new(),
             frames: HashMap::new(),
             traces: HashMap::new(),
             threads: Vec::new(),
             thread_index: HashMap::new(),
+            thread_events: 0,
             cpu: None,
             cpu_sections: 0,
+            cpu_cache: CpuCache::default(),
             sites: None,
             sites_reports: 0,
+            marks: Marks::default(),
+            mem_cache: MemCache::default(),
+            heap: HeapState::default(),
+            monitors: Monitors::default(),
             control: None,
             console: VecDeque::new(),
             console_seq: 0,
             commands_sent: 0,
+            process: None,
         }
     }
 
     pub fn log(&mut self, line: String) {
         self.console_seq += 1;
+        self.version += 1;
         if self.console.len() == CONSOLE_LINES {
             self.console.pop_front();
         }
@@ -132,12 +200,13 @@ impl Session {
     fn symbols(&self) -> usize {
         self.strings.len()
             + self.classes.len()
+            + self.class_ids.len()
             + self.frames.len()
             + self.traces.len()
             + self.threads.len()
     }
 
-    fn string(&self, id: u64) -> &str {
+    pub(super) fn string(&self, id: u64) -> &str {
         self.strings.get(&id).map_or("?", String::as_str)
     }
 
@@ -147,6 +216,17 @@ impl Session {
             .and_then(|n| self.strings.get(n))
             .map_or_else(
                 || format!("<class serial {serial}>"),
+                |n| java_class_name(n),
+            )
+    }
+
+    /// The name of a class by its object ID (heap dumps).
+    pub fn class_name_by_id(&self, id: u64) -> String {
+        self.class_ids
+            .get(&id)
+            .and_then(|n| self.strings.get(n))
+            .map_or_else(
+                || format!("<unknown class 0x{id:x}>"),
                 |n| java_class_name(n),
             )
     }
@@ -164,7 +244,7 @@ impl Session {
     }
 
     /// `pkg.Class.method(File.java:12)` of a frame.
-    fn frame_with_line(&self, id: u64) -> String {
+    pub fn frame_with_line(&self, id: u64) -> String {
         let label = self.frame_label(id);
         let Some(f) = self.frames.get(&id) else {
             return label;
@@ -181,9 +261,23 @@ impl Session {
         }
     }
 
+    /// Where a frame's source is, for the source view: class name, source
+    /// file name and line (> 0), when all are known.
+    pub fn frame_src(&self, id: u64) -> Option<(String, String, i32)> {
+        let f = self.frames.get(&id)?;
+        let file = self.strings.get(&f.source_file_id)?;
+        (f.line > 0 && !file.is_empty())
+            .then(|| (self.class_name(f.class_serial), file.clone(), f.line))
+    }
+
     /// Frame IDs of a trace, top of stack first.
     pub fn trace_frames(&self, serial: u32) -> Option<&[u64]> {
         self.traces.get(&serial).map(|t| t.frame_ids.as_slice())
+    }
+
+    /// The thread a trace belongs to (0 without `thread=y`).
+    pub fn trace_thread(&self, serial: u32) -> u32 {
+        self.traces.get(&serial).map_or(0, |t| t.thread_serial)
     }
 
     /// Source file name and line (> 0 when known) of a frame.
@@ -207,42 +301,75 @@ impl Session {
             .map(|t| t.frame_ids.iter().map(|&f| self.frame_label(f)).collect())
     }
 
-    /// Take one record in. Errors end the session (the caller calls
-    /// [`Session::fail`]).
+    /// Top-first frames with lines, for tables that show a trace.
+    pub fn stack_with_lines(&self, serial: u32) -> Vec<String> {
+        self.traces.get(&serial).map_or_else(Vec::new, |t| {
+            t.frame_ids
+                .iter()
+                .map(|&f| self.frame_with_line(f))
+                .collect()
+        })
+    }
+
+    pub fn thread_name(&self, serial: u32) -> String {
+        match self.thread_index.get(&serial) {
+            Some(&i) => self.threads[i].name.clone(),
+            None => format!("thread {serial}"),
+        }
+    }
+
+    /// Take one record in and log it on the console. Errors end the
+    /// session (the caller calls [`Session::fail`]).
     pub fn apply(&mut self, time_us: u32, name: &str, body: RecordBody) -> Result<(), String> {
+        let t = f64::from(time_us) / 1000.0;
+        if let Some(detail) = self.take(t, body)? {
+            self.log(format!(
+                "{t:>10.3} ms  {name}{}{detail}",
+                if detail.is_empty() { "" } else { "  " }
+            ));
+        }
+        Ok(())
+    }
+
+    /// Take one record in; the console line's detail, or None for records
+    /// not worth a line (names, classes, frames, traces, heap segments).
+    pub fn take(&mut self, t: f64, body: RecordBody) -> Result<Option<String>, String> {
         self.records += 1;
+        self.version += 1;
         if self.symbols() > MAX_SYMBOLS {
             return Err(format!(
                 "more than {MAX_SYMBOLS} names, frames and traces: stream refused to bound memory"
             ));
         }
-        let t = f64::from(time_us) / 1000.0;
         let detail = match body {
             RecordBody::Utf8 { id, text } => {
                 self.strings.insert(id, text);
-                return Ok(()); // names are not worth a console line each
+                return Ok(None);
             }
             RecordBody::LoadClass(c) => {
                 self.classes.insert(c.class_serial, c.name_id);
-                return Ok(());
+                self.class_ids.insert(c.class_id, c.name_id);
+                return Ok(None);
             }
             RecordBody::Frame(f) => {
                 self.frames.insert(f.id, f);
-                return Ok(());
+                return Ok(None);
             }
             RecordBody::Trace(tr) => {
                 self.traces.insert(tr.serial, tr);
-                return Ok(());
+                return Ok(None);
             }
             RecordBody::UnloadClass { class_serial } => format!("class serial {class_serial}"),
             RecordBody::StartThread(s) => {
                 let info = ThreadInfo {
                     serial: s.thread_serial,
+                    object_id: s.thread_id,
                     name: self.string(s.name_id).to_string(),
                     group: self.string(s.group_name_id).to_string(),
                     start_ms: t,
                     end_ms: None,
                 };
+                self.thread_events += 1;
                 let line = format!("thread {} \"{}\"", info.serial, info.name);
                 self.thread_index
                     .insert(s.thread_serial, self.threads.len());
@@ -250,6 +377,7 @@ impl Session {
                 line
             }
             RecordBody::EndThread { thread_serial } => {
+                self.thread_events += 1;
                 if let Some(&i) = self.thread_index.get(&thread_serial) {
                     self.threads[i].end_ms = Some(t);
                     format!("thread {thread_serial} \"{}\"", self.threads[i].name)
@@ -275,9 +403,13 @@ impl Session {
                         ""
                     }
                 );
-                self.sites = Some(s);
                 self.sites_reports += 1;
-                line
+                let mark = self.marks.take_report(&s, self.sites_reports, t);
+                self.sites = Some(s);
+                match mark {
+                    Some(m) => format!("{line}; taken as the {m} mark"),
+                    None => line,
+                }
             }
             RecordBody::HeapSummary(h) => format!(
                 "live {} bytes in {} objects; allocated {} bytes in {} objects",
@@ -290,192 +422,113 @@ impl Session {
                 self.control = Some((c.flags, c.depth));
                 format!("flags 0x{:x}, depth {}", c.flags, c.depth)
             }
-            RecordBody::HeapDumpStart { .. } => "heap dump follows".into(),
+            RecordBody::HeapDumpStart { segment } => {
+                self.heap.start(segment, t);
+                if segment && self.heap.segments_open() > 1 {
+                    return Ok(None); // one line per dump, not per segment
+                }
+                "heap dump follows".into()
+            }
+            RecordBody::HeapDumpEnd => {
+                self.heap.end_segments();
+                String::new()
+            }
             _ => String::new(),
         };
-        self.log(format!(
-            "{t:>10.3} ms  {name}{}{detail}",
-            if detail.is_empty() { "" } else { "  " }
-        ));
-        Ok(())
+        Ok(Some(detail))
     }
 
-    /// A heap dump's sub-records were counted by the caller.
-    pub fn heap_dump_summary(&mut self, roots: u64, classes: u64, objects: u64) {
-        self.log(format!(
-            "             heap dump: {roots} roots, {classes} classes, {objects} objects and arrays"
-        ));
+    /// A line of the program's own output (Launch sessions) or of a text
+    /// stream, kept for the console as it is.
+    pub fn log_raw(&mut self, line: String) {
+        self.log(line);
     }
 
     pub fn summary(&self) -> Value {
         json!({
             "id": self.id,
-            "kind": self.kind,
+            "kind": self.kind.name(),
             "source": self.source,
             "started": self.started_unix_ms,
             "state": self.state.name(),
             "error": self.error,
             "format": self.format,
+            "text": self.text,
             "records": self.records,
             "bytes": self.bytes,
+            "version": self.version,
             "threads": self.threads.len(),
             "cpuSections": self.cpu_sections,
             "sitesReports": self.sites_reports,
+            "heapDumps": self.heap.dumps(),
+            "heapDumpsRead": self.heap.complete,
+            "threadEvents": self.thread_events,
+            "consoleLast": self.console_seq,
+            "monitorSections": self.monitors.sections(),
+            "marks": self.marks.summary(),
             "control": self.control.map(|(f, d)| json!({"flags": f, "depth": d})),
+            "process": self.process.as_ref().map(|p| json!({
+                "pid": p.pid, "argv": p.argv, "running": p.running, "exit": p.exit,
+            })),
         })
     }
 
-    /// CPU view: hot methods (self samples = top kept frame; total =
-    /// samples whose stack contains the method) and a flame graph tree,
-    /// after the method filter. `top` limits the table rows.
-    pub fn cpu_view(&self, filter: &MethodFilter, top: usize) -> Value {
-        let Some(cpu) = &self.cpu else {
-            return json!({"available": false, "total": 0, "rows": [], "flame": {"n": "all", "v": 0, "c": []}});
-        };
-        let mut selfs: HashMap<String, u64> = HashMap::new();
-        let mut totals: HashMap<String, u64> = HashMap::new();
-        let mut root = FlameNode::default();
-        let mut kept = 0u64;
-        for e in &cpu.entries {
-            let count = u64::from(e.count);
-            let stack: Vec<String> = match self.stack(e.trace_serial) {
-                Some(s) => s,
-                None => vec![format!("<trace {} not sent>", e.trace_serial)],
-            };
-            let stack: Vec<String> = stack.into_iter().filter(|m| filter.keeps(m)).collect();
-            if stack.is_empty() {
-                continue;
-            }
-            kept += count;
-            *selfs.entry(stack[0].clone()).or_insert(0) += count;
-            let mut seen = std::collections::HashSet::new();
-            for m in &stack {
-                if seen.insert(m.as_str()) {
-                    *totals.entry(m.clone()).or_insert(0) += count;
-                }
-            }
-            root.add(stack.iter().rev(), count);
-        }
-        let mut rows: Vec<(&String, &u64)> = totals.iter().collect();
-        rows.sort_by(|a, b| {
-            let sa = selfs.get(a.0).copied().unwrap_or(0);
-            let sb = selfs.get(b.0).copied().unwrap_or(0);
-            sb.cmp(&sa).then(b.1.cmp(a.1)).then(a.0.cmp(b.0))
-        });
-        let pct = |n: u64| {
-            if kept == 0 {
-                0.0
-            } else {
-                (n as f64) * 100.0 / kept as f64
-            }
-        };
-        let table: Vec<Value> = rows
-            .iter()
-            .take(top)
-            .map(|(m, &t)| {
-                let s = selfs.get(*m).copied().unwrap_or(0);
-                json!({"method": m, "self": s, "selfPct": pct(s), "total": t, "totalPct": pct(t)})
-            })
-            .collect();
-        // Nodes under 1/2000 of the samples are merged into their parent's
-        // own width: they would be under a pixel wide and only cost bytes.
-        let min = (kept / 2000).max(1);
-        json!({
-            "available": true,
-            "total": cpu.total,
-            "kept": kept,
-            "methods": rows.len(),
-            "rows": table,
-            "flame": root.to_json("all", kept, min),
-        })
-    }
-
-    /// Memory view: ALLOC SITES rows ordered by `sort`, with an optional
-    /// class-name substring, `offset`/`limit` paging.
-    pub fn sites_view(&self, class: &str, sort: &str, offset: usize, limit: usize) -> Value {
-        let Some(s) = &self.sites else {
-            return json!({"available": false, "rows": [], "matched": 0});
-        };
-        let mut rows: Vec<(usize, String)> = s
-            .sites
-            .iter()
-            .enumerate()
-            .map(|(i, x)| (i, self.site_class(x.class_serial, x.array_type)))
-            .filter(|(_, n)| class.is_empty() || n.contains(class))
-            .collect();
-        let key = |i: usize| {
-            let x = &s.sites[i];
-            match sort {
-                "objects" => u64::from(x.instances_allocated),
-                "live" => u64::from(x.live_bytes),
-                "liveObjects" => u64::from(x.live_instances),
-                _ => u64::from(x.bytes_allocated),
-            }
-        };
-        rows.sort_by(|a, b| key(b.0).cmp(&key(a.0)).then(a.0.cmp(&b.0)));
-        let matched = rows.len();
-        let page: Vec<Value> = rows
-            .into_iter()
-            .skip(offset)
-            .take(limit)
-            .map(|(i, name)| {
-                let x = &s.sites[i];
-                json!({
-                    "rank": i + 1,
-                    "class": name,
-                    "trace": x.trace_serial,
-                    "site": self.traces.get(&x.trace_serial)
-                        .and_then(|t| t.frame_ids.first())
-                        .map(|&f| self.frame_with_line(f)),
-                    "bytes": x.bytes_allocated,
-                    "objects": x.instances_allocated,
-                    "liveBytes": x.live_bytes,
-                    "liveObjects": x.live_instances,
-                })
-            })
-            .collect();
-        json!({
-            "available": true,
-            "estimated": s.flags & SITES_ESTIMATED != 0,
-            "totalLiveBytes": s.total_live_bytes,
-            "totalLiveObjects": s.total_live_instances,
-            "totalBytes": s.total_bytes_allocated,
-            "totalObjects": s.total_instances_allocated,
-            "sites": s.sites.len(),
-            "matched": matched,
-            "offset": offset,
-            "rows": page,
-        })
-    }
-
-    pub fn site_class(&self, serial: u32, array_type: u8) -> String {
-        let prim = match array_type {
-            4 => "boolean[]",
-            5 => "char[]",
-            6 => "float[]",
-            7 => "double[]",
-            8 => "byte[]",
-            9 => "short[]",
-            10 => "int[]",
-            11 => "long[]",
-            _ => "",
-        };
-        if !prim.is_empty() && !self.classes.contains_key(&serial) {
-            return prim.into();
-        }
-        self.class_name(serial)
-    }
-
+    /// Every thread with its start and end and, where CPU samples name
+    /// threads (`thread=y`), its samples and the methods on top of them.
     pub fn threads_view(&self) -> Value {
-        Value::Array(
-            self.threads
-                .iter()
-                .map(|t| {
-                    json!({"serial": t.serial, "name": t.name, "group": t.group,
-                           "startMs": t.start_ms, "endMs": t.end_ms})
+        let mut per_thread: HashMap<u32, (u64, HashMap<String, u64>)> = HashMap::new();
+        if let Some(cpu) = &self.cpu {
+            for e in &cpu.entries {
+                let thread = self.trace_thread(e.trace_serial);
+                if thread == 0 {
+                    continue;
+                }
+                let top = self
+                    .trace_frames(e.trace_serial)
+                    .and_then(|f| f.first())
+                    .map_or_else(|| "<no frames>".to_string(), |&f| self.frame_label(f));
+                let entry = per_thread.entry(thread).or_default();
+                entry.0 += u64::from(e.count);
+                *entry.1.entry(top).or_insert(0) += u64::from(e.count);
+            }
+        }
+        let doing = |serial: u32| -> (u64, Vec<Value>) {
+            per_thread
+                .get(&serial)
+                .map_or((0, Vec::new()), |(n, tops)| {
+                    let mut v: Vec<(&String, &u64)> = tops.iter().collect();
+                    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+                    (
+                        *n,
+                        v.into_iter()
+                            .take(3)
+                            .map(|(m, c)| json!({"method": m, "samples": c}))
+                            .collect(),
+                    )
                 })
-                .collect(),
-        )
+        };
+        let mut rows: Vec<Value> = self
+            .threads
+            .iter()
+            .map(|t| {
+                let (samples, top) = doing(t.serial);
+                json!({"serial": t.serial, "objectId": t.object_id, "name": t.name, "group": t.group,
+                       "startMs": t.start_ms, "endMs": t.end_ms, "samples": samples, "top": top})
+            })
+            .collect();
+        // Threads that only appear in samples (`main` starts before the
+        // agent's VM init and has no START THREAD record).
+        let mut unlisted: Vec<&u32> = per_thread
+            .keys()
+            .filter(|s| !self.thread_index.contains_key(s))
+            .collect();
+        unlisted.sort();
+        for &serial in unlisted {
+            let (samples, top) = doing(serial);
+            rows.push(json!({"serial": serial, "objectId": 0, "name": format!("thread {serial}"),
+                             "group": "", "startMs": null, "endMs": null, "samples": samples, "top": top}));
+        }
+        json!({"threads": rows, "perThreadSamples": !per_thread.is_empty()})
     }
 
     /// Console lines after sequence number `since`.
@@ -490,90 +543,21 @@ impl Session {
     }
 }
 
-#[derive(Default)]
-struct FlameNode {
-    value: u64,
-    children: HashMap<String, FlameNode>,
-}
-
-impl FlameNode {
-    fn add<'a>(&mut self, mut path: impl Iterator<Item = &'a String>, count: u64) {
-        self.value += count;
-        if let Some(name) = path.next() {
-            self.children
-                .entry(name.clone())
-                .or_default()
-                .add(path, count);
-        }
-    }
-
-    fn to_json(&self, name: &str, value: u64, min: u64) -> Value {
-        let mut kids: Vec<(&String, &FlameNode)> = self
-            .children
-            .iter()
-            .filter(|(_, c)| c.value >= min)
-            .collect();
-        kids.sort_by(|a, b| a.0.cmp(b.0));
-        let c: Vec<Value> = kids
-            .into_iter()
-            .map(|(n, k)| k.to_json(n, k.value, min))
-            .collect();
-        json!({"n": name, "v": value, "c": c})
-    }
-}
-
-/// The thesis's method filter: comma-separated patterns, `!` in front
-/// excludes. A pattern that starts with `.` matches anywhere in the name
-/// (`!.io.` drops `java.io.X.m`); others match a name's start (`java.`).
-/// A frame is kept when no include is given or one include matches, and no
-/// exclude matches.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct MethodFilter {
-    include: Vec<String>,
-    exclude: Vec<String>,
-}
-
-impl MethodFilter {
-    pub fn parse(s: &str) -> Self {
-        let mut f = MethodFilter::default();
-        for p in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            match p.strip_prefix('!') {
-                Some(x) if !x.trim().is_empty() => f.exclude.push(x.trim().to_string()),
-                Some(_) => {}
-                None => f.include.push(p.to_string()),
-            }
-        }
-        f
-    }
-
-    fn matches(p: &str, name: &str) -> bool {
-        if p.starts_with('.') {
-            name.contains(p)
-        } else {
-            name.starts_with(p)
-        }
-    }
-
-    pub fn keeps(&self, name: &str) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|p| Self::matches(p, name)))
-            && !self.exclude.iter().any(|p| Self::matches(p, name))
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use crate::reader::{AllocSite, CpuSample, LoadClass, StartThread};
+    use crate::reader::{CpuSample, LoadClass, StartThread};
 
-    fn utf8(s: &mut Session, id: u64, t: &str) {
+    pub fn utf8(s: &mut Session, id: u64, t: &str) {
         s.apply(0, "UTF8", RecordBody::Utf8 { id, text: t.into() })
             .unwrap();
     }
 
     /// Two classes, three frames, two traces:
-    /// trace 1 = Main.main <- Main.hot ; trace 2 = Main.main <- java.io.X.read
-    fn sample_session() -> Session {
-        let mut s = Session::new(1, "file", "t".into());
+    /// trace 1 = Main.main <- Main.hot (thread 7);
+    /// trace 2 = Main.main <- java.io.X.read (thread 8)
+    pub fn sample_session() -> Session {
+        let mut s = Session::new(1, Kind::File, "t".into());
         utf8(&mut s, 1, "Main");
         utf8(&mut s, 2, "java.io.X");
         utf8(&mut s, 3, "main");
@@ -608,13 +592,13 @@ mod tests {
             )
             .unwrap();
         }
-        for (serial, frames) in [(1, vec![11, 10]), (2, vec![12, 10])] {
+        for (serial, thread, frames) in [(1, 7, vec![11, 10]), (2, 8, vec![12, 10])] {
             s.apply(
                 0,
                 "TRACE",
                 RecordBody::Trace(Trace {
                     serial,
-                    thread_serial: 1,
+                    thread_serial: thread,
                     frame_ids: frames,
                 }),
             )
@@ -623,7 +607,7 @@ mod tests {
         s
     }
 
-    fn cpu(s: &mut Session, rows: &[(u32, u32)]) {
+    pub fn cpu(s: &mut Session, rows: &[(u32, u32)]) {
         s.apply(
             1000,
             "CPU SAMPLES",
@@ -642,113 +626,6 @@ mod tests {
     }
 
     #[test]
-    fn cpu_view_ranks_self_samples_and_builds_the_flame_tree() {
-        let mut s = sample_session();
-        cpu(&mut s, &[(75, 1), (25, 2)]);
-        let v = s.cpu_view(&MethodFilter::default(), 10);
-        assert_eq!(v["kept"], 100);
-        assert_eq!(v["rows"][0]["method"], "Main.hot");
-        assert_eq!(v["rows"][0]["self"], 75);
-        assert_eq!(v["rows"][0]["selfPct"], 75.0);
-        assert_eq!(v["rows"][1]["method"], "java.io.X.read");
-        // Main.main is on every stack: total 100, self 0.
-        assert_eq!(v["rows"][2]["method"], "Main.main");
-        assert_eq!(v["rows"][2]["total"], 100);
-        assert_eq!(v["rows"][2]["self"], 0);
-        let flame = &v["flame"];
-        assert_eq!(flame["v"], 100);
-        assert_eq!(flame["c"][0]["n"], "Main.main");
-        let kids: Vec<(&str, u64)> = flame["c"][0]["c"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|k| (k["n"].as_str().unwrap(), k["v"].as_u64().unwrap()))
-            .collect();
-        assert_eq!(kids, vec![("Main.hot", 75), ("java.io.X.read", 25)]);
-    }
-
-    #[test]
-    fn a_later_cpu_section_replaces_the_earlier_one() {
-        let mut s = sample_session();
-        cpu(&mut s, &[(1, 1)]);
-        cpu(&mut s, &[(5, 2)]);
-        let v = s.cpu_view(&MethodFilter::default(), 10);
-        assert_eq!(v["kept"], 5);
-        assert_eq!(v["rows"][0]["method"], "java.io.X.read");
-    }
-
-    #[test]
-    fn method_filter_in_the_thesis_syntax() {
-        let f = MethodFilter::parse("java., !.io., demo.");
-        assert!(f.keeps("java.lang.String.hashCode"));
-        assert!(f.keeps("demo.App.run"));
-        assert!(!f.keeps("java.io.FileInputStream.read"));
-        assert!(!f.keeps("Main.main"));
-        assert!(MethodFilter::parse("").keeps("anything"));
-        assert!(!MethodFilter::parse("!Main.").keeps("Main.main"));
-
-        let mut s = sample_session();
-        cpu(&mut s, &[(75, 1), (25, 2)]);
-        // Excluding java.io drops that frame; the sample keeps Main.main
-        // as its top frame.
-        let v = s.cpu_view(&MethodFilter::parse("!.io."), 10);
-        assert_eq!(v["kept"], 100);
-        assert_eq!(v["rows"][0]["method"], "Main.hot");
-        assert_eq!(v["rows"][1]["method"], "Main.main");
-        assert_eq!(v["rows"][1]["self"], 25);
-        // Only java.*: the Main-only trace 1 disappears entirely.
-        let v = s.cpu_view(&MethodFilter::parse("java."), 10);
-        assert_eq!(v["kept"], 25);
-        assert_eq!(v["methods"], 1);
-    }
-
-    fn site(class_serial: u32, trace_serial: u32, bytes: u32, objects: u32) -> AllocSite {
-        AllocSite {
-            array_type: 0,
-            class_serial,
-            trace_serial,
-            live_bytes: bytes / 2,
-            live_instances: objects / 2,
-            bytes_allocated: bytes,
-            instances_allocated: objects,
-        }
-    }
-
-    #[test]
-    fn sites_view_sorts_filters_pages_and_marks_estimates() {
-        let mut s = sample_session();
-        let mut sites: Vec<AllocSite> = (0..100_000).map(|i| site(1, 1, i, 1)).collect();
-        sites.push(site(2, 2, 7, 3));
-        s.apply(
-            0,
-            "ALLOC SITES",
-            RecordBody::AllocSites(AllocSites {
-                flags: SITES_ESTIMATED,
-                cutoff_raw: 0,
-                total_live_bytes: 1,
-                total_live_instances: 1,
-                total_bytes_allocated: 2,
-                total_instances_allocated: 2,
-                sites,
-            }),
-        )
-        .unwrap();
-        let start = std::time::Instant::now();
-        let v = s.sites_view("", "bytes", 10, 5);
-        assert!(start.elapsed().as_secs() < 2, "100 000 rows stay quick");
-        assert_eq!(v["estimated"], true);
-        assert_eq!(v["matched"], 100_001);
-        assert_eq!(v["rows"].as_array().unwrap().len(), 5);
-        assert_eq!(v["rows"][0]["bytes"], 99_989);
-        let v = s.sites_view("java.io", "objects", 0, 50);
-        assert_eq!(v["matched"], 1);
-        assert_eq!(v["rows"][0]["class"], "java.io.X");
-        assert_eq!(v["rows"][0]["objects"], 3);
-        assert_eq!(v["rows"][0]["liveObjects"], 1);
-        assert_eq!(v["rows"][0]["site"], "java.io.X.read(Native method)");
-    }
-
-    #[test]
     fn threads_and_console_follow_the_records() {
         let mut s = sample_session();
         utf8(&mut s, 20, "worker-1");
@@ -758,7 +635,7 @@ mod tests {
             "START THREAD",
             RecordBody::StartThread(StartThread {
                 thread_serial: 7,
-                thread_id: 1,
+                thread_id: 0x5000_0001,
                 trace_serial: 0,
                 name_id: 20,
                 group_name_id: 21,
@@ -772,10 +649,18 @@ mod tests {
             RecordBody::EndThread { thread_serial: 7 },
         )
         .unwrap();
-        let t = s.threads_view();
+        cpu(&mut s, &[(75, 1), (25, 2)]);
+        let v = s.threads_view();
+        let t = &v["threads"];
         assert_eq!(t[0]["name"], "worker-1");
+        assert_eq!(t[0]["objectId"], 0x5000_0001u64);
         assert_eq!(t[0]["startMs"], 2.0);
         assert_eq!(t[0]["endMs"], 5.0);
+        // What each thread was doing, from the per-thread traces.
+        assert_eq!(t[0]["samples"], 75);
+        assert_eq!(t[0]["top"][0]["method"], "Main.hot");
+        assert_eq!(t[1]["name"], "thread 8", "a thread known only from samples");
+        assert_eq!(t[1]["top"][0]["method"], "java.io.X.read");
         let c = s.console_view(0);
         let lines: Vec<&str> = c["lines"]
             .as_array()
@@ -783,12 +668,24 @@ mod tests {
             .iter()
             .map(|l| l[1].as_str().unwrap())
             .collect();
-        assert_eq!(lines.len(), 2);
+        assert_eq!(lines.len(), 3);
         assert!(lines[0].contains("START THREAD  thread 7 \"worker-1\""));
         let last = c["last"].as_u64().unwrap();
         assert_eq!(s.console_view(last)["lines"].as_array().unwrap().len(), 0);
         s.fail("bad record".into());
         assert_eq!(s.summary()["state"], "error");
         assert_eq!(s.summary()["error"], "bad record");
+    }
+
+    #[test]
+    fn the_console_keeps_only_the_last_lines() {
+        let mut s = Session::new(1, Kind::File, "t".into());
+        for i in 0..CONSOLE_LINES + 10 {
+            s.log_raw(format!("line {i}"));
+        }
+        let c = s.console_view(0);
+        let lines = c["lines"].as_array().unwrap();
+        assert_eq!(lines.len(), CONSOLE_LINES);
+        assert_eq!(lines[0][1], "line 10");
     }
 }

@@ -9,7 +9,7 @@
 //! used: CPU SAMPLES are cumulative. Stacks come from TRACE records, leaf
 //! first in both formats. The few messages needed are encoded by hand.
 
-use super::model::Session;
+use super::model::{Kind, Session};
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -187,25 +187,28 @@ pub fn encode(s: &Session) -> Result<Vec<u8>, String> {
     Ok(p.0)
 }
 
+/// Gzip a profile (pprof files are gzipped protobuf).
+pub fn gzip(raw: &[u8]) -> Result<Vec<u8>, String> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(raw)
+        .and_then(|_| gz.finish())
+        .map_err(|e| format!("cannot compress the profile: {e}"))
+}
+
 /// Read `input` with the strict reader and write the gzipped profile.
 pub fn export(input: &str, out: &str) -> Result<String, String> {
     let f = std::fs::File::open(input).map_err(|e| format!("cannot open {input}: {e}"))?;
-    let s = std::sync::Arc::new(std::sync::Mutex::new(Session::new(
-        0,
-        "file",
-        input.to_string(),
-    )));
-    super::feed(&s, std::io::BufReader::with_capacity(1 << 16, f));
+    let s = std::sync::Mutex::new(Session::new(0, Kind::File, input.to_string()));
+    super::sessions::feed(&s, &mut std::io::BufReader::with_capacity(1 << 16, f));
     let s = super::lock(&s);
+    if s.text {
+        return Err(format!("{input}: {}", crate::reader::TEXT_REPORT_MESSAGE));
+    }
     if let Some(e) = &s.error {
         return Err(format!("{input}: {e}"));
     }
-    let raw = encode(&s)?;
-    let file = std::fs::File::create(out).map_err(|e| format!("cannot create {out}: {e}"))?;
-    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-    gz.write_all(&raw)
-        .and_then(|_| gz.finish().map(|_| ()))
-        .map_err(|e| format!("cannot write {out}: {e}"))?;
+    let gz = gzip(&encode(&s)?)?;
+    std::fs::write(out, gz).map_err(|e| format!("cannot write {out}: {e}"))?;
     Ok(format!(
         "wrote {out}: {} CPU sample rows, {} allocation sites",
         s.cpu.as_ref().map_or(0, |c| c.entries.len()),
@@ -235,7 +238,7 @@ mod tests {
 
     #[test]
     fn a_file_without_samples_or_sites_is_refused() {
-        let s = Session::new(0, "file", "x".into());
+        let s = Session::new(0, Kind::File, "x".into());
         assert!(encode(&s).unwrap_err().contains("cpu=samples"));
     }
 }

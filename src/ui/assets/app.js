@@ -1,75 +1,215 @@
 "use strict";
-// The page of `hprof-rs ui` (docs/ui.md). Polls the server's JSON once a
-// second; every request carries the token of the page's own URL.
+// The page of `hprof-rs ui` (docs/ui.md). The server pushes the session
+// list as server-sent events whenever a session changes; the page then
+// fetches the one view it shows. Every request carries the token of the
+// page's own URL. Everything the server sends is inserted as text or
+// escaped: names come from profiled programs and files.
 const TOKEN = new URLSearchParams(location.search).get("token") || "";
 const $ = (id) => document.getElementById(id);
+const PAGE_ROWS = 100;
+const TREE_CHILDREN = 50;
 let current = null;       // selected session id
 let tab = "cpu";
+let shownKey = null;     // viewKey() of what the view shows
+let sessions = new Map();
 let zoom = [];            // flame path names from the root
 let consoleSince = 0, consoleOf = null;
+let hotOffset = 0, hotCount = 0;
 let sitesOffset = 0, sitesMatched = 0;
-const PAGE_ROWS = 100;
+let heapOffset = 0, heapMatched = 0;
+let cpuOpen = new Map(), memOpen = new Map();   // tree nodes opened: key -> {path, limit}
+// For the benchmark (bench/ui_first_render.py): when the first CPU view
+// with data was drawn, in ms since navigation started.
+window.hprofFirstView = null;
 
-function api(path, params = {}) {
+function query(params = {}) {
   const q = new URLSearchParams(params);
   q.set("token", TOKEN);
-  return fetch(path + "?" + q.toString()).then((r) => r.json());
+  return q.toString();
+}
+async function api(path, params = {}) {
+  const r = await fetch(path + "?" + query(params));
+  return r.json();
+}
+async function post(path, body, params = {}) {
+  const r = await fetch(path + "?" + query(params), { method: "POST", body });
+  try { return await r.json(); } catch (e) { return { error: "HTTP " + r.status }; }
 }
 function esc(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
-const fmt = (n) => Number(n).toLocaleString("en-US");
+const fmt = (n) => (n === null || n === undefined) ? "" : Number(n).toLocaleString("en-US");
+const pct = (x) => x.toFixed(2) + "%";
+const radio = (name) => document.querySelector(`input[name="${name}"]:checked`).value;
+const sel = () => sessions.get(current);
+
+// ---- sessions -------------------------------------------------------------
+
+function renderSessions(list) {
+  sessions = new Map(list.map((s) => [s.id, s]));
+  const ul = $("sessions");
+  ul.innerHTML = "";
+  for (const s of list) {
+    const li = document.createElement("li");
+    li.dataset.id = s.id;
+    if (s.id === current) li.className = "sel";
+    const proc = s.process ? (s.process.running ? " · running" : " · " + s.process.exit) : "";
+    li.innerHTML = `#${s.id} ${esc(s.kind)} <span class="st-${esc(s.state)}">${esc(s.state)}</span>` +
+      `<small>${esc(s.source)}<br>${new Date(s.started).toLocaleTimeString()} · ${fmt(s.records)} records${esc(proc)}</small>`;
+    li.onclick = () => select(s.id);
+    ul.appendChild(li);
+  }
+  if (current === null && list.length) { select(list[0].id); return; }
+  const s = sel();
+  renderHead(s);
+  const key = s ? viewKey(s) : null;
+  if (s && key !== shownKey) { shownKey = key; refreshView(); }
+}
+
+// What the shown view depends on: it is fetched again only when this
+// changes (a streaming session changes all the time, its CPU section
+// only when one arrives).
+function viewKey(s) {
+  const k = { cpu: [s.cpuSections], memory: [s.sitesReports, JSON.stringify(s.marks)],
+    heap: [s.heapDumps, s.heapDumpsRead], monitors: [s.monitorSections],
+    threads: [s.threadEvents, s.cpuSections, s.commands], console: [s.consoleLast] }[tab] || [s.version];
+  return [tab, s.state].concat(k).join("|");
+}
+
+function link(id, href, on) {
+  const a = $(id);
+  a.classList.toggle("off", !on);
+  if (on) a.href = href; else a.removeAttribute("href");
+}
+
+function renderHead(s) {
+  $("sessionbar").hidden = !s;
+  $("sessionview").hidden = !s;
+  if (!s) return;
+  $("title").textContent = `Session #${s.id}: ${s.kind} ${s.source} — ${s.format}`;
+  $("state").innerHTML = `<span class="st-${esc(s.state)}">${esc(s.state)}</span>`;
+  $("proc").textContent = s.process ? `pid ${s.process.pid}, ${s.process.running ? "running" : s.process.exit}` : "";
+  $("error").hidden = !s.error;
+  $("error").textContent = s.error ? "Error: " + s.error : "";
+  for (const b of document.querySelectorAll("#commands button, #dumpheap, #threads button")) b.disabled = !s.commands;
+  // Files take no commands at all; agent sessions keep the bar, disabled
+  // once they end.
+  $("commands").hidden = s.kind === "file" || s.kind === "upload";
+  const base = `/api/session/${s.id}/`;
+  link("download", base + "download?" + query(), s.download);
+  link("pprof", base + "pprof?" + query(), s.cpuSections > 0 || s.sitesReports > 0);
+  link("svg", base + "flame.svg?" + query(cpuParams()), s.cpuSections > 0);
+  $("stop").hidden = !(s.process && s.process.running);
+  $("close").disabled = s.state === "live";
+  const m = s.marks;
+  const part = (x) => x ? `report ${x.report}` : "none";
+  $("markinfo").textContent = `marks: begin ${part(m.begin)}, end ${m.begin && !m.end ? "the latest report" : part(m.end)}` +
+    (m.pending ? ` (waiting for the ${m.pending} report)` : "");
+}
+
+function select(id) {
+  current = id; zoom = []; consoleSince = 0; shownKey = null;
+  hotOffset = 0; sitesOffset = 0; heapOffset = 0;
+  cpuOpen = new Map(); memOpen = new Map();
+  $("console").textContent = ""; consoleOf = id;
+  $("launchpanel").hidden = true;
+  refreshSessions();
+}
 
 async function refreshSessions() {
   const d = await api("/api/sessions");
   $("opts").textContent = d.agentOptions;
-  const ul = $("sessions");
-  ul.innerHTML = "";
-  for (const s of d.sessions) {
-    const li = document.createElement("li");
-    li.dataset.id = s.id;
-    if (s.id === current) li.className = "sel";
-    li.innerHTML = `#${s.id} ${esc(s.kind)} <span class="st-${esc(s.state)}">${esc(s.state)}</span>` +
-      `<small>${esc(s.source)}<br>${new Date(s.started).toLocaleTimeString()} · ${fmt(s.records)} records</small>`;
-    li.onclick = () => select(s.id);
-    ul.appendChild(li);
-  }
-  if (current === null && d.sessions.length) select(d.sessions[0].id);
-  const s = d.sessions.find((x) => x.id === current);
-  if (s) {
-    $("title").textContent = `Session #${s.id}: ${s.kind} ${s.source} — ${s.format}`;
-    $("state").innerHTML = `<span class="st-${esc(s.state)}">${esc(s.state)}</span>`;
-    $("error").hidden = !s.error;
-    $("error").textContent = s.error ? "Error: " + s.error : "";
-    for (const b of document.querySelectorAll("#commands button")) b.disabled = !s.commands;
-  }
+  $("textopts").textContent = d.textAgentOptions;
+  renderSessions(d.sessions);
 }
 
-function select(id) {
-  current = id; zoom = []; consoleSince = 0; sitesOffset = 0;
-  $("console").textContent = ""; consoleOf = id;
-  refreshSessions(); refreshView();
+function connectEvents() {
+  const es = new EventSource("/api/events?" + query());
+  es.addEventListener("sessions", (e) => {
+    $("live").textContent = "live updates on";
+    renderSessions(JSON.parse(e.data).sessions);
+  });
+  es.onerror = () => { $("live").textContent = "live updates: reconnecting…"; };
 }
 
+// ---- views ----------------------------------------------------------------
+
+let viewBusy = false, viewAgain = false;
 async function refreshView() {
   if (current === null) return;
+  if (viewBusy) { viewAgain = true; return; }
+  viewBusy = true;
+  try { await loadView(); } catch (e) { console.error(e); }
+  viewBusy = false;
+  if (viewAgain) { viewAgain = false; refreshView(); }
+}
+
+function cpuParams() {
+  return { filter: $("filter").value, threads: $("threadsel").value, granularity: $("gran").value };
+}
+
+async function loadView() {
   const base = `/api/session/${current}/`;
-  if (tab === "cpu") renderCpu(await api(base + "cpu", { filter: $("filter").value, top: 200 }));
-  else if (tab === "memory") renderSites(await api(base + "sites", { class: $("classfilter").value, sort: $("sort").value, offset: sitesOffset, limit: PAGE_ROWS }));
+  if (tab === "cpu") {
+    const view = radio("cpuview");
+    for (const [id, v] of [["flame", "flame"], ["calltree", "tree"], ["hot", "table"]]) $(id).hidden = view !== v;
+    $("flamebar").hidden = view !== "flame";
+    $("hotpager").hidden = view !== "table";
+    const p = cpuParams();
+    const d = await api(base + "cpu", { ...p, offset: hotOffset, limit: view === "table" ? PAGE_ROWS : 0, flame: view === "flame" ? 1 : 0 });
+    renderCpu(d, view);
+    if (view === "tree" && d.available) {
+      const t = await post(base + "tree", JSON.stringify({ ...p, open: [...cpuOpen.values()], limit: TREE_CHILDREN }));
+      renderTree($("calltree").tBodies[0], t.rows || [], (r) => {
+        const k = d.kept || 1;
+        return `<td>${fmt(r.t[0])}</td><td>${pct(100 * r.t[0] / k)}</td><td>${fmt(r.s[0])}</td><td>${pct(100 * r.s[0] / k)}</td>`;
+      });
+    }
+  } else if (tab === "memory") {
+    const view = radio("memview");
+    $("sites").hidden = view !== "table";
+    $("alloctree").hidden = view !== "tree";
+    $("sitespager").hidden = view !== "table";
+    const between = $("between").checked;
+    if (view === "table") {
+      renderSites(await api(base + "sites", { class: $("classfilter").value, sort: $("sort").value, offset: sitesOffset, limit: PAGE_ROWS, between: between ? 1 : 0 }));
+    } else {
+      const t = await post(base + "alloctree", JSON.stringify({ class: $("classfilter").value, filter: $("memfilter").value, sort: $("sort").value, between, open: [...memOpen.values()], limit: TREE_CHILDREN }));
+      if (!t.available) { $("memsum").textContent = "No ALLOC SITES yet: run with heap=sites and press “Allocation sites” (or wait for the end)."; $("alloctree").tBodies[0].innerHTML = ""; return; }
+      const mark = t.estimated ? "≈" : "";
+      $("memsum").textContent = `${fmt(t.total[1])} objects, ${fmt(t.total[0])} bytes allocated` + (between ? " between the marks" : "") + (t.estimated ? " · counts are estimates (heap sampling)" : "");
+      renderTree($("alloctree").tBodies[0], t.rows, (r) => r.t.map((v) => `<td>${mark}${fmt(v)}</td>`).join(""));
+    }
+  } else if (tab === "monitors") renderMonitors(await api(base + "monitors"));
+  else if (tab === "heap") renderHeap(await api(base + "heap", { class: $("heapfilter").value, sort: $("heapsort").value, offset: heapOffset, limit: PAGE_ROWS }));
   else if (tab === "threads") renderThreads(await api(base + "threads"));
   else if (tab === "console") renderConsole(await api(base + "console", { since: consoleSince }));
 }
 
-function renderCpu(d) {
+function renderCpu(d, view) {
+  const ts = $("threadsel");
+  const want = ts.value;
+  ts.innerHTML = `<option value="">all threads</option>` + (d.threads || []).map((t) =>
+    `<option value="${t.serial}">${esc(t.name)} (${fmt(t.samples)})</option>`).join("");
+  ts.value = [...ts.options].some((o) => o.value === want) ? want : "";
+  ts.disabled = !(d.threads || []).length;
+  ts.title = ts.disabled ? "per-thread samples need the agent option thread=y" : "";
   const body = $("hot").tBodies[0];
   if (!d.available) {
     $("cpusum").textContent = "No CPU SAMPLES yet: run with cpu=samples and press “CPU samples” (or wait for the end).";
-    body.innerHTML = ""; $("flame").innerHTML = ""; return;
+    body.innerHTML = ""; $("flame").innerHTML = ""; $("calltree").tBodies[0].innerHTML = ""; return;
   }
-  $("cpusum").textContent = `${fmt(d.kept)} of ${fmt(d.total)} samples after the filter · ${fmt(d.methods)} methods`;
-  body.innerHTML = d.rows.map((r, i) =>
-    `<tr><td>${i + 1}</td><td>${esc(r.method)}</td><td>${fmt(r.self)}</td><td>${r.selfPct.toFixed(2)}%</td><td>${fmt(r.total)}</td><td>${r.totalPct.toFixed(2)}%</td></tr>`).join("");
-  drawFlame(d.flame);
+  $("cpusum").textContent = `${fmt(d.kept)} of ${fmt(d.total)} samples after the filters · ${fmt(d.methods)} ${$("gran").value === "line" ? "lines" : "methods"}`;
+  hotCount = d.methods;
+  if (view === "table") {
+    $("hotpage").textContent = ` ${fmt(Math.min(d.offset + 1, d.methods))}–${fmt(d.offset + d.rows.length)} of ${fmt(d.methods)} `;
+    body.innerHTML = d.rows.map((r) => {
+      const src = r.src ? ` class="name src" data-src="${esc(JSON.stringify(r.src))}"` : ` class="name"`;
+      return `<tr><td>${r.rank}</td><td${src}>${esc(r.method)}</td><td>${fmt(r.self)}</td><td>${pct(r.selfPct)}</td><td>${fmt(r.total)}</td><td>${pct(r.totalPct)}</td></tr>`;
+    }).join("");
+  }
+  if (view === "flame") drawFlame(d.flame);
+  if (window.hprofFirstView === null) window.hprofFirstView = performance.now();
 }
 
 function color(name) {
@@ -114,6 +254,54 @@ $("flame").addEventListener("click", (e) => {
 });
 $("unzoom").onclick = () => { zoom = []; refreshView(); };
 
+// A tree answer is its visible rows, depth first; the path of a row is
+// the names of the rows above it at lower depths.
+function renderTree(tbody, rows, cells) {
+  const stack = [];
+  tbody.innerHTML = rows.map((r) => {
+    if (r.more !== undefined) {
+      const parent = stack.slice(0, r.d);
+      return `<tr class="more" data-parent="${esc(JSON.stringify(parent))}" data-shown="${r.shown}"><td style="padding-left:${r.d * 14 + 18}px">… ${fmt(r.more)} more: show 100 more</td><td colspan="4"></td></tr>`;
+    }
+    stack.length = r.d;
+    stack.push(r.n);
+    const toggle = r.k ? (r.o ? "▾" : "▸") : "·";
+    const leaf = r.n.startsWith("new ") && !r.k ? " leaf" : "";
+    const src = frameSrc(r.n) ? " src" : "";
+    return `<tr data-path="${esc(JSON.stringify(stack))}"><td style="padding-left:${r.d * 14}px"><span class="toggle">${toggle}</span><span class="nm${leaf}${src}">${esc(r.n)}</span></td>${cells(r)}</tr>`;
+  }).join("");
+}
+
+function treeClick(e, open) {
+  const tr = e.target.closest("tr");
+  if (!tr) return;
+  if (tr.classList.contains("more")) {
+    const parent = JSON.parse(tr.dataset.parent);
+    const key = JSON.stringify(parent);
+    open.set(key, { path: parent, limit: Number(tr.dataset.shown) + 100 });
+    refreshView();
+    return;
+  }
+  const path = JSON.parse(tr.dataset.path || "null");
+  if (!path) return;
+  if (e.target.classList.contains("toggle")) {
+    const key = JSON.stringify(path);
+    if (open.has(key)) open.delete(key); else open.set(key, { path, limit: TREE_CHILDREN });
+    refreshView();
+  } else if (e.target.classList.contains("src")) {
+    const s = frameSrc(path[path.length - 1]);
+    if (s) openSource(s[0], s[1], s[2]);
+  }
+}
+$("calltree").addEventListener("click", (e) => treeClick(e, cpuOpen));
+$("alloctree").addEventListener("click", (e) => treeClick(e, memOpen));
+
+// `pkg.Class.method(File.java:12)` -> [class, file, line]
+function frameSrc(name) {
+  const m = /^(.+)\.[^.(]+\(([^():]+):(\d+)\)$/.exec(name);
+  return m ? [m[1], m[2], Number(m[3])] : null;
+}
+
 function renderSites(d) {
   const body = $("sites").tBodies[0];
   if (!d.available) {
@@ -122,41 +310,165 @@ function renderSites(d) {
   }
   sitesMatched = d.matched;
   const est = d.estimated ? " · counts are estimates (heap sampling)" : "";
-  $("memsum").textContent = `${fmt(d.sites)} sites, ${fmt(d.matched)} shown by the filter · live ${fmt(d.totalLiveBytes)} bytes in ${fmt(d.totalLiveObjects)} objects · allocated ${fmt(d.totalBytes)} bytes${est}`;
-  $("page").textContent = ` ${fmt(d.offset + 1)}–${fmt(d.offset + d.rows.length)} of ${fmt(d.matched)} `;
+  const between = d.between ? ` · allocated between report ${d.between.begin} and ${d.between.end ? "report " + d.between.end : "the latest"}: ${fmt(d.sum.objects)} objects, ${fmt(d.sum.bytes)} bytes` : "";
+  $("memsum").textContent = `${fmt(d.sites)} sites, ${fmt(d.matched)} shown · live ${fmt(d.totalLiveBytes)} bytes in ${fmt(d.totalLiveObjects)} objects · allocated ${fmt(d.totalBytes)} bytes${between}${est}`;
+  $("page").textContent = ` ${fmt(Math.min(d.offset + 1, d.matched))}–${fmt(d.offset + d.rows.length)} of ${fmt(d.matched)} `;
   const mark = d.estimated ? "≈" : "";
-  body.innerHTML = d.rows.map((r) =>
-    `<tr><td>${r.rank}</td><td>${esc(r.class)}</td><td>${esc(r.site || "")}</td><td>${mark}${fmt(r.bytes)}</td><td>${mark}${fmt(r.objects)}</td><td>${mark}${fmt(r.liveBytes)}</td><td>${mark}${fmt(r.liveObjects)}</td><td>${r.trace}</td></tr>`).join("");
+  body.innerHTML = d.rows.map((r) => {
+    const src = r.src ? ` class="src" data-src="${esc(JSON.stringify(r.src))}"` : "";
+    return `<tr><td>${r.rank}</td><td>${esc(r.class)}</td><td${src} title="${esc(r.stack.join("\n"))}">${esc(r.site || "")}</td><td>${mark}${fmt(r.bytes)}</td><td>${mark}${fmt(r.objects)}</td><td>${mark}${fmt(r.liveBytes)}</td><td>${mark}${fmt(r.liveObjects)}</td><td>${r.trace}</td></tr>`;
+  }).join("");
 }
 $("prev").onclick = () => { sitesOffset = Math.max(0, sitesOffset - PAGE_ROWS); refreshView(); };
 $("next").onclick = () => { if (sitesOffset + PAGE_ROWS < sitesMatched) { sitesOffset += PAGE_ROWS; refreshView(); } };
+$("hotprev").onclick = () => { hotOffset = Math.max(0, hotOffset - PAGE_ROWS); refreshView(); };
+$("hotnext").onclick = () => { if (hotOffset + PAGE_ROWS < hotCount) { hotOffset += PAGE_ROWS; refreshView(); } };
+$("heapprev").onclick = () => { heapOffset = Math.max(0, heapOffset - PAGE_ROWS); refreshView(); };
+$("heapnext").onclick = () => { if (heapOffset + PAGE_ROWS < heapMatched) { heapOffset += PAGE_ROWS; refreshView(); } };
 
-function renderThreads(list) {
-  $("threads").tBodies[0].innerHTML = list.map((t) =>
-    `<tr><td>${t.serial}</td><td>${esc(t.name)}</td><td>${esc(t.group)}</td><td>${t.startMs.toFixed(1)}</td><td>${t.endMs === null ? "running" : t.endMs.toFixed(1)}</td></tr>`).join("");
+function stackCell(stack) {
+  if (!stack || !stack.length) return "";
+  const shown = stack.slice(0, 3).map(esc).join("<br>");
+  return `<span title="${esc(stack.join("\n"))}">${shown}${stack.length > 3 ? "<br>…" : ""}</span>`;
 }
+
+function renderMonitors(d) {
+  $("monnote").textContent = d.note || "";
+  const t = d.time;
+  $("montimesum").textContent = t ? `(MONITOR TIME: total ${fmt(t.totalMs)} ms; section ${d.timeSections})` : "(no MONITOR TIME section yet: it comes at a dump or at exit, and only when there was contention)";
+  $("montime").tBodies[0].innerHTML = t ? t.rows.map((r) =>
+    `<tr><td>${r.rank}</td><td>${esc(r.class)}</td><td>${r.timeMs.toFixed(1)}</td><td>${pct(r.pct)}</td><td>${fmt(r.count)}</td><td>${esc(r.thread || "")}</td><td>${stackCell(r.stack)}</td></tr>`).join("") : "";
+  $("waitsum").textContent = `(${fmt(d.waitEvents)} WAIT and WAITED events)`;
+  $("waits").tBodies[0].innerHTML = d.waits.map((w) =>
+    `<tr><td>${esc(w.class)}</td><td>${fmt(w.waits)}</td><td>${fmt(w.timed)}</td><td>${fmt(w.waited)}</td><td>${fmt(w.waitedMs)}</td><td>${fmt(w.maxMs)}</td></tr>`).join("");
+  const dump = d.dump;
+  $("dumpsum").textContent = dump ? `(${d.dumps} so far)` : "(none yet: a dump comes with SIGQUIT, jcmd JVMTI.data_dump or at exit)";
+  $("dumpmonitors").tBodies[0].innerHTML = dump && !dump.monitors.length ? `<tr><td colspan="5">no monitor was owned at the dump</td></tr>` : dump ? dump.monitors.map((m) =>
+    `<tr><td>${esc(m.class)}</td><td>${esc(m.owner)}</td><td>${m.entryCount}</td><td>${esc(m.waitingToEnter.join(", "))}</td><td>${esc(m.waitingToBeNotified.join(", "))}</td></tr>`).join("") : "";
+  $("dumpthreads").tBodies[0].innerHTML = dump ? dump.threads.map((x) =>
+    `<tr><td>${esc(x.name)}</td><td>${esc(x.status)}</td><td>${stackCell(x.stack)}</td></tr>`).join("") : "";
+}
+
+function renderHeap(d) {
+  const body = $("heaptable").tBodies[0];
+  if (!d.available) {
+    $("heapsum").textContent = d.reading ? "A heap dump is being read…" :
+      "No heap dump yet: run with heap=dump (or heap=all) and press “Dump heap now”, or open a dump file.";
+    body.innerHTML = ""; $("heappage").textContent = ""; return;
+  }
+  heapMatched = d.matched;
+  $("heapsum").textContent = `dump ${d.number} of ${d.dumps}: ${fmt(d.instances)} objects and arrays, ${fmt(d.bytes)} shallow bytes (estimated), ${fmt(d.classes)} classes, ${fmt(d.roots)} roots` + (d.reading ? " · a newer dump is being read" : "");
+  $("heappage").textContent = ` ${fmt(Math.min(d.offset + 1, d.matched))}–${fmt(d.offset + d.rows.length)} of ${fmt(d.matched)} `;
+  body.innerHTML = d.rows.map((r) =>
+    `<tr><td>${r.rank}</td><td>${esc(r.class)}</td><td>${fmt(r.instances)}</td><td>${fmt(r.bytes)}</td></tr>`).join("");
+}
+$("dumpheap").onclick = () => send("heap-dump");
+
+function renderThreads(d) {
+  const s = sel();
+  $("threadnote").textContent = d.perThreadSamples ? "" : "What each thread was doing needs per-thread samples: run the agent with cpu=samples,thread=y.";
+  $("threads").tBodies[0].innerHTML = d.threads.map((t) => {
+    const doing = t.top.map((x) => `${esc(x.method)} (${fmt(x.samples)})`).join("<br>");
+    const can = s && s.commands && t.objectId > 0 && t.objectId <= 0xffffffff && t.endMs === null;
+    const id = "0x" + Number(t.objectId).toString(16);
+    const buttons = can ? `<button data-cmd="sampling-off ${id}">off</button><button data-cmd="sampling-on ${id}">on</button>` : "";
+    const time = (v) => v === null ? "" : v.toFixed(1);
+    return `<tr><td>${t.serial}</td><td>${esc(t.name)}</td><td>${esc(t.group)}</td><td>${time(t.startMs)}</td><td>${t.endMs === null && t.startMs !== null ? "running" : time(t.endMs)}</td><td>${fmt(t.samples)}</td><td class="name">${doing}</td><td>${buttons}</td></tr>`;
+  }).join("");
+}
+$("threads").addEventListener("click", (e) => { if (e.target.dataset.cmd) send(e.target.dataset.cmd); });
 
 function renderConsole(d) {
   if (consoleOf !== current) return;
   const pre = $("console");
   const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-  for (const [n, line] of d.lines) pre.textContent += line + "\n";
+  pre.textContent += d.lines.map((l) => l[1] + "\n").join("");
   consoleSince = d.last;
   if (atEnd) pre.scrollTop = pre.scrollHeight;
 }
 
+// ---- source view ----------------------------------------------------------
+
+async function openSource(cls, file, line) {
+  const d = await api("/api/source", { class: cls, file });
+  $("sourcepanel").hidden = false;
+  if (d.error) { $("sourcepath").textContent = d.error; $("sourcetext").textContent = ""; return; }
+  $("sourcepath").textContent = `${d.path}:${line}`;
+  $("sourcetext").innerHTML = d.lines.map((l, i) => {
+    const n = String(i + 1).padStart(5, " ");
+    return i + 1 === line ? `<span class="at" id="srcline">${n}  ${esc(l)}</span>` : `${n}  ${esc(l)}`;
+  }).join("\n");
+  const at = $("srcline");
+  if (at) at.scrollIntoView({ block: "center" });
+}
+$("sourceclose").onclick = () => { $("sourcepanel").hidden = true; };
+document.addEventListener("click", (e) => {
+  const el = e.target.closest("[data-src]");
+  if (el) { const [c, f, l] = JSON.parse(el.dataset.src); openSource(c, f, l); }
+});
+
+// ---- commands and session actions -----------------------------------------
+
 async function send(cmd) {
   if (current === null) return;
-  const q = new URLSearchParams({ token: TOKEN });
-  const r = await fetch(`/api/session/${current}/command?${q}`, { method: "POST", body: cmd });
-  const d = await r.json();
+  const d = await post(`/api/session/${current}/command`, cmd);
   $("cmdresult").textContent = d.error ? "✗ " + d.error : "✓ sent " + d.sent;
-  setTimeout(refreshView, 300);
 }
 for (const b of document.querySelectorAll("#commands button[data-cmd]")) b.onclick = () => send(b.dataset.cmd);
 $("setdepth").onclick = () => send("depth " + parseInt($("depth").value, 10));
 $("exitvm").onclick = () => { if (confirm("Exit the profiled JVM? Its process ends now.")) send("exit"); };
-setInterval(() => { if ($("autocpu").checked && !$("exitvm").disabled) send("cpu"); }, 2000);
+setInterval(() => { const s = sel(); if ($("autocpu").checked && s && s.commands) send("cpu 0"); }, 2000);
+
+async function mark(which) {
+  const d = await post(`/api/session/${current}/mark`, which);
+  $("markinfo").textContent = d.error ? "✗ " + d.error : "";
+  if (!d.error && which === "begin") $("between").checked = true;
+  refreshView();
+}
+$("markbegin").onclick = () => mark("begin");
+$("markend").onclick = () => mark("end");
+$("markclear").onclick = () => { $("between").checked = false; mark("clear"); };
+
+$("stop").onclick = async () => {
+  const d = await post(`/api/session/${current}/stop`, "");
+  $("sessresult").textContent = d.error ? "✗ " + d.error : "✓ " + d.stopped;
+};
+$("close").onclick = async () => {
+  const d = await post(`/api/session/${current}/close`, "");
+  if (d.error) { $("sessresult").textContent = "✗ " + d.error; return; }
+  current = null; shownKey = null; $("sessresult").textContent = "";
+  $("title").textContent = "Session closed."; $("sessionbar").hidden = true; $("sessionview").hidden = true;
+  refreshSessions();
+};
+
+$("openbtn").onclick = () => $("upload").click();
+$("upload").onchange = async () => {
+  const f = $("upload").files[0];
+  if (!f) return;
+  $("uploadresult").textContent = `uploading ${f.name} (${fmt(f.size)} bytes)…`;
+  const d = await post("/api/upload", f, { name: f.name });
+  $("uploadresult").textContent = d.error ? "✗ " + d.error : `✓ ${f.name}: session #${d.session}`;
+  $("upload").value = "";
+  if (d.session) select(d.session);
+};
+
+$("launchbtn").onclick = async () => {
+  $("launchpanel").hidden = false;
+  const d = await api("/api/launch");
+  $("launchagent").textContent = d.available ? "agent: " + d.agent : "✗ " + d.message;
+  $("launchagent").className = d.available ? "note" : "error";
+  $("launchgo").disabled = !d.available;
+};
+$("launchcancel").onclick = () => { $("launchpanel").hidden = true; };
+$("launchgo").onclick = async () => {
+  $("launchresult").textContent = "starting…";
+  const d = await post("/api/launch", JSON.stringify({ command: $("launchcmd").value, options: $("launchopts").value, cwd: $("launchcwd").value }));
+  if (d.error) { $("launchresult").textContent = "✗ " + d.error; $("launchresult").className = "error"; return; }
+  $("launchresult").textContent = ""; $("launchresult").className = "";
+  select(d.session);
+};
+
+// ---- tabs and inputs --------------------------------------------------------
 
 for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => {
   tab = b.dataset.tab;
@@ -164,8 +476,16 @@ for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => {
   for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + tab;
   refreshView();
 };
-for (const id of ["filter", "search", "classfilter", "sort"]) $(id).addEventListener("input", () => { sitesOffset = 0; refreshView(); });
+for (const id of ["filter", "threadsel", "gran", "search", "classfilter", "memfilter", "sort", "between", "heapfilter", "heapsort"]) {
+  $(id).addEventListener("input", () => {
+    sitesOffset = 0; hotOffset = 0; heapOffset = 0;
+    if (id !== "search") { cpuOpen = new Map(); memOpen = new Map(); }
+    const s = sel();
+    if (s) link("svg", `/api/session/${s.id}/flame.svg?` + query(cpuParams()), s.cpuSections > 0);
+    refreshView();
+  });
+}
+for (const r of document.querySelectorAll('input[name="cpuview"], input[name="memview"]')) r.addEventListener("change", refreshView);
 
 api("/api/attach").then((d) => { $("attach").textContent = d.message; });
-refreshSessions().then(refreshView);
-setInterval(() => { refreshSessions(); refreshView(); }, 1000);
+refreshSessions().then(connectEvents);

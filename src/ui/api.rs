@@ -1,0 +1,325 @@
+//! The page and its JSON API (docs/ui.md, "JSON API"). Handlers here get
+//! a request whose body (at most `http::MAX_BODY`) is already read and
+//! whose token, Host and Origin were checked.
+
+use super::cpu::CpuQuery;
+use super::http::{attachment, Request};
+use super::memory::Which;
+use super::tree::Open;
+use super::{launch, lock, source, Ui};
+use crate::protocol::Command;
+use serde_json::{json, Value};
+
+const PAGE: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/style.css");
+
+/// Rows per answer the page may ask for.
+const MAX_LIMIT: usize = 10_000;
+
+pub struct Reply {
+    pub status: u16,
+    pub ctype: &'static str,
+    pub body: Vec<u8>,
+    pub headers: Vec<(&'static str, String)>,
+}
+
+pub fn json_reply(status: u16, v: Value) -> Reply {
+    Reply {
+        status,
+        ctype: "application/json",
+        body: v.to_string().into_bytes(),
+        headers: Vec::new(),
+    }
+}
+
+fn error(status: u16, msg: impl Into<String>) -> Reply {
+    json_reply(status, json!({"error": msg.into()}))
+}
+
+fn num(req: &Request, k: &str, d: usize) -> usize {
+    req.param(k).and_then(|v| v.parse().ok()).unwrap_or(d)
+}
+
+/// `open` of a tree query: `[{"path": [names...], "limit": n}, ...]`;
+/// malformed entries are skipped (at most 1000).
+fn opens(v: &Value) -> Vec<Open> {
+    v["open"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .take(1000)
+                .filter_map(|o| {
+                    let path = o["path"]
+                        .as_array()?
+                        .iter()
+                        .map(|n| n.as_str().map(str::to_string))
+                        .collect::<Option<Vec<String>>>()?;
+                    let limit = o["limit"].as_u64().unwrap_or(50).min(MAX_LIMIT as u64) as usize;
+                    Some(Open { path, limit })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn text_param<'a>(v: &'a Value, k: &str) -> &'a str {
+    v[k].as_str().unwrap_or("")
+}
+
+pub fn route(ui: &Ui, req: &Request) -> Reply {
+    let parts: Vec<&str> = req.path.trim_matches('/').split('/').collect();
+    match (req.method.as_str(), parts.as_slice()) {
+        ("GET", [""]) => {
+            let page = PAGE
+                .replace("/*STYLE*/", STYLE)
+                .replace("/*SCRIPT*/", SCRIPT);
+            Reply {
+                status: 200,
+                ctype: "text/html; charset=utf-8",
+                body: page.into_bytes(),
+                headers: Vec::new(),
+            }
+        }
+        ("GET", ["api", "sessions"]) => json_reply(200, sessions_json(ui)),
+        ("GET", ["api", "attach"]) => json_reply(
+            200,
+            json!({"available": false,
+                   "message": "Attach needs `hprof-rs attach`, which is not available yet: the agent cannot be loaded into a running JVM (it refuses Agent_OnAttach). Use Launch, or start the JVM with the agent options shown above."}),
+        ),
+        ("GET", ["api", "launch"]) => json_reply(200, launch::info(ui)),
+        ("POST", ["api", "launch"]) => {
+            let v: Value = match serde_json::from_slice(&req.body) {
+                Ok(v) => v,
+                Err(e) => return error(400, format!("launch form: {e}")),
+            };
+            match launch::start(
+                ui,
+                text_param(&v, "command"),
+                text_param(&v, "options"),
+                text_param(&v, "cwd"),
+            ) {
+                Ok(id) => json_reply(200, json!({"session": id})),
+                Err((status, e)) => error(status, e),
+            }
+        }
+        ("GET", ["api", "source"]) => match source::find(
+            &ui.source_roots,
+            req.param("class").unwrap_or(""),
+            req.param("file").unwrap_or(""),
+        ) {
+            Ok(v) => json_reply(200, v),
+            Err((status, e)) => error(status, e),
+        },
+        ("GET" | "POST", ["api", "session", id, what]) => {
+            let Some(h) = ui.session(id) else {
+                return error(404, "no such session");
+            };
+            session_route(ui, &h, req, what)
+        }
+        ("GET" | "POST", _) => error(404, "not found"),
+        _ => error(405, "method not allowed"),
+    }
+}
+
+/// Every session's summary, with what the page may do with it.
+pub fn sessions_list(ui: &Ui) -> Vec<Value> {
+    ui.all()
+        .iter()
+        .map(|h| {
+            let commands = ui.takes_commands(h);
+            let recorded = h
+                .recording()
+                .map(|r| json!({"bytes": r.len(), "stopped": r.stopped()}));
+            let mut v = lock(&h.data).summary();
+            v["commands"] = json!(commands);
+            v["recorded"] = recorded.unwrap_or(Value::Null);
+            v["download"] = json!(h.path.is_some() || h.recording().is_some());
+            v
+        })
+        .collect()
+}
+
+fn sessions_json(ui: &Ui) -> Value {
+    let list = sessions_list(ui);
+    let opts = super::agent_options(ui.agents_addr);
+    json!({
+        "sessions": list,
+        "agentOptions": opts,
+        // Monitor data is text only: the same address without format=b.
+        "textAgentOptions": opts.trim_end_matches(",format=b"),
+        "sources": !ui.source_roots.is_empty(),
+    })
+}
+
+fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply {
+    let body: Value = if req.method == "POST" && what != "command" && what != "mark" {
+        match serde_json::from_slice(&req.body) {
+            Ok(v) => v,
+            Err(_) if req.body.is_empty() => Value::Null,
+            Err(e) => return error(400, format!("request body: {e}")),
+        }
+    } else {
+        Value::Null
+    };
+    let p = |k: &str| req.param(k).unwrap_or("");
+    let cpu_q = || CpuQuery::from_params(p("filter"), p("threads"), p("granularity"));
+    let limit = num(req, "limit", 100).min(MAX_LIMIT);
+    match (req.method.as_str(), what) {
+        ("GET", "cpu") => json_reply(
+            200,
+            lock(&h.data).cpu_view(&cpu_q(), num(req, "offset", 0), limit, p("flame") != "0"),
+        ),
+        ("GET", "sites") => json_reply(
+            200,
+            lock(&h.data).sites_view(
+                p("class"),
+                p("sort"),
+                num(req, "offset", 0),
+                limit,
+                p("between") == "1",
+            ),
+        ),
+        ("GET", "heap") => json_reply(
+            200,
+            lock(&h.data).heap_view(p("class"), p("sort"), num(req, "offset", 0), limit),
+        ),
+        ("GET", "threads") => json_reply(200, lock(&h.data).threads_view()),
+        ("GET", "monitors") => json_reply(200, lock(&h.data).monitors_view()),
+        ("GET", "console") => {
+            json_reply(200, lock(&h.data).console_view(num(req, "since", 0) as u64))
+        }
+        ("GET", "summary") => json_reply(200, lock(&h.data).summary()),
+        ("POST", "tree") => {
+            let q = CpuQuery::from_params(
+                text_param(&body, "filter"),
+                text_param(&body, "threads"),
+                text_param(&body, "granularity"),
+            );
+            let limit = body["limit"].as_u64().unwrap_or(50).min(MAX_LIMIT as u64) as usize;
+            json_reply(200, lock(&h.data).cpu_tree(&q, &opens(&body), limit))
+        }
+        ("POST", "alloctree") => {
+            let limit = body["limit"].as_u64().unwrap_or(50).min(MAX_LIMIT as u64) as usize;
+            json_reply(
+                200,
+                lock(&h.data).alloc_tree_view(
+                    text_param(&body, "class"),
+                    text_param(&body, "filter"),
+                    text_param(&body, "sort"),
+                    body["between"].as_bool().unwrap_or(false),
+                    &opens(&body),
+                    limit,
+                ),
+            )
+        }
+        ("POST", "command") => {
+            let Ok(text) = std::str::from_utf8(&req.body) else {
+                return error(400, "command is not UTF-8");
+            };
+            let cmd: Command = match text.parse() {
+                Ok(c) => c,
+                Err(e) => return error(400, e),
+            };
+            match ui.send(h, cmd) {
+                Ok(()) => json_reply(200, json!({"sent": cmd.to_string()})),
+                Err(e) => error(409, e),
+            }
+        }
+        ("POST", "mark") => mark(ui, h, &req.body),
+        ("POST", "stop") => match launch::stop(h) {
+            Ok(m) => json_reply(200, json!({"stopped": m})),
+            Err(e) => error(409, e),
+        },
+        ("POST", "close") => match ui.close(h) {
+            Ok(()) => json_reply(200, json!({"closed": h.id})),
+            Err(e) => error(409, e),
+        },
+        ("GET", "pprof") => {
+            let raw = match super::pprof::encode(&lock(&h.data)) {
+                Ok(r) => r,
+                Err(e) => return error(409, e),
+            };
+            match super::pprof::gzip(&raw) {
+                Ok(gz) => Reply {
+                    status: 200,
+                    ctype: "application/octet-stream",
+                    body: gz,
+                    headers: vec![attachment(&format!("session-{}.pb.gz", h.id))],
+                },
+                Err(e) => error(500, e),
+            }
+        }
+        ("GET", "flame.svg") => {
+            let q = cpu_q();
+            let Some(stacks) = lock(&h.data).cpu_collapsed(&q) else {
+                return error(409, "no CPU SAMPLES in this session yet");
+            };
+            let flame = crate::cli::flame::Flame {
+                stacks,
+                measure: crate::cli::flame::Measure::Samples,
+                cut_at: None,
+                cumulative_sections: 0,
+            };
+            let mut title = format!("CPU samples of session {}", h.id);
+            if !q.filter.is_empty() {
+                title += &format!(", methods {}", p("filter"));
+            }
+            if !q.threads.is_empty() {
+                title += &format!(", threads {:?}", q.threads);
+            }
+            Reply {
+                status: 200,
+                ctype: "image/svg+xml",
+                body: crate::cli::flame::svg(&flame, &title).into_bytes(),
+                headers: vec![attachment(&format!("session-{}-flame.svg", h.id))],
+            }
+        }
+        _ => error(404, "no such view"),
+    }
+}
+
+/// Begin/end marks: on a session that takes commands the agent is asked
+/// for a fresh ALLOC SITES report (cutoff 0, every site) and that report
+/// becomes the mark; otherwise the latest report does.
+fn mark(ui: &Ui, h: &super::Shared, body: &[u8]) -> Reply {
+    let which = match body {
+        b"begin" => Which::Begin,
+        b"end" => Which::End,
+        b"clear" => {
+            let mut g = lock(&h.data);
+            g.marks.clear();
+            g.version += 1;
+            g.log("marks cleared".into());
+            return json_reply(200, json!({"marks": g.marks.summary()}));
+        }
+        _ => return error(400, "mark: begin, end or clear"),
+    };
+    if which == Which::End && lock(&h.data).marks.begin.is_none() {
+        return error(409, "no begin mark yet");
+    }
+    if ui.takes_commands(h) {
+        // Set the mark before sending: the report may arrive at once.
+        if let Err(e) = lock(&h.data).mark(which, true) {
+            return error(409, e);
+        }
+        let cmd = Command::AllocSites {
+            flags: 0,
+            cutoff: 0.0,
+        };
+        if let Err(e) = ui.send(h, cmd) {
+            lock(&h.data).marks.pending = None;
+            return error(409, e);
+        }
+    } else {
+        // Each lock() is its own statement: the guard is dropped before the
+        // next one (a second lock of the same mutex in one expression
+        // would wait for itself).
+        let marked = lock(&h.data).mark(which, false);
+        if let Err(e) = marked {
+            return error(409, e);
+        }
+    }
+    let g = lock(&h.data);
+    json_reply(200, json!({"marks": g.marks.summary()}))
+}

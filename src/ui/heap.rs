@@ -1,0 +1,247 @@
+//! The Heap view: a class histogram (instances and shallow bytes per class)
+//! of the last complete heap dump in a session, counted by the reader's
+//! [`HistoBuilder`] while the dump streams by, so a dump costs memory per
+//! class, not per object.
+
+use super::model::Session;
+use crate::reader::{HistoBuilder, HistoEntry, ShallowSizeModel};
+use serde_json::{json, Value};
+
+/// A dump being read, or the last one read.
+pub struct Dump {
+    pub histo: HistoBuilder,
+    pub roots: u64,
+    pub classes: u64,
+    pub at_ms: f64,
+    /// Which dump of the session (1 = first).
+    pub number: u32,
+}
+
+#[derive(Default)]
+pub struct HeapState {
+    building: Option<Dump>,
+    /// Segments of the dump being read (1.0.2 streams).
+    segments: u32,
+    last: Option<Dump>,
+    dumps: u32,
+    /// Dumps read to their end.
+    pub complete: u32,
+    /// Rows of `last`, named, with the count of class names they used.
+    rows: Option<(u32, usize, Vec<HistoEntry>)>,
+    /// The stream's identifier size (from its header).
+    pub id_size: u32,
+}
+
+impl HeapState {
+    /// A HEAP DUMP or HEAP DUMP SEGMENT record starts.
+    pub fn start(&mut self, segment: bool, at_ms: f64) {
+        if segment && self.building.is_some() {
+            self.segments += 1;
+            return;
+        }
+        // A plain HEAP DUMP, or the first segment of a dump.
+        self.dumps += 1;
+        self.segments = 1;
+        self.building = Some(Dump {
+            histo: HistoBuilder::new(self.id_size.max(4), ShallowSizeModel::default()),
+            roots: 0,
+            classes: 0,
+            at_ms,
+            number: self.dumps,
+        });
+    }
+
+    pub fn segments_open(&self) -> u32 {
+        self.segments
+    }
+
+    /// The dump being read, for the reader's loop to fill without holding
+    /// the session (put back with [`HeapState::put_back`]).
+    pub fn take_building(&mut self) -> Dump {
+        self.building.take().unwrap_or_else(|| {
+            self.dumps += 1;
+            Dump {
+                histo: HistoBuilder::new(self.id_size.max(4), ShallowSizeModel::default()),
+                roots: 0,
+                classes: 0,
+                at_ms: 0.0,
+                number: self.dumps,
+            }
+        })
+    }
+
+    /// After a record's sub-records: a plain HEAP DUMP is complete, a
+    /// segment waits for HEAP DUMP END.
+    pub fn put_back(&mut self, d: Dump, segment: bool) {
+        if segment {
+            self.building = Some(d);
+        } else {
+            self.complete(d);
+        }
+    }
+
+    pub fn end_segments(&mut self) {
+        if let Some(d) = self.building.take() {
+            self.complete(d);
+        }
+    }
+
+    fn complete(&mut self, d: Dump) {
+        self.complete += 1;
+        self.segments = 0;
+        self.last = Some(d);
+        self.rows = None;
+    }
+
+    pub fn dumps(&self) -> u32 {
+        self.dumps
+    }
+
+    pub fn reading(&self) -> bool {
+        self.building.is_some()
+    }
+
+    pub fn last(&self) -> Option<&Dump> {
+        self.last.as_ref()
+    }
+}
+
+impl Session {
+    /// The histogram of the last complete dump, rows with `class` in their
+    /// name, `offset`/`limit` paged, sorted by bytes or instances.
+    pub fn heap_view(&mut self, class: &str, sort: &str, offset: usize, limit: usize) -> Value {
+        let reading = self.heap.reading();
+        let Some(d) = self.heap.last() else {
+            return json!({"available": false, "reading": reading, "dumps": self.heap.dumps()});
+        };
+        let (number, roots, classes, objects, at_ms) =
+            (d.number, d.roots, d.classes, d.histo.objects(), d.at_ms);
+        let names = self.class_ids.len();
+        let fresh = matches!(&self.heap.rows, Some((n, c, _)) if *n == number && *c == names);
+        if !fresh {
+            let rows = d.histo.rows(|id| self.class_name_by_id(id));
+            self.heap.rows = Some((number, names, rows));
+        }
+        let all: &[HistoEntry] = self.heap.rows.as_ref().map_or(&[], |r| &r.2);
+        let mut matched: Vec<&HistoEntry> = all
+            .iter()
+            .filter(|r| class.is_empty() || r.class_name.contains(class))
+            .collect();
+        if sort == "instances" {
+            matched.sort_by(|a, b| {
+                b.instances
+                    .cmp(&a.instances)
+                    .then_with(|| a.class_name.cmp(&b.class_name))
+            });
+        }
+        let (instances, bytes) = all.iter().fold((0u64, 0u64), |(i, b), r| {
+            (i + r.instances, b + r.shallow_bytes)
+        });
+        let rows: Vec<Value> = matched
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(limit)
+            .map(|(i, r)| json!({"rank": i + 1, "class": r.class_name, "instances": r.instances, "bytes": r.shallow_bytes}))
+            .collect();
+        json!({
+            "available": true,
+            "reading": reading,
+            "dumps": self.heap.dumps(),
+            "number": number,
+            "atMs": at_ms,
+            "roots": roots,
+            "classDumps": classes,
+            "objects": objects,
+            "instances": instances,
+            "bytes": bytes,
+            "classes": all.len(),
+            "matched": matched.len(),
+            "offset": offset,
+            "rows": rows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{Kind, Session};
+    use crate::reader::{
+        BasicType, HeapSubRecord, InstanceDump, LoadClass, PrimitiveArrayDump, RecordBody,
+    };
+
+    fn instance(class_id: u64) -> HeapSubRecord {
+        HeapSubRecord::InstanceDump(InstanceDump {
+            offset: 0,
+            object_id: 1,
+            trace_serial: 0,
+            class_id,
+            values_len: 4,
+            values: None,
+        })
+    }
+
+    #[test]
+    fn a_segmented_dump_counts_per_class_when_it_ends() {
+        let mut s = Session::new(1, Kind::File, "x".into());
+        s.apply(
+            0,
+            "UTF8",
+            RecordBody::Utf8 {
+                id: 9,
+                text: "demo/Thing".into(),
+            },
+        )
+        .unwrap();
+        s.apply(
+            0,
+            "LOAD CLASS",
+            RecordBody::LoadClass(LoadClass {
+                class_serial: 1,
+                class_id: 77,
+                trace_serial: 0,
+                name_id: 9,
+            }),
+        )
+        .unwrap();
+        for seg in 0..2 {
+            s.apply(
+                0,
+                "HEAP DUMP SEGMENT",
+                RecordBody::HeapDumpStart { segment: true },
+            )
+            .unwrap();
+            let mut d = s.heap.take_building();
+            for _ in 0..(3 + seg) {
+                d.histo.add(&instance(77));
+            }
+            d.histo
+                .add(&HeapSubRecord::PrimitiveArrayDump(PrimitiveArrayDump {
+                    offset: 0,
+                    array_id: 2,
+                    trace_serial: 0,
+                    length: 10,
+                    element_type: BasicType::Int,
+                    data: None,
+                }));
+            s.heap.put_back(d, true);
+            let v = s.heap_view("", "bytes", 0, 10);
+            assert_eq!(v["available"], false, "not complete before HEAP DUMP END");
+        }
+        s.apply(0, "HEAP DUMP END", RecordBody::HeapDumpEnd)
+            .unwrap();
+        let v = s.heap_view("", "instances", 0, 10);
+        assert_eq!(v["available"], true);
+        assert_eq!(v["dumps"], 1);
+        assert_eq!(v["objects"], 9);
+        assert_eq!(v["rows"][0]["class"], "demo.Thing");
+        assert_eq!(v["rows"][0]["instances"], 7);
+        assert_eq!(v["rows"][1]["class"], "int[]");
+        assert_eq!(v["rows"][1]["bytes"], 2 * 56);
+        let v = s.heap_view("int", "bytes", 0, 10);
+        assert_eq!(v["matched"], 1);
+        // One console line per dump, not per segment.
+        let c = s.console_view(0).to_string();
+        assert_eq!(c.matches("heap dump follows").count(), 1);
+    }
+}

@@ -1,0 +1,598 @@
+//! Memory views of a session (heap=sites): the table of allocation sites
+//! by class and site, the tree by allocation stack, and the begin/end
+//! marks.
+//!
+//! A mark is an ALLOC SITES report kept aside. Allocated counts in a report
+//! are totals since the start, so what was allocated between two marks is
+//! the end report's count minus the begin report's, site by site (a site is
+//! its class and its trace). Live counts are a state, not a flow: between
+//! marks the views show the live counts at the end mark. Without an end
+//! mark, the latest report is the end.
+
+use super::filter::MethodFilter;
+use super::model::{Session, SITES_ESTIMATED};
+use super::tree::{Open, Tree};
+use crate::reader::{AllocSite, AllocSites};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    Begin,
+    End,
+}
+
+impl Which {
+    pub fn name(self) -> &'static str {
+        match self {
+            Which::Begin => "begin",
+            Which::End => "end",
+        }
+    }
+}
+
+/// A report kept as a mark.
+pub struct Snapshot {
+    /// Which ALLOC SITES report of the session (1 = first).
+    pub report: u32,
+    /// The record's time (ms since the agent started).
+    pub at_ms: f64,
+    pub sites: AllocSites,
+}
+
+#[derive(Default)]
+pub struct Marks {
+    pub begin: Option<Snapshot>,
+    pub end: Option<Snapshot>,
+    /// The next ALLOC SITES report becomes this mark (it was asked for).
+    pub pending: Option<Which>,
+    /// Bumped when a mark changes (the memory cache follows it).
+    pub version: u32,
+}
+
+impl Marks {
+    /// Called for every ALLOC SITES report: keeps it when a mark waits for
+    /// it, and says which.
+    pub fn take_report(&mut self, s: &AllocSites, report: u32, at_ms: f64) -> Option<&'static str> {
+        let which = self.pending.take()?;
+        self.set(
+            which,
+            Snapshot {
+                report,
+                at_ms,
+                sites: s.clone(),
+            },
+        );
+        Some(which.name())
+    }
+
+    pub fn set(&mut self, which: Which, snap: Snapshot) {
+        match which {
+            Which::Begin => {
+                self.begin = Some(snap);
+                // A new begin starts a new interval.
+                self.end = None;
+            }
+            Which::End => self.end = Some(snap),
+        }
+        self.version += 1;
+    }
+
+    pub fn clear(&mut self) {
+        *self = Marks {
+            version: self.version + 1,
+            ..Marks::default()
+        };
+    }
+
+    pub fn summary(&self) -> Value {
+        let one = |m: &Option<Snapshot>| {
+            m.as_ref()
+                .map(|s| json!({"report": s.report, "atMs": s.at_ms}))
+        };
+        json!({"begin": one(&self.begin), "end": one(&self.end),
+               "pending": self.pending.map(Which::name)})
+    }
+}
+
+/// One row of the memory views, counts widened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteRow {
+    /// Rank of the site in its report (1 = first).
+    pub rank: usize,
+    pub class_serial: u32,
+    pub array_type: u8,
+    pub trace: u32,
+    pub bytes: u64,
+    pub objects: u64,
+    pub live_bytes: u64,
+    pub live_objects: u64,
+}
+
+/// Which counter orders rows and trees.
+pub fn sort_key(sort: &str) -> usize {
+    match sort {
+        "objects" => 1,
+        "live" => 2,
+        "liveObjects" => 3,
+        _ => 0,
+    }
+}
+
+fn row(rank: usize, x: &AllocSite) -> SiteRow {
+    SiteRow {
+        rank,
+        class_serial: x.class_serial,
+        array_type: x.array_type,
+        trace: x.trace_serial,
+        bytes: u64::from(x.bytes_allocated),
+        objects: u64::from(x.instances_allocated),
+        live_bytes: u64::from(x.live_bytes),
+        live_objects: u64::from(x.live_instances),
+    }
+}
+
+/// What the memory views show, and the rows.
+pub struct SiteSet {
+    pub rows: Vec<SiteRow>,
+    pub estimated: bool,
+    /// Between marks: (begin report, end report; 0 = the latest).
+    pub between: Option<(u32, u32)>,
+}
+
+#[derive(Default)]
+pub struct MemCache {
+    key: Option<(u32, u32, bool, String, String, usize)>,
+    tree: Option<Arc<Tree<4>>>,
+}
+
+impl Session {
+    /// The rows of the latest report, or what was allocated between the
+    /// marks when `between` is asked and a begin mark exists.
+    pub fn site_set(&self, between: bool) -> Option<SiteSet> {
+        let latest = self.sites.as_ref()?;
+        let begin = self.marks.begin.as_ref().filter(|_| between);
+        let Some(begin) = begin else {
+            return Some(SiteSet {
+                rows: latest
+                    .sites
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| row(i + 1, x))
+                    .collect(),
+                estimated: latest.flags & SITES_ESTIMATED != 0,
+                between: None,
+            });
+        };
+        let (end, end_report) = match &self.marks.end {
+            Some(e) => (&e.sites, e.report),
+            None => (latest, 0),
+        };
+        let mut before: HashMap<(u32, u8, u32), (u64, u64)> = HashMap::new();
+        for x in &begin.sites.sites {
+            let e = before
+                .entry((x.class_serial, x.array_type, x.trace_serial))
+                .or_insert((0, 0));
+            e.0 += u64::from(x.bytes_allocated);
+            e.1 += u64::from(x.instances_allocated);
+        }
+        let rows = end
+            .sites
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| {
+                let mut r = row(i + 1, x);
+                let (b, o) = before
+                    .get(&(x.class_serial, x.array_type, x.trace_serial))
+                    .copied()
+                    .unwrap_or((0, 0));
+                // Clear sites between the marks restarts the counts; what
+                // remains is then counted from zero, never negative.
+                r.bytes = r.bytes.saturating_sub(b);
+                r.objects = r.objects.saturating_sub(o);
+                (r.objects > 0 || r.bytes > 0).then_some(r)
+            })
+            .collect();
+        Some(SiteSet {
+            rows,
+            estimated: (begin.sites.flags | end.flags) & SITES_ESTIMATED != 0,
+            between: Some((begin.report, end_report)),
+        })
+    }
+
+    /// Memory view: site rows ordered by `sort`, with an optional
+    /// class-name substring, `offset`/`limit` paging.
+    pub fn sites_view(
+        &self,
+        class: &str,
+        sort: &str,
+        offset: usize,
+        limit: usize,
+        between: bool,
+    ) -> Value {
+        let Some(set) = self.site_set(between) else {
+            return json!({"available": false, "rows": [], "matched": 0, "marks": self.marks.summary()});
+        };
+        let Some(latest) = &self.sites else {
+            return json!({"available": false, "rows": [], "matched": 0});
+        };
+        let key = sort_key(sort);
+        let vals = |r: &SiteRow| [r.bytes, r.objects, r.live_bytes, r.live_objects];
+        let mut rows: Vec<(SiteRow, String)> = set
+            .rows
+            .into_iter()
+            .map(|r| {
+                let name = self.site_class(r.class_serial, r.array_type);
+                (r, name)
+            })
+            .filter(|(_, n)| class.is_empty() || n.contains(class))
+            .collect();
+        rows.sort_by(|a, b| {
+            vals(&b.0)[key]
+                .cmp(&vals(&a.0)[key])
+                .then(a.0.rank.cmp(&b.0.rank))
+        });
+        let matched = rows.len();
+        let sum = rows.iter().fold([0u64; 4], |mut acc, (r, _)| {
+            for (a, v) in acc.iter_mut().zip(vals(r)) {
+                *a += v;
+            }
+            acc
+        });
+        let page: Vec<Value> = rows
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|(x, name)| {
+                let top = self.trace_frames(x.trace).and_then(|t| t.first()).copied();
+                json!({
+                    "rank": x.rank,
+                    "class": name,
+                    "trace": x.trace,
+                    "site": top.map(|f| self.frame_with_line(f)),
+                    "src": top.and_then(|f| self.frame_src(f)),
+                    "stack": self.stack_with_lines(x.trace),
+                    "bytes": x.bytes,
+                    "objects": x.objects,
+                    "liveBytes": x.live_bytes,
+                    "liveObjects": x.live_objects,
+                })
+            })
+            .collect();
+        json!({
+            "available": true,
+            "estimated": set.estimated,
+            "between": set.between.map(|(b, e)| json!({"begin": b, "end": e})),
+            "totalLiveBytes": latest.total_live_bytes,
+            "totalLiveObjects": latest.total_live_instances,
+            "totalBytes": latest.total_bytes_allocated,
+            "totalObjects": latest.total_instances_allocated,
+            "sites": latest.sites.len(),
+            "matched": matched,
+            "sum": {"bytes": sum[0], "objects": sum[1], "liveBytes": sum[2], "liveObjects": sum[3]},
+            "offset": offset,
+            "rows": page,
+            "marks": self.marks.summary(),
+        })
+    }
+
+    /// The tree by allocation stack: root frames first (by method) down to
+    /// the allocating frame (with its line), then one leaf per class
+    /// (`new CLASS`), with bytes, objects, live bytes and live objects per
+    /// node.
+    fn alloc_tree(
+        &mut self,
+        class: &str,
+        filter: &str,
+        sort: &str,
+        between: bool,
+    ) -> Option<Arc<Tree<4>>> {
+        let key = (
+            self.sites_reports,
+            self.marks.version,
+            between,
+            class.to_string(),
+            filter.to_string(),
+            sort_key(sort),
+        );
+        if self.mem_cache.key.as_ref() == Some(&key) {
+            if let Some(t) = &self.mem_cache.tree {
+                return Some(t.clone());
+            }
+        }
+        let set = self.site_set(between)?;
+        let f = MethodFilter::parse(filter);
+        let mut tree = Tree::new();
+        let mut names: HashMap<(u64, bool), Option<u32>> = HashMap::new();
+        let mut path = Vec::new();
+        for r in &set.rows {
+            let cname = self.site_class(r.class_serial, r.array_type);
+            if !class.is_empty() && !cname.contains(class) {
+                continue;
+            }
+            path.clear();
+            if let Some(frames) = self.trace_frames(r.trace) {
+                for (depth, &fr) in frames.iter().enumerate().rev() {
+                    // Callers by method, so that calls from different lines
+                    // of a method merge; the allocating frame with its line.
+                    let id = *names.entry((fr, depth == 0)).or_insert_with(|| {
+                        let label = self.frame_label(fr);
+                        if !f.keeps(&label) {
+                            None
+                        } else if depth == 0 {
+                            Some(tree.intern(&self.frame_with_line(fr)))
+                        } else {
+                            Some(tree.intern(&label))
+                        }
+                    });
+                    if let Some(id) = id {
+                        path.push(id);
+                    }
+                }
+            }
+            path.push(tree.intern(&format!("new {cname}")));
+            tree.add(&path, [r.bytes, r.objects, r.live_bytes, r.live_objects]);
+        }
+        tree.finish(key.5);
+        let tree = Arc::new(tree);
+        self.mem_cache = MemCache {
+            key: Some(key),
+            tree: Some(tree.clone()),
+        };
+        Some(tree)
+    }
+
+    /// Rows of the allocation tree for the opened nodes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn alloc_tree_view(
+        &mut self,
+        class: &str,
+        filter: &str,
+        sort: &str,
+        between: bool,
+        open: &[Open],
+        limit: usize,
+    ) -> Value {
+        let estimated = self.site_set(between).is_some_and(|s| s.estimated);
+        match self.alloc_tree(class, filter, sort, between) {
+            None => json!({"available": false, "rows": []}),
+            Some(t) => json!({
+                "available": true,
+                "estimated": estimated,
+                "total": t.root().total,
+                "rows": t.rows(open, limit),
+            }),
+        }
+    }
+
+    pub fn site_class(&self, serial: u32, array_type: u8) -> String {
+        let prim = match array_type {
+            4 => "boolean[]",
+            5 => "char[]",
+            6 => "float[]",
+            7 => "double[]",
+            8 => "byte[]",
+            9 => "short[]",
+            10 => "int[]",
+            11 => "long[]",
+            _ => "",
+        };
+        if !prim.is_empty() && !self.classes.contains_key(&serial) {
+            return prim.into();
+        }
+        self.class_name(serial)
+    }
+
+    /// Take the latest report as a mark now (a session that takes no
+    /// commands), or wait for the next one (the caller asked the agent).
+    pub fn mark(&mut self, which: Which, ask_agent: bool) -> Result<String, String> {
+        if ask_agent {
+            self.marks.pending = Some(which);
+            self.version += 1;
+            return Ok(format!(
+                "{} mark: waiting for the allocation sites asked for",
+                which.name()
+            ));
+        }
+        let Some(s) = &self.sites else {
+            return Err("no ALLOC SITES report yet to mark".into());
+        };
+        let snap = Snapshot {
+            report: self.sites_reports,
+            at_ms: 0.0,
+            sites: s.clone(),
+        };
+        self.marks.set(which, snap);
+        self.version += 1;
+        let line = format!(
+            "{} mark: ALLOC SITES report {}",
+            which.name(),
+            self.sites_reports
+        );
+        self.log(line.clone());
+        Ok(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::tests::sample_session;
+    use super::super::model::Session;
+    use super::*;
+    use crate::reader::RecordBody;
+
+    fn site(class_serial: u32, trace_serial: u32, bytes: u32, objects: u32) -> AllocSite {
+        AllocSite {
+            array_type: 0,
+            class_serial,
+            trace_serial,
+            live_bytes: bytes / 2,
+            live_instances: objects / 2,
+            bytes_allocated: bytes,
+            instances_allocated: objects,
+        }
+    }
+
+    fn report(s: &mut Session, flags: u16, sites: Vec<AllocSite>) {
+        s.apply(
+            0,
+            "ALLOC SITES",
+            RecordBody::AllocSites(AllocSites {
+                flags,
+                cutoff_raw: 0,
+                total_live_bytes: 1,
+                total_live_instances: 1,
+                total_bytes_allocated: 2,
+                total_instances_allocated: 2,
+                sites,
+            }),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn sites_view_sorts_filters_pages_and_marks_estimates() {
+        let mut s = sample_session();
+        let mut sites: Vec<AllocSite> = (0..100_000).map(|i| site(1, 1, i, 1)).collect();
+        sites.push(site(2, 2, 7, 3));
+        report(&mut s, SITES_ESTIMATED, sites);
+        let start = std::time::Instant::now();
+        let v = s.sites_view("", "bytes", 10, 5, false);
+        assert!(start.elapsed().as_secs() < 2, "100 000 rows stay quick");
+        assert_eq!(v["estimated"], true);
+        assert_eq!(v["matched"], 100_001);
+        assert_eq!(v["rows"].as_array().unwrap().len(), 5);
+        assert_eq!(v["rows"][0]["bytes"], 99_989);
+        let v = s.sites_view("java.io", "objects", 0, 50, false);
+        assert_eq!(v["matched"], 1);
+        assert_eq!(v["rows"][0]["class"], "java.io.X");
+        assert_eq!(v["rows"][0]["objects"], 3);
+        assert_eq!(v["rows"][0]["liveObjects"], 1);
+        assert_eq!(v["rows"][0]["site"], "java.io.X.read(Native method)");
+        assert_eq!(
+            v["rows"][0]["stack"],
+            json!(["java.io.X.read(Native method)", "Main.main(Main.java:5)"])
+        );
+    }
+
+    #[test]
+    fn between_marks_shows_what_was_allocated_in_between() {
+        let mut s = sample_session();
+        report(&mut s, 0, vec![site(1, 1, 1000, 100), site(2, 2, 50, 5)]);
+        s.mark(Which::Begin, false).unwrap();
+        // Later: 30 more Main objects, a new site, java.io.X unchanged.
+        report(
+            &mut s,
+            0,
+            vec![site(1, 1, 1300, 130), site(2, 2, 50, 5), site(2, 1, 80, 8)],
+        );
+        let v = s.sites_view("", "objects", 0, 10, true);
+        assert_eq!(v["between"], json!({"begin": 1, "end": 0}));
+        let got: Vec<(String, u64, u64)> = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["class"].as_str().unwrap().to_string(),
+                    r["objects"].as_u64().unwrap(),
+                    r["bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Main".to_string(), 30, 300),
+                ("java.io.X".to_string(), 8, 80)
+            ]
+        );
+        // Live counts are those at the end.
+        assert_eq!(v["rows"][0]["liveObjects"], 65);
+        // An end mark taken from the next report the agent sends.
+        s.mark(Which::End, true).unwrap();
+        report(
+            &mut s,
+            0,
+            vec![site(1, 1, 1500, 150), site(2, 2, 50, 5), site(2, 1, 80, 8)],
+        );
+        report(
+            &mut s,
+            0,
+            vec![site(1, 1, 9000, 900), site(2, 2, 50, 5), site(2, 1, 80, 8)],
+        );
+        let v = s.sites_view("", "objects", 0, 10, true);
+        assert_eq!(v["between"], json!({"begin": 1, "end": 3}));
+        assert_eq!(
+            v["rows"][0]["objects"], 50,
+            "end mark is report 3, not the latest"
+        );
+        // Without `between`, the latest report as it is.
+        assert_eq!(
+            s.sites_view("", "objects", 0, 10, false)["rows"][0]["objects"],
+            900
+        );
+        s.marks.clear();
+        assert_eq!(
+            s.sites_view("", "objects", 0, 10, true)["between"],
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn marks_of_sampled_reports_are_estimates() {
+        let mut s = sample_session();
+        report(&mut s, SITES_ESTIMATED, vec![site(1, 1, 100, 10)]);
+        s.mark(Which::Begin, false).unwrap();
+        report(&mut s, SITES_ESTIMATED, vec![site(1, 1, 300, 30)]);
+        let v = s.sites_view("", "bytes", 0, 10, true);
+        assert_eq!(v["estimated"], true);
+        assert_eq!(v["rows"][0]["objects"], 20);
+    }
+
+    #[test]
+    fn allocation_tree_goes_from_roots_to_the_allocated_class() {
+        let mut s = sample_session();
+        report(
+            &mut s,
+            0,
+            vec![site(1, 1, 1000, 100), site(2, 2, 50, 5), site(2, 1, 80, 8)],
+        );
+        let open = [
+            Open {
+                path: vec!["Main.main".into()],
+                limit: 10,
+            },
+            Open {
+                path: vec!["Main.main".into(), "Main.hot(Main.java:9)".into()],
+                limit: 10,
+            },
+        ];
+        let v = s.alloc_tree_view("", "", "objects", false, &open, 10);
+        assert_eq!(v["total"], json!([1130, 113, 565, 56]));
+        let rows: Vec<String> = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{}{}={}", r["d"], r["n"].as_str().unwrap(), r["t"][1]))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "0Main.main=113",
+                "1Main.hot(Main.java:9)=108",
+                "2new Main=100",
+                "2new java.io.X=8",
+                "1java.io.X.read(Native method)=5",
+            ]
+        );
+        // The class filter keeps only that class's leaves.
+        let v = s.alloc_tree_view("java.io", "", "objects", false, &open, 10);
+        assert_eq!(v["total"][1], 13);
+        // The method filter drops frames, not allocations.
+        let v = s.alloc_tree_view("", "!Main.main", "bytes", false, &[], 10);
+        assert_eq!(v["total"][1], 113);
+        assert_eq!(v["rows"][0]["n"], "Main.hot(Main.java:9)");
+    }
+}

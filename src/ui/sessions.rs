@@ -1,0 +1,360 @@
+//! Sessions and their streams: the registry, the recording of each stream
+//! exactly as received (for download), and the reading of a stream into a
+//! session with the crate's strict readers (binary, or text for monitor
+//! data), plain or gzip.
+//!
+//! A recording is a temporary file unlinked as soon as it is created: it
+//! lives as long as the open handle, so nothing is left behind however the
+//! UI ends, and no other user can open it by name.
+
+use super::lock;
+use super::model::{Kind, Session, State};
+use super::text::{read_line, TextFeed, TEXT_START};
+use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody, GZIP_MAGIC};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::net::TcpStream;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Most bytes recorded per session; past this the stream is still read,
+/// but the download says the recording stopped.
+pub const MAX_RECORDING: u64 = 8 << 30;
+
+/// One session: its model and what belongs with it.
+pub struct Handle {
+    pub id: u32,
+    pub data: Mutex<Session>,
+    /// The agent connection commands are written to, while it is open.
+    pub sender: Mutex<Option<TcpStream>>,
+    /// The stream as received (agents, launches, uploads).
+    pub recording: Mutex<Option<Arc<Recording>>>,
+    /// A file named on the command line: downloaded from where it is.
+    pub path: Option<PathBuf>,
+    /// The process of a Launch session.
+    pub child: Mutex<Option<Child>>,
+}
+
+pub type Shared = Arc<Handle>;
+
+impl Handle {
+    pub fn new(id: u32, kind: Kind, source: String, path: Option<PathBuf>) -> Shared {
+        Arc::new(Handle {
+            id,
+            data: Mutex::new(Session::new(id, kind, source)),
+            sender: Mutex::new(None),
+            recording: Mutex::new(None),
+            path,
+            child: Mutex::new(None),
+        })
+    }
+
+    pub fn recording(&self) -> Option<Arc<Recording>> {
+        lock(&self.recording).clone()
+    }
+}
+
+/// An append-only record of a stream in an unlinked temporary file.
+pub struct Recording {
+    file: File,
+    len: AtomicU64,
+    limit: u64,
+    stopped: AtomicBool,
+}
+
+impl Recording {
+    pub fn create(limit: u64) -> std::io::Result<Recording> {
+        use std::os::unix::fs::OpenOptionsExt;
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = std::env::temp_dir().join(format!(
+            "hprof-rs-ui-{}-{nanos}-{}.rec",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let _ = std::fs::remove_file(&path);
+        Ok(Recording {
+            file,
+            len: AtomicU64::new(0),
+            limit,
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    /// Append (one writer per recording). A full disk or the limit stops
+    /// the recording, not the session.
+    pub fn append(&self, b: &[u8]) {
+        if self.stopped.load(Ordering::Relaxed) {
+            return;
+        }
+        let at = self.len.load(Ordering::Relaxed);
+        if at + b.len() as u64 > self.limit || self.file.write_all_at(b, at).is_err() {
+            self.stopped.store(true, Ordering::Relaxed);
+            return;
+        }
+        self.len.store(at + b.len() as u64, Ordering::Release);
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len.load(Ordering::Acquire)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when bytes were left out (limit or write error).
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// The bytes recorded so far.
+    pub fn reader(self: &Arc<Self>) -> RecordingReader {
+        RecordingReader {
+            rec: self.clone(),
+            at: 0,
+            end: self.len(),
+        }
+    }
+}
+
+pub struct RecordingReader {
+    rec: Arc<Recording>,
+    at: u64,
+    end: u64,
+}
+
+impl Read for RecordingReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want = (self.end - self.at).min(buf.len() as u64) as usize;
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.rec.file.read_at(&mut buf[..want], self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// Passes a stream through, recording every byte read.
+pub struct Tee<R> {
+    pub inner: R,
+    pub rec: Arc<Recording>,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.rec.append(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Read a whole stream into a session: gzip or not, binary (the crate's
+/// strict reader) or text (`text.rs`). Any error ends this session only,
+/// with the error on the page.
+pub fn feed(s: &Mutex<Session>, r: &mut impl Read) {
+    let (head, got) = match peek(r, 2) {
+        Ok(x) => x,
+        Err(e) => return lock(s).fail(format!("read: {e}")),
+    };
+    let chained = std::io::Cursor::new(head[..got].to_vec()).chain(r);
+    if got == 2 && head[..2] == GZIP_MAGIC {
+        let mut gz = flate2::read::MultiGzDecoder::new(chained);
+        feed_plain(s, &mut gz);
+    } else {
+        let mut plain = chained;
+        feed_plain(s, &mut plain);
+    }
+    let mut g = lock(s);
+    if g.state == State::Live {
+        g.end();
+    }
+}
+
+/// Up to `n` first bytes.
+fn peek(r: &mut impl Read, n: usize) -> std::io::Result<([u8; 32], usize)> {
+    let mut b = [0u8; 32];
+    let n = n.min(b.len());
+    let mut got = 0;
+    while got < n {
+        match r.read(&mut b[got..n]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((b, got))
+}
+
+fn feed_plain(s: &Mutex<Session>, r: &mut impl Read) {
+    let (head, got) = match peek(r, TEXT_START.len()) {
+        Ok(x) => x,
+        Err(e) => return lock(s).fail(format!("read: {e}")),
+    };
+    if got == 0 {
+        return lock(s).fail("empty stream: no HPROF header".into());
+    }
+    let chained = std::io::Cursor::new(head[..got].to_vec()).chain(r);
+    let result = if &head[..got] == TEXT_START.as_bytes() {
+        read_text(s, chained)
+    } else {
+        read_records(s, chained)
+    };
+    if let Err(e) = result {
+        lock(s).fail(e);
+    }
+}
+
+fn read_text(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
+    let mut r = BufReader::with_capacity(1 << 16, r);
+    let mut feed = TextFeed::new();
+    let mut buf = Vec::new();
+    let mut bytes = 0u64;
+    while read_line(&mut r, &mut buf).map_err(|e| format!("read: {e}"))? {
+        bytes += buf.len() as u64 + 1;
+        let line = String::from_utf8_lossy(&buf);
+        let mut g = lock(s);
+        feed.line(&mut g, &line)?;
+        g.bytes = bytes;
+    }
+    feed.finish(&mut lock(s))
+}
+
+fn read_records(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
+    let mut reader =
+        HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
+    {
+        let h = reader.header();
+        let mut g = lock(s);
+        g.format = format!("{} (identifier size {})", h.label, h.id_size);
+        g.heap.id_size = h.id_size;
+        let line = format!("header: {}", g.format);
+        g.log(line);
+    }
+    while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
+        let name = rec.name();
+        let dump = match rec.body {
+            RecordBody::HeapDumpStart { segment } => Some(segment),
+            _ => None,
+        };
+        {
+            let mut g = lock(s);
+            g.apply(rec.time, &name, rec.body)?;
+            g.bytes = reader.position();
+        }
+        if let Some(segment) = dump {
+            // Counted outside the session's lock: the views stay
+            // responsive while a large dump streams by.
+            let mut d = lock(s).heap.take_building();
+            let result = (|| {
+                while let Some(sub) = reader.next_heap_sub_record().map_err(|e| e.to_string())? {
+                    match &sub {
+                        HeapSubRecord::Root(_) => d.roots += 1,
+                        HeapSubRecord::ClassDump(_) => d.classes += 1,
+                        _ => {}
+                    }
+                    d.histo.add(&sub);
+                }
+                Ok::<(), String>(())
+            })();
+            let mut g = lock(s);
+            if result.is_ok() && !segment {
+                let line = format!(
+                    "             heap dump: {} roots, {} classes, {} objects and arrays",
+                    d.roots,
+                    d.classes,
+                    d.histo.objects()
+                );
+                g.log(line);
+            }
+            g.heap.put_back(d, segment);
+            g.bytes = reader.position();
+            g.version += 1;
+            result?;
+        }
+    }
+    Ok(())
+}
+
+/// After a stream failed, keep reading (and recording) what the agent
+/// still sends, so that its program is not held up by a full socket.
+pub fn drain(r: &mut impl Read) {
+    let mut buf = [0u8; 1 << 16];
+    while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Mutex<Session> {
+        Mutex::new(Session::new(1, Kind::File, "x".into()))
+    }
+
+    #[test]
+    fn a_malformed_stream_fails_only_its_session() {
+        let s = session();
+        feed(
+            &s,
+            &mut &b"JAVA PROFILE 1.0.2\0\0\0\0\x08\0\0\0\0\0\0\0\0\x0c\xff\xff"[..],
+        );
+        let g = lock(&s);
+        assert_eq!(g.state, State::Failed);
+        assert!(g.error.is_some());
+        let t = session();
+        feed(&t, &mut &b""[..]);
+        assert!(lock(&t).error.as_deref().unwrap().contains("empty stream"));
+        let u = session();
+        feed(&u, &mut &b"\x1f\x8bnot really gzip"[..]);
+        assert_eq!(lock(&u).state, State::Failed);
+    }
+
+    #[test]
+    fn text_and_gzip_streams_are_read() {
+        let text = b"JAVA PROFILE 1.0.1, created today\nWAIT: MONITOR LX;, timeout=0, thread 5\n";
+        let s = session();
+        feed(&s, &mut &text[..]);
+        {
+            let g = lock(&s);
+            assert_eq!(g.state, State::Ended, "{:?}", g.error);
+            assert!(g.text);
+            assert_eq!(g.monitors.waits["X"].waits, 1);
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, text).unwrap();
+        let packed = gz.finish().unwrap();
+        let t = session();
+        feed(&t, &mut &packed[..]);
+        assert_eq!(lock(&t).monitors.waits["X"].waits, 1);
+    }
+
+    #[test]
+    fn a_recording_keeps_the_bytes_exactly_and_stops_at_its_limit() {
+        let rec = Arc::new(Recording::create(10).unwrap());
+        let mut tee = Tee {
+            inner: &b"0123456"[..],
+            rec: rec.clone(),
+        };
+        let mut out = Vec::new();
+        tee.read_to_end(&mut out).unwrap();
+        let mut back = Vec::new();
+        rec.reader().read_to_end(&mut back).unwrap();
+        assert_eq!(back, b"0123456");
+        rec.append(b"789A");
+        assert!(rec.stopped());
+        assert_eq!(rec.len(), 7, "nothing past the limit, no partial chunk");
+    }
+}
