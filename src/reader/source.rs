@@ -17,6 +17,10 @@ pub(crate) fn id_from_be(bytes: &[u8]) -> u64 {
 pub(crate) struct Source<R: Read> {
     r: BufReader<Input<R>>,
     pos: u64,
+    /// While set, every byte consumed (read or skipped) is appended here
+    /// too: a caller that copies records on (the agent re-emitting the VM's
+    /// heap dump) gets their exact bytes without a second read.
+    pub(crate) capture: Option<Vec<u8>>,
 }
 
 impl<R: Read> Source<R> {
@@ -24,6 +28,7 @@ impl<R: Read> Source<R> {
         Source {
             r: BufReader::with_capacity(BUF_SIZE, input),
             pos: 0,
+            capture: None,
         }
     }
 
@@ -55,6 +60,9 @@ impl<R: Read> Source<R> {
             match self.r.read(&mut buf[got..]) {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(n) => {
+                    if let Some(c) = self.capture.as_mut() {
+                        c.extend_from_slice(&buf[got..got + n]);
+                    }
                     got += n;
                     self.pos += n as u64;
                 }
@@ -77,6 +85,9 @@ impl<R: Read> Source<R> {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
             let take = avail.min(usize::try_from(n).unwrap_or(usize::MAX));
+            if let Some(c) = self.capture.as_mut() {
+                c.extend_from_slice(&self.r.buffer()[..take]);
+            }
             self.r.consume(take);
             self.pos += take as u64;
             n -= take as u64;
@@ -91,6 +102,9 @@ impl<R: Read> Source<R> {
         let mut v = Vec::with_capacity(usize::try_from(n.min(BUF_SIZE as u64)).unwrap_or(0));
         let got = (&mut self.r).take(n).read_to_end(&mut v)?;
         self.pos += got as u64;
+        if let Some(c) = self.capture.as_mut() {
+            c.extend_from_slice(&v);
+        }
         if (got as u64) < n {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
