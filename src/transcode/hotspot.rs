@@ -10,8 +10,8 @@
 //! from 300000; and a file can hold several dumps, between which the VM
 //! moves objects and reuses addresses. So every identifier of dump number
 //! `k` gets `k << 48` added ([`Translator::tag`]): user-space addresses stay
-//! below 2^48, so a tagged ID can be neither one of ours nor one of another
-//! dump's, and a reader that keeps one map of class IDs or strings for the
+//! below 2^47 (an ID that is not is refused), so a tagged ID can be neither
+//! one of ours nor one of another dump's, and a reader that keeps one map of class IDs or strings for the
 //! whole file names every class of every dump right. References keep
 //! pointing where they did (an object's ID and every reference to it get
 //! the same tag), and every sub-record keeps its length, so HotSpot's
@@ -131,8 +131,13 @@ pub struct Translator {
     classes: FxHashMap<u64, ClassInfo>,
     refs: FxHashMap<u64, Arc<Refs>>,
     last_refs: Option<(u64, Arc<Refs>)>,
+    /// Class names written in Java spelling so far.
+    names: u64,
     pub counts: Counts,
 }
+
+/// Set in the IDs of the Java-spelled class names this translator adds.
+const RENDERED_NAME_BIT: u64 = 1 << 47;
 
 /// Big-endian writers for the records we emit.
 fn u4(b: &mut Vec<u8>, v: u32) {
@@ -187,6 +192,7 @@ impl Translator {
             classes: FxHashMap::default(),
             refs: FxHashMap::default(),
             last_refs: None,
+            names: 0,
             counts: Counts::default(),
         }
     }
@@ -201,9 +207,9 @@ impl Translator {
         if id == 0 {
             return Ok(0);
         }
-        if id >> TAG_SHIFT != 0 {
+        if id >> 47 != 0 {
             return Err(BadDump(format!(
-                "identifier 0x{id:x} uses the top 16 bits, which tell dumps apart"
+                "identifier 0x{id:x} is not a user-space address (bits 47-63 tell dumps and our names apart)"
             )));
         }
         Ok(id | self.tag)
@@ -279,7 +285,8 @@ impl Translator {
                     .strings
                     .as_ref()
                     .and_then(|s| s.get(&lc.name_id))
-                    .map(String::as_str);
+                    .cloned();
+                let name = name.as_deref();
                 let mine = name.and_then(|n| self.ours.by_name.get(n).copied().flatten());
                 let (serial, trace) = match mine {
                     Some((s, t)) => {
@@ -289,7 +296,31 @@ impl Translator {
                     None => (self.fresh(), self.ours.system_trace),
                 };
                 self.class_serials.insert(lc.class_serial, serial);
-                let (id, name_id) = (self.tag(lc.class_id)?, self.tag(lc.name_id)?);
+                let id = self.tag(lc.class_id)?;
+                // Our LOAD CLASS records spell names the Java way
+                // (`java.lang.String`, `int[]`); HotSpot's internal form
+                // is kept for its strings, which also name fields and
+                // methods: the Java spelling gets a string of its own, with
+                // bit 47 set (user-space addresses stay below 2^47, so no
+                // HotSpot string has it).
+                let name_id = match name {
+                    Some(n) => {
+                        let sig = if n.starts_with('[') {
+                            n.to_string()
+                        } else {
+                            format!("L{n};")
+                        };
+                        let rendered = crate::format::render_class_name(&sig).into_owned();
+                        self.names += 1;
+                        let nid = self.tag | RENDERED_NAME_BIT | self.names;
+                        record(out, tag::UTF8, 0, |b| {
+                            u8_(b, nid);
+                            b.extend_from_slice(rendered.as_bytes());
+                        });
+                        nid
+                    }
+                    None => self.tag(lc.name_id)?,
+                };
                 record(out, tag::LOAD_CLASS, 0, |b| {
                     u4(b, serial);
                     u8_(b, id);
@@ -406,7 +437,7 @@ impl Translator {
                 for e in raw[25..].chunks_exact_mut(8) {
                     let id = u64::from_be_bytes(e.try_into().unwrap_or([0; 8]));
                     if id != 0 {
-                        if id >> TAG_SHIFT != 0 {
+                        if id >> 47 != 0 {
                             self.tag(id)?;
                         }
                         e.copy_from_slice(&(id | t).to_be_bytes());
@@ -686,6 +717,9 @@ mod tests {
         assert_eq!(t.counts.instances, 1);
         assert_eq!(t.counts.classes_matched, 1);
         assert_eq!(p.string(tag | 0x7f00_0020), Some("next"));
+        assert_eq!(p.class_name(foo.class_id), Some("Foo"));
+        assert_eq!(p.string(foo.name_id), Some("Foo"));
+        assert_ne!(foo.name_id, tag | 0x7f00_0010, "a name of its own, in Java spelling");
     }
 
     #[test]

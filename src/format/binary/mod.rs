@@ -321,6 +321,10 @@ impl ProfileFormat for BinaryFormat {
         self.draining = writer.finish(out, self.opts.version, time_of(&at));
     }
 
+    fn binary_options(&self) -> Option<BinaryOptions> {
+        Some(self.opts)
+    }
+
     fn drain_staged(&mut self, out: &mut Vec<u8>) -> bool {
         let Some(d) = self.draining.as_mut() else {
             return false;
