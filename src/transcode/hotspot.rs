@@ -583,7 +583,7 @@ mod tests {
         u8_(&mut b, 0);
         record(&mut b, tag::UTF8, 0, |r| {
             u8_(r, 0x7f00_0010);
-            r.extend_from_slice(b"Foo");
+            r.extend_from_slice(b"p/Foo");
         });
         record(&mut b, tag::UTF8, 0, |r| {
             u8_(r, 0x7f00_0020);
@@ -647,7 +647,7 @@ mod tests {
             system_trace: 300000,
             ..Default::default()
         };
-        ours.add("LFoo;", 100123, 300005);
+        ours.add("Lp/Foo;", 100123, 300005);
         let mut t = Translator::new(dump, ours, 0);
         let mut r = HprofReader::with_options(input, crate::reader::ReadOptions::skip_bodies())
             .map_err(|e| BadDump(e.to_string()))?;
@@ -684,7 +684,7 @@ mod tests {
         file.extend_from_slice(&out);
         let p = crate::reader::collect(HprofReader::new(&file[..]).unwrap()).unwrap();
         let tag = 3u64 << 48;
-        let foo = p.class_by_name("Foo").expect("LOAD CLASS Foo");
+        let foo = p.class_by_name("p.Foo").expect("LOAD CLASS p.Foo");
         assert_eq!(foo.class_id, tag | 0xE000_0100);
         assert_eq!(foo.serial, 100123, "our serial for a name loaded once");
         let d = &p.heap_dumps[0];
@@ -717,8 +717,7 @@ mod tests {
         assert_eq!(t.counts.instances, 1);
         assert_eq!(t.counts.classes_matched, 1);
         assert_eq!(p.string(tag | 0x7f00_0020), Some("next"));
-        assert_eq!(p.class_name(foo.class_id), Some("Foo"));
-        assert_eq!(p.string(foo.name_id), Some("Foo"));
+        assert_eq!(p.class_name(foo.class_id), Some("p.Foo"), "spelled like ours");
         assert_ne!(foo.name_id, tag | 0x7f00_0010, "a name of its own, in Java spelling");
     }
 
