@@ -249,6 +249,22 @@ fn a_full_disk_under_the_scratch_file_loses_nothing() {
         1,
         "{err}"
     );
+    // The VM's dumper (heap=dump's default) writes its file beside the
+    // output too: it fails on the full disk before any of its dump was
+    // copied, says so once, and the walk makes the dump; its private
+    // directory is gone.
+    assert_eq!(
+        err.matches("the VM's dumper could not make it").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("the JVMTI walk makes it instead"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&small)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".vmdump."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     let copy = dir.join("copy.hprof");
     std::fs::write(&copy, &bytes).unwrap();
     let dump = read_all(&copy).expect("the dump parses");
