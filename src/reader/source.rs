@@ -55,6 +55,18 @@ impl<R: Read> Source<R> {
     /// Fills `buf` completely or fails with `UnexpectedEof`; `pos` counts
     /// the bytes actually consumed, so after an EOF it is the input's end.
     pub(crate) fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        // Fast path: the bytes are buffered already (nearly always: fields
+        // are a few bytes and the buffer holds 64 KiB).
+        let n = buf.len();
+        if let Some(b) = self.r.buffer().get(..n) {
+            buf.copy_from_slice(b);
+            if let Some(c) = self.capture.as_mut() {
+                c.extend_from_slice(b);
+            }
+            self.r.consume(n);
+            self.pos += n as u64;
+            return Ok(());
+        }
         let mut got = 0;
         while got < buf.len() {
             match self.r.read(&mut buf[got..]) {

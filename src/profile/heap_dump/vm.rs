@@ -186,7 +186,7 @@ pub struct VmStream {
     ended: bool,
     /// 1.0.1: bytes of the one HEAP DUMP record still to write.
     v101_left: Option<u64>,
-    raw: Vec<u8>,
+    /// Text of the record being copied (text output).
     seg: Vec<u8>,
     stamp: Stamp,
     totals: HeapTotals,
@@ -230,7 +230,6 @@ impl VmStream {
             began: false,
             ended: false,
             v101_left: None,
-            raw: Vec::new(),
             seg: Vec::new(),
             stamp,
             totals,
@@ -420,8 +419,10 @@ impl VmStream {
         }
     }
 
-    /// Copy one of HotSpot's heap records whose body ends at `end`: into
-    /// a buffer first, so only a complete record reaches the output.
+    /// Copy one of HotSpot's heap records whose body ends at `end`. Its
+    /// sub-records are read straight into `out` and translated there (one
+    /// copy of the bytes); on an error `out` is cut back to where the
+    /// record began, so only a complete record reaches the output.
     fn copy_segment(
         &mut self,
         fmt: &mut BoxedFormat,
@@ -430,22 +431,36 @@ impl VmStream {
     ) -> Result<(), String> {
         self.begin(fmt, out);
         let time = self.time();
-        let input = self.input.as_mut().ok_or("no input")?;
+        let mark = out.len();
+        let binary_102 = matches!(
+            self.mode,
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_2),
+                ..
+            }
+        );
+        if binary_102 {
+            hotspot::record_header(out, tag::HEAP_DUMP_SEGMENT, time, 0);
+        }
+        let body = out.len();
+        let Some(input) = self.input.as_mut() else {
+            out.truncate(mark);
+            return Err("the VM's dump file is not open".into());
+        };
         let reader = &mut input.reader;
         let mut seg = std::mem::take(&mut self.seg);
         seg.clear();
-        let mut raw = std::mem::take(&mut self.raw);
         let result = (|| -> Result<(), String> {
             match &mut self.mode {
                 Mode::Binary { t, .. } => {
                     while reader.position() < end {
-                        raw.clear();
+                        let at = out.len();
                         let sub = reader
-                            .next_heap_sub_record_raw(&mut raw)
+                            .next_heap_sub_record_raw(out)
                             .map_err(|e| format!("the VM's dump: {e}"))?
                             .ok_or("the VM's heap record ended early")?;
-                        t.sub_record(&sub, &mut raw).map_err(|e: BadDump| e.to_string())?;
-                        seg.extend_from_slice(&raw);
+                        t.sub_record(&sub, &mut out[at..])
+                            .map_err(|e: BadDump| e.to_string())?;
                     }
                 }
                 Mode::Text { syms, layouts } => {
@@ -463,8 +478,8 @@ impl VmStream {
             }
             Ok(())
         })();
-        self.raw = raw;
         if let Err(e) = result {
+            out.truncate(mark);
             self.seg = seg;
             return Err(e);
         }
@@ -473,19 +488,21 @@ impl VmStream {
                 version: Some(HprofVersion::V1_0_1),
                 ..
             } => {
+                let n = (out.len() - body) as u64;
                 let left = self.v101_left.unwrap_or(0);
-                if seg.len() as u64 > left {
+                if n > left {
+                    out.truncate(mark);
                     self.seg = seg;
                     return Err("the VM's heap records grew while being copied".into());
                 }
-                self.v101_left = Some(left - seg.len() as u64);
+                self.v101_left = Some(left - n);
             }
             Mode::Binary { .. } => {
-                hotspot::record_header(out, tag::HEAP_DUMP_SEGMENT, time, seg.len() as u32)
+                let n = (out.len() - body) as u32;
+                out[body - 4..body].copy_from_slice(&n.to_be_bytes());
             }
-            Mode::Text { .. } => {}
+            Mode::Text { .. } => out.extend_from_slice(&seg),
         }
-        out.extend_from_slice(&seg);
         seg.clear();
         if seg.capacity() > 16 << 20 {
             seg = Vec::new();
