@@ -284,3 +284,75 @@ fn a_full_disk_under_the_scratch_file_loses_nothing() {
         .count();
     assert_eq!(count, 3000 * 20);
 }
+
+/// The VM's dumper running out of disk after some of its heap records
+/// were copied (a 6 MiB tmpfs holds its directory; the output is a FIFO
+/// there, read by the test; -Xmx2100m for 1.0.2, whose segments are copied
+/// while the VM writes): the output ends with HEAP DUMP END and parses,
+/// one message says the dump is incomplete, no walk follows (its objects
+/// would be counted twice), the program exits normally and the VM's
+/// directory is removed.
+#[test]
+fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_vm_midway");
+    let small = dir.join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    if !sh(
+        "mount",
+        &["-t", "tmpfs", "-o", "size=6m", "tmpfs", small.to_str().unwrap()],
+    ) {
+        eprintln!("SKIPPED: mounting a small tmpfs needs root; VM dump cut-short check not run");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _mounted = Unmount(&small);
+    let fifo = small.join("out.hprof");
+    assert!(sh("mkfifo", &[fifo.to_str().unwrap()]));
+    let reader = drain_fifo(&fifo);
+    let agent = format!(
+        "-agentpath:{}=heap=dump,format=b,file={}",
+        common::agent_path().display(),
+        fifo.display()
+    );
+    // 200 x (3000 HeldA + ...): a VM dump of tens of MiB.
+    let r = common::run_java_bounded(&dir, &["-Xmx2100m", &agent], "HoldObjects", &["200"], LIMIT);
+    assert!(!r.timed_out, "did not finish");
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    assert_eq!(
+        err.matches("the VM's dumper failed after part of its dump was written").count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("the JVMTI walk makes it instead"), "{err}");
+    let bytes = reader.join().unwrap();
+    let left: Vec<_> = std::fs::read_dir(&small)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".vmdump."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let copy = dir.join("copy.hprof");
+    std::fs::write(&copy, &bytes).unwrap();
+    let dump = read_all(&copy).expect("the cut dump parses");
+    assert_eq!(dump.header.version, "1.0.2");
+    assert_eq!(dump.header.id_size, 8, "the VM's dump");
+    assert_eq!(dump.heap_dumps.len(), 1);
+    let d = &dump.heap_dumps[0];
+    assert!(d.ended, "closed with HEAP DUMP END");
+    let objects = d.instances.len() + d.primitive_arrays.len() + d.object_arrays.len();
+    assert!(objects > 0, "the copied part is kept");
+    let held_a = dump
+        .classes
+        .iter()
+        .find(|c| c.name.as_deref() == Some("HoldObjects$HeldA"))
+        .map(|c| c.class_id);
+    let a = d.instances.iter().filter(|i| Some(i.class_id) == held_a).count();
+    assert!(a < 3000 * 200, "only part of the heap fits the disk: {a} HeldA");
+}
