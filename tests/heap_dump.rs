@@ -630,6 +630,75 @@ fn vm_dumper_binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     }
 }
 
+/// A storm of SIGQUITs while the VM's dumper runs (1.0.2, so its segments
+/// are copied while the VM writes): every dump the storm causes is whole
+/// and right, none overlaps another, the JVM survives and the exit dump
+/// follows. (HotSpot prints a thread dump per SIGQUIT: stdout is drained.)
+#[test]
+fn sigquit_storm_during_vm_dumps() {
+    let mut run = Running::start("hd_vm_storm", &["-Xmx2100m"], "heap=dump,format=b,file=out.hprof");
+    let histo = jmap_histo_live(run.pid());
+    let mut stdout = run.child.stdout.take().unwrap();
+    let drain = std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut sink);
+    });
+    for _ in 0..12 {
+        send_sigquit(run.pid());
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let path = run.dir.join("out.hprof");
+    wait_for_dumps(&path, 1);
+    // Let the dumps the storm queued finish before the exit dump.
+    std::thread::sleep(Duration::from_secs(2));
+    let (dir, err) = run.finish();
+    drain.join().unwrap();
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.header.version, "1.0.2");
+    let done = err.matches("Dumping Java heap (VM dumper) ... done.").count();
+    assert_eq!(p.heap_dumps.len(), done, "{err}");
+    assert!(done >= 2 && done <= 13, "{done} dumps for 12 SIGQUITs and the exit");
+    check_vm_dumps(&p, &histo);
+    assert!(vm_scratch_left(&dir).is_empty(), "{:?}", vm_scratch_left(&dir));
+}
+
+/// Symlinks planted at the names of the VM's private directory (one to a
+/// directory of the user's, one to a name that does not exist) are left
+/// alone: nothing is written through them, the next free name is used,
+/// and the dump is the VM dumper's, whole.
+#[test]
+fn symlinks_at_the_vm_dump_directory_names_are_not_followed() {
+    let run = Running::start("hd_vm_links", &[], "heap=dump,format=b,file=out.hprof");
+    let histo = jmap_histo_live(run.pid());
+    let precious = run.dir.join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("keep"), b"keep me").unwrap();
+    let nowhere = run.dir.join("created-through-link");
+    let base = format!("out.hprof.vmdump.{}", run.pid());
+    std::os::unix::fs::symlink(&precious, run.dir.join(format!("{base}.0"))).unwrap();
+    std::os::unix::fs::symlink(&nowhere, run.dir.join(format!("{base}.1"))).unwrap();
+    send_sigquit(run.pid());
+    wait_for_dumps(&run.dir.join("out.hprof"), 1);
+    let (dir, err) = run.finish();
+    assert_eq!(err.matches("Dumping Java heap (VM dumper) ... done.").count(), 2, "{err}");
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    let names: Vec<String> = std::fs::read_dir(&precious)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["keep"]);
+    assert_eq!(std::fs::read(precious.join("keep")).unwrap(), b"keep me");
+    assert!(!nowhere.exists(), "created through the link");
+    for n in [0, 1] {
+        let link = dir.join(format!("{base}.{n}"));
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
+    let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.heap_dumps.len(), 2);
+    check_vm_dumps(&p, &histo);
+}
+
 /// The text checks both dumpers' output must pass: jmap's counts of the
 /// fixture's classes, object arrays' text length, reference field lines,
 /// a class with its static references.
