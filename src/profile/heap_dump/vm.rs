@@ -168,7 +168,16 @@ struct Input {
     reader: HprofReader<TailFile>,
     /// A second handle for the file's size and record headers.
     probe: File,
+    /// The VM's file is freed up to here (see [`PUNCH_STEP`]); `None` once
+    /// its filesystem refused.
+    punched: Option<u64>,
 }
+
+/// Copied parts of the VM's file are freed (holes punched) every this many
+/// bytes: the file then needs disk space only for what is not copied yet,
+/// and its dirty pages are dropped instead of written back to the disk
+/// (which otherwise writes every byte twice: the VM's file and our output).
+const PUNCH_STEP: u64 = 8 << 20;
 
 /// The writer-thread side of one VM dump.
 pub struct VmStream {
@@ -286,7 +295,11 @@ impl VmStream {
         let reader = HprofReader::with_options(tail, options)
             .map_err(|e| format!("the VM's dump: {e}"))?;
         hotspot::check_header(reader.header()).map_err(|e| e.to_string())?;
-        self.input = Some(Input { reader, probe });
+        self.input = Some(Input {
+            reader,
+            probe,
+            punched: Some(0),
+        });
         Ok(true)
     }
 
@@ -311,6 +324,14 @@ impl VmStream {
         let state = self.shared.vm_state.load(Ordering::Acquire);
         let pos = input.reader.position();
         self.shared.consumed.store(pos, Ordering::Relaxed);
+        if let Some(done) = input.punched {
+            let upto = pos & !0xfff;
+            if upto >= done + PUNCH_STEP {
+                input.punched = crate::os::punch_hole(&input.probe, done, upto - done)
+                    .ok()
+                    .map(|()| upto);
+            }
+        }
         let len = input.probe.metadata().map_err(|e| e.to_string())?.len();
         if state == FAILED {
             return Err("the VM's dumper failed".into());
