@@ -533,7 +533,7 @@ fn dump_heap_command_streams_a_heap_dump() {
         let dir = common::scratch("net_heap");
         let (l, port) = Server::listen();
         let marker = dir.join("marker");
-        let child = spawn_java(
+        let mut child = spawn_java(
             &dir,
             &format!("heap=dump,format=b,doe=n,logflags=1,net=127.0.0.1:{port}{extra}"),
             "HeapGraph",
@@ -544,6 +544,11 @@ fn dump_heap_command_streams_a_heap_dump() {
             r.iter()
                 .any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
         });
+        // The graph is complete once the fixture says "ready" (asking
+        // before that dumped part of it now and then).
+        let mut ready = [0u8; 6];
+        child.stdout.as_mut().unwrap().read_exact(&mut ready).unwrap();
+        assert_eq!(&ready, b"ready\n");
         s.send(Command::DumpHeap);
         s.wait_for("HEAP DUMP END", |r| {
             r.iter().any(|r| matches!(r.body, RecordBody::HeapDumpEnd))
