@@ -346,13 +346,25 @@ fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
     assert!(!r.timed_out, "did not finish");
     let err = common::stderr(&r.output);
     assert!(r.output.status.success(), "{err}");
+    let bytes = reader.join().unwrap();
+    if common::java_major() >= 22 {
+        // JDK 22 and later write the heap part of their dump into a part
+        // file (`<name>.p0`) and append it to the dump file only at the
+        // end (docs/heap_dump.md): the disk fills before any heap record
+        // could be copied, so the walk makes the dump.
+        assert_eq!(err.matches("the VM's dumper could not make it").count(), 1, "{err}");
+        assert!(err.contains("the JVMTI walk makes it instead"), "{err}");
+        let dump = vm_dir_gone_and_parsed(&small, &dir, &bytes, "the walk's dump parses");
+        assert_eq!(dump.heap_dumps.len(), 1);
+        assert!(dump.heap_dumps[0].ended);
+        return;
+    }
     assert_eq!(
         err.matches("the VM's dumper failed after part of its dump was written").count(),
         1,
         "{err}"
     );
     assert!(!err.contains("the JVMTI walk makes it instead"), "{err}");
-    let bytes = reader.join().unwrap();
     let dump = vm_dir_gone_and_parsed(&small, &dir, &bytes, "the cut dump parses");
     assert_eq!(dump.header.version, "1.0.2");
     assert_eq!(dump.header.id_size, 8, "the VM's dump");
