@@ -59,7 +59,7 @@ fn open_fifo(path: &Path) -> io::Result<File> {
 /// checked while a write waits.
 const SOCKET_WRITE_SLICE: Duration = Duration::from_millis(250);
 
-pub use writer::{Writer, WriterJob};
+pub use writer::{Step, Stream, Writer, WriterJob};
 
 pub enum Sink {
     File(File),

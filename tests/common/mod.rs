@@ -257,3 +257,27 @@ pub fn run_command_bounded(mut cmd: Command, limit: std::time::Duration) -> Boun
         elapsed,
     }
 }
+
+/// `java.version` of the JDK under test.
+pub fn java_version() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        let out = std::process::Command::new(java())
+            .args(["-XshowSettings:properties", "-version"])
+            .output()
+            .unwrap();
+        stderr(&out)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("java.version = ").map(String::from))
+            .expect("java.version in -XshowSettings:properties")
+    })
+}
+
+/// Major version of the JDK under test (11, 17, 21, 25).
+pub fn java_major() -> u32 {
+    java_version()
+        .split(['.', '-', '+'])
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap()
+}
