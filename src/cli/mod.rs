@@ -7,7 +7,6 @@
 pub mod attach;
 pub mod flame;
 pub mod histo;
-pub mod histo_fast;
 pub mod listen;
 pub mod print;
 pub mod progress;

@@ -69,6 +69,17 @@ impl<R: Read> Read for Progress<R> {
     }
 }
 
+/// Seeks count as progress too: `histo` seeks over most of a dump.
+impl<R: crate::reader::SkipForward> crate::reader::SkipForward for Progress<R> {
+    fn skip_forward(&mut self, n: u64) -> io::Result<bool> {
+        let moved = self.inner.skip_forward(n)?;
+        if moved {
+            self.add(n);
+        }
+        Ok(moved)
+    }
+}
+
 /// Open a file with progress reporting.
 pub fn open(path: &str) -> Result<Progress<std::fs::File>, String> {
     let f = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;

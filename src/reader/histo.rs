@@ -29,8 +29,9 @@
 //! than the VM's. Object arrays from our agent carry the length up to the
 //! last non-null element, so their size is a lower bound.
 
-use std::collections::HashMap;
 use std::io::Read;
+
+use rustc_hash::FxHashMap;
 
 use super::error::ReadError;
 use super::heap::{BasicType, ClassLayouts, HeapSubRecord, ReadOptions};
@@ -113,12 +114,14 @@ pub fn histogram<R: Read>(reader: HprofReader<R>) -> Result<Vec<HistoEntry>, Rea
 pub struct HistoBuilder {
     model: ShallowSizeModel,
     layouts: ClassLayouts,
-    /// class ID -> (instances, value bytes)
-    instances: HashMap<u64, (u64, u64)>,
+    /// class ID -> (instances, value bytes). Object IDs are addresses or
+    /// serials, not attacker-chosen keys worth SipHash: one lookup per
+    /// object of the dump is the histogram's hot path.
+    instances: FxHashMap<u64, (u64, u64)>,
     /// array class ID -> (arrays, shallow bytes)
-    object_arrays: HashMap<u64, (u64, u64)>,
+    object_arrays: FxHashMap<u64, (u64, u64)>,
     /// element type -> (arrays, shallow bytes)
-    primitive_arrays: HashMap<BasicType, (u64, u64)>,
+    primitive_arrays: FxHashMap<BasicType, (u64, u64)>,
     objects: u64,
 }
 
@@ -127,9 +130,9 @@ impl HistoBuilder {
         HistoBuilder {
             model,
             layouts: ClassLayouts::new(id_size),
-            instances: HashMap::new(),
-            object_arrays: HashMap::new(),
-            primitive_arrays: HashMap::new(),
+            instances: FxHashMap::default(),
+            object_arrays: FxHashMap::default(),
+            primitive_arrays: FxHashMap::default(),
             objects: 0,
         }
     }
@@ -219,8 +222,8 @@ pub fn histogram_with<R: Read>(
 ) -> Result<Vec<HistoEntry>, ReadError> {
     reader.set_options(ReadOptions::skip_bodies());
     let id_size = reader.id_size();
-    let mut strings: HashMap<u64, String> = HashMap::new();
-    let mut class_name_ids: HashMap<u64, u64> = HashMap::new();
+    let mut strings: FxHashMap<u64, String> = FxHashMap::default();
+    let mut class_name_ids: FxHashMap<u64, u64> = FxHashMap::default();
     let mut acc = HistoBuilder::new(id_size, *model);
     // A segmented dump is open until its HEAP DUMP END.
     let mut segments_open = false;

@@ -45,4 +45,5 @@ pub use records::{
     decode_java_utf8, record_name, tag, AllocSite, AllocSites, ControlSettings, CpuSample,
     CpuSamples, Frame, HeapSummary, LoadClass, Record, RecordBody, StartThread, Trace,
 };
+pub use source::SkipForward;
 pub use stream::{open_path, HprofReader};

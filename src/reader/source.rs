@@ -2,16 +2,48 @@
 //! (uncompressed) stream, plus a bounded cursor over an in-memory record
 //! body. All integers in HPROF are big-endian.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
 use super::gz::Input;
+
+/// An input that can move forward without reading the bytes it passes:
+/// a plain file seeks over the array data and instance values a reader
+/// skips, so a histogram of a 1 GB dump reads only what it counts.
+pub trait SkipForward: Read {
+    /// Moves `n` bytes forward when at least `n` bytes are left and returns
+    /// true; otherwise does not move and returns false (the caller reads
+    /// on, so a truncated input is still reported where it ends).
+    fn skip_forward(&mut self, n: u64) -> io::Result<bool>;
+}
+
+impl SkipForward for File {
+    fn skip_forward(&mut self, n: u64) -> io::Result<bool> {
+        let at = self.stream_position()?;
+        let len = self.metadata()?.len();
+        if at.checked_add(n).is_none_or(|end| end > len) {
+            return Ok(false);
+        }
+        self.seek(SeekFrom::Current(n as i64))?;
+        Ok(true)
+    }
+}
+
+/// Skips shorter than this are read through the buffer: a seek costs
+/// three system calls and drops the buffered bytes.
+const SEEK_AT_LEAST: u64 = 256 * 1024;
 
 /// Buffer size for the underlying reader; heap dumps are read sequentially.
 const BUF_SIZE: usize = 64 * 1024;
 
 /// Decodes a big-endian identifier of 4 or 8 bytes.
+#[inline]
 pub(crate) fn id_from_be(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+    match *bytes {
+        [a, b, c, d] => u64::from(u32::from_be_bytes([a, b, c, d])),
+        [a, b, c, d, e, f, g, h] => u64::from_be_bytes([a, b, c, d, e, f, g, h]),
+        _ => bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
+    }
 }
 
 pub(crate) struct Source<R: Read> {
@@ -21,6 +53,20 @@ pub(crate) struct Source<R: Read> {
     /// too: a caller that copies records on (the agent re-emitting the VM's
     /// heap dump) gets their exact bytes without a second read.
     pub(crate) capture: Option<Vec<u8>>,
+    /// Set for inputs that can skip without reading ([`SkipForward`]).
+    skipper: Option<fn(&mut R, u64) -> io::Result<bool>>,
+}
+
+fn skip_input<R: SkipForward>(r: &mut R, n: u64) -> io::Result<bool> {
+    r.skip_forward(n)
+}
+
+impl<R: SkipForward> Source<R> {
+    /// Lets [`Source::skip`] move over long stretches without reading them
+    /// (plain input only: a gzip stream must be decompressed anyway).
+    pub(crate) fn allow_seeking(&mut self) {
+        self.skipper = Some(skip_input::<R>);
+    }
 }
 
 impl<R: Read> Source<R> {
@@ -29,6 +75,7 @@ impl<R: Read> Source<R> {
             r: BufReader::with_capacity(BUF_SIZE, input),
             pos: 0,
             capture: None,
+            skipper: None,
         }
     }
 
@@ -54,6 +101,7 @@ impl<R: Read> Source<R> {
 
     /// Fills `buf` completely or fails with `UnexpectedEof`; `pos` counts
     /// the bytes actually consumed, so after an EOF it is the input's end.
+    #[inline]
     pub(crate) fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
         // Fast path: the bytes are buffered already (nearly always: fields
         // are a few bytes and the buffer holds 64 KiB).
@@ -85,8 +133,22 @@ impl<R: Read> Source<R> {
         Ok(())
     }
 
-    /// Discards `n` bytes without allocating.
+    /// Discards `n` bytes without allocating (seeking over long stretches
+    /// when the input allows it).
     pub(crate) fn skip(&mut self, mut n: u64) -> io::Result<()> {
+        let buffered = self.r.buffer().len() as u64;
+        if n >= buffered + SEEK_AT_LEAST && self.capture.is_none() {
+            if let (Some(skipper), Input::Plain(chain)) = (self.skipper, self.r.get_mut()) {
+                // The peeked header bytes are long gone once a record body
+                // is skipped; if not, read on.
+                let (peeked, inner) = chain.get_mut();
+                if peeked.position() >= peeked.get_ref().len() as u64 && skipper(inner, n - buffered)? {
+                    self.r.consume(buffered as usize);
+                    self.pos += n;
+                    return Ok(());
+                }
+            }
+        }
         while n > 0 {
             let avail = match self.r.fill_buf() {
                 Ok(b) => b.len(),

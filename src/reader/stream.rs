@@ -10,7 +10,7 @@ use super::gz::Input;
 use super::header::{read_header, Header};
 use super::heap::{read_sub_record, HeapSubRecord, ReadOptions, Segment};
 use super::records::{decode_body, record_label, tag, Record, RecordBody};
-use super::source::{Body, Source};
+use super::source::{Body, SkipForward, Source};
 
 /// Streaming HPROF reader over any `Read` (buffered internally; gzip input
 /// is detected by its magic bytes and decompressed on the fly). Offsets in
@@ -34,7 +34,18 @@ pub fn open_path(path: impl AsRef<Path>) -> Result<HprofReader<File>, ReadError>
     let path = path.as_ref();
     let f =
         File::open(path).map_err(|e| ReadError::io(format!("file {}", path.display()), 0, e))?;
-    HprofReader::new(f)
+    HprofReader::seekable(f, ReadOptions::full())
+}
+
+impl<R: SkipForward> HprofReader<R> {
+    /// Like [`with_options`](Self::with_options) for an input that can skip
+    /// without reading (a plain file): payloads the options skip are sought
+    /// over, not read.
+    pub fn seekable(r: R, options: ReadOptions) -> Result<Self, ReadError> {
+        let mut reader = Self::with_options(r, options)?;
+        reader.src.allow_seeking();
+        Ok(reader)
+    }
 }
 
 impl<R: Read> HprofReader<R> {

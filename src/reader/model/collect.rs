@@ -83,7 +83,7 @@ impl HeapDump {
         self.sub_record_tags.push(sub.tag());
         match sub {
             HeapSubRecord::Root(r) => self.roots.push(r),
-            HeapSubRecord::ClassDump(c) => self.class_dumps.push(c),
+            HeapSubRecord::ClassDump(c) => self.class_dumps.push(*c),
             HeapSubRecord::InstanceDump(i) => self.instances.push(i),
             HeapSubRecord::ObjectArrayDump(a) => self.object_arrays.push(a),
             HeapSubRecord::PrimitiveArrayDump(a) => self.primitive_arrays.push(a),
