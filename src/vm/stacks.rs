@@ -89,6 +89,27 @@ pub fn trace_of(
     Some(ctx.tables.traces.intern(key))
 }
 
+/// Like [`trace_of`] for a stack sampled where the thread ran (anywhere in
+/// a method, not at a safepoint poll): each frame's location is moved to
+/// the start of its line, so samples on one line share one frame and one
+/// trace instead of one per byte-code index.
+pub fn trace_of_sampled(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread_serial: u32,
+    frames: &[Frame],
+    key: &mut Vec<u32>,
+) -> Option<Arc<Trace>> {
+    key.clear();
+    key.push(if ctx.opts.thread { thread_serial } else { 0 });
+    for f in frames.iter().take(ctx.depth() as usize) {
+        let m = method_entry(ctx, jni, f.method)?;
+        let id = method_frame(ctx, jni, f.method, m.line_start(f.location))?;
+        key.push(id);
+    }
+    Some(ctx.tables.traces.intern(key))
+}
+
 /// Trace serial of a thread's current stack (null = current thread).
 pub fn thread_trace(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, thread_serial: u32) -> Option<u32> {
     let mut frames = Vec::new();
