@@ -655,7 +655,7 @@ fn embedded_tracker_class_matches_its_source() {
     let src = root.join("src/profile/cpu_times/java");
     let out = common::scratch("tracker_class");
     let st = Command::new(jdk.join("bin/javac"))
-        .args(["--release", "11", "-g:none", "--patch-module"])
+        .args(["-source", "11", "-target", "11", "-Xlint:-options", "-g:none", "--patch-module"])
         .arg(format!("java.base={}", src.display()))
         .arg("-d")
         .arg(&out)
@@ -784,4 +784,77 @@ fn virtual_threads_run_to_the_end_and_platform_counts_stay_exact() {
         assert_eq!(c, want, "{}", java_version(&jdk));
     }
     println!("ran on {ran} JDK(s) with virtual threads");
+}
+
+/// Self ms of the rows whose method is one of `methods`.
+fn self_ms_of(cpu: &ascii::CpuSection, methods: &[&str]) -> f64 {
+    cpu.rows
+        .iter()
+        .filter(|r| methods.contains(&r.method.as_str()))
+        .map(|r| r.self_pct / 100.0 * cpu.total as f64)
+        .sum()
+}
+
+/// The methods MostlyWaiting's threads wait in (their own and the JDK's).
+const WAITING: &[&str] = &[
+    "MostlyWaiting.waitOnce",
+    "MostlyWaiting.parkOnce",
+    "MostlyWaiting.sleepOnce",
+    "MostlyWaiting.readOnce",
+    "java.util.concurrent.locks.LockSupport.parkNanos",
+    "sun.nio.ch.NioSocketImpl.park",
+    "sun.nio.ch.NioSocketImpl.timedRead",
+    "java.net.SocketInputStream.read",
+    "java.net.SocketInputStream.socketRead",
+    "java.lang.Object.wait",
+    "java.lang.Thread.sleep",
+    "java.lang.Thread.join",
+];
+
+/// cpu=times charges CPU time (the threads' CPU clocks): four threads that
+/// spend the run in timed waits (Object.wait, parkNanos, sleep, a socket
+/// read) do not dominate CPU TIME; the thread that computes does. With
+/// `clock=wall` (the original's rule) the waits dominate.
+#[test]
+fn cpu_time_is_not_charged_to_waiting_methods_and_clock_wall_keeps_the_original_rule() {
+    let _only_jvm = common::exclusive();
+    for (clock, compute_min, compute_max, waiting_min, waiting_max) in
+        [("cpu", 0.5, 1.0, 0.0, 0.15), ("wall", 0.0, 0.1, 0.5, 1.0)]
+    {
+        let dir = common::scratch(&format!("mostly_waiting_{clock}"));
+        let r = common::run_with_agent_bounded(
+            &dir,
+            &format!("cpu=times,depth=1,clock={clock},file=out.txt"),
+            "MostlyWaiting",
+            &["2"],
+            std::time::Duration::from_secs(120),
+        );
+        let err = common::stderr(&r.output);
+        assert!(!r.timed_out && r.output.status.success(), "{err}");
+        assert!(!err.contains("HPROF:"), "no fallback: {err}");
+        let rep = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
+        let cpu = &rep.cpu[0];
+        let total = cpu.total as f64;
+        let compute = self_ms_of(cpu, &["MostlyWaiting.compute"]) / total;
+        let waiting = self_ms_of(cpu, WAITING) / total;
+        eprintln!("clock={clock}: total {total} ms, compute {compute:.3}, waiting {waiting:.3}");
+        assert!(
+            (compute_min..=compute_max).contains(&compute) && (waiting_min..=waiting_max).contains(&waiting),
+            "clock={clock}: compute {compute:.3}, waiting {waiting:.3}: {cpu:?}"
+        );
+        // Call counts stay exact whatever the clock.
+        let calls: u64 = common::stdout(&r.output)
+            .trim()
+            .strip_prefix("compute calls=")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let counted: u64 = cpu
+            .rows
+            .iter()
+            .filter(|r| r.method == "MostlyWaiting.compute")
+            .map(|r| r.count as u64)
+            .sum();
+        assert_eq!(counted, calls, "clock={clock}");
+    }
 }

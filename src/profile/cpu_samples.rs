@@ -455,7 +455,7 @@ impl CpuSamples {
         if ctx.tables.threads.get(serial).is_none_or(|r| r.agent) {
             return;
         }
-        if let Err(e) = ctx.cpu_timers.register_current(jni, serial) {
+        if let Err(e) = ctx.cpu_timers.register_current(jni, serial, true) {
             crate::vm::log::log(ctx, &format!("cpu=samples: thread {serial} has no CPU timer: {e}"));
             return;
         }

@@ -117,12 +117,13 @@ impl CpuTimers {
         self.state.get().and_then(|r| r.as_ref().ok())
     }
 
-    /// Give the calling thread its timer.
-    pub fn register_current(&self, jni: Jni<'_>, serial: u32) -> Result<SlotId, String> {
+    /// Give the calling thread its timer; `stacks`: cpu=samples may take
+    /// its stacks (false for a thread only cpu=times times).
+    pub fn register_current(&self, jni: Jni<'_>, serial: u32, stacks: bool) -> Result<SlotId, String> {
         if self.installed().is_none() {
             return Err("the CPU timers are not installed".into());
         }
-        sampler::register_current(jni, serial)
+        sampler::register_current(jni, serial, stacks)
     }
 
     /// The calling thread ends: its timer goes (after every profile saw the

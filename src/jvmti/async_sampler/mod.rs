@@ -200,8 +200,10 @@ thread_local! {
 pub struct SlotId(u32);
 
 /// Give the calling thread a CPU-time timer (armed if the timers run).
-/// Idempotent; `serial` is the thread's serial in the agent's tables.
-pub fn register_current(jni: Jni<'_>, serial: u32) -> Result<SlotId, String> {
+/// Idempotent; `serial` is the thread's serial in the agent's tables,
+/// `stacks` whether its stacks may be sampled (a later registration may
+/// allow them, never forbid them again).
+pub fn register_current(jni: Jni<'_>, serial: u32, stacks: bool) -> Result<SlotId, String> {
     if !is_installed() {
         return Err("the CPU timers are not installed".into());
     }
@@ -210,12 +212,15 @@ pub fn register_current(jni: Jni<'_>, serial: u32) -> Result<SlotId, String> {
             if serial != 0 {
                 s.serial.store(serial, Ordering::Relaxed);
             }
+            if stacks {
+                s.allow_stacks();
+            }
         }
         return Ok(SlotId(i));
     }
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
-    let i = slots::take(tid, serial, jni.raw())?;
+    let i = slots::take(tid, serial, jni.raw(), stacks)?;
     let _ = MY_SLOT.try_with(|c| c.set(Some(i)));
     if RUNNING.load(Ordering::Acquire) {
         if let Some(s) = slots::get(i) {
@@ -237,11 +242,11 @@ pub fn unregister_current() {
     }
 }
 
-/// Address of a slot's CPU clock (nanoseconds, an aligned `u64` that stays
-/// valid for the life of the process; it counts another thread's time once
-/// the slot is reused). cpu=times hands it to its Java code.
-pub fn clock_address(id: SlotId) -> Option<i64> {
-    slots::get(id.0).map(|s| &s.clock_ns as *const AtomicU64 as usize as i64)
+/// A slot's CPU clock in nanoseconds (it lives as long as the process; it
+/// counts another thread's time once the slot is reused). cpu=times hands
+/// its address to its Java code.
+pub fn clock(id: SlotId) -> Option<&'static AtomicU64> {
+    slots::get(id.0).map(|s| &s.clock_ns)
 }
 
 /// A slot's CPU clock now.
@@ -298,10 +303,11 @@ pub fn set_stacks(on: bool) {
     STACKS_ON.store(on, Ordering::Release);
 }
 
-/// Stack samples for the threads whose serial `select` accepts: on or off.
+/// Stack samples for the threads whose serial `select` accepts: on or off
+/// (threads registered without stacks stay without).
 pub fn set_sampled(mut select: impl FnMut(u32) -> bool, on: bool) {
     slots::for_each(|_, s| {
-        if s.is_live() && select(s.serial.load(Ordering::Relaxed)) {
+        if s.is_live() && s.stacks_allowed() && select(s.serial.load(Ordering::Relaxed)) {
             s.sampled.store(on, Ordering::Relaxed);
         }
     });

@@ -37,6 +37,8 @@ pub struct Slot {
     timer: AtomicI64,
     /// Stack samples wanted for this thread (socket: sampling per thread).
     pub sampled: AtomicBool,
+    /// Stacks may be taken at all (false: a clock for cpu=times only).
+    stacks: AtomicBool,
     /// The thread's CPU clock as the timer counts it, in nanoseconds:
     /// advanced by the handler (one period per expiration). cpu=times
     /// reads it from Java through its address.
@@ -55,6 +57,7 @@ impl Slot {
             tid: AtomicI32::new(0),
             timer: AtomicI64::new(-1),
             sampled: AtomicBool::new(true),
+            stacks: AtomicBool::new(true),
             clock_ns: AtomicU64::new(0),
             owed_ns: AtomicU64::new(0),
         }
@@ -62,6 +65,16 @@ impl Slot {
 
     pub fn is_live(&self) -> bool {
         self.live.load(Ordering::Acquire)
+    }
+
+    /// A thread first timed for cpu=times only becomes sampled too.
+    pub fn allow_stacks(&self) {
+        self.stacks.store(true, Ordering::Relaxed);
+        self.sampled.store(true, Ordering::Relaxed);
+    }
+
+    pub fn stacks_allowed(&self) -> bool {
+        self.stacks.load(Ordering::Relaxed)
     }
 
     pub fn tid(&self) -> i32 {
@@ -127,7 +140,7 @@ pub fn by_signal_value(v: u64) -> Option<&'static Slot> {
 }
 
 /// Take a slot for thread `tid` and create its timer (not armed).
-pub fn take(tid: i32, serial: u32, env: *mut JNIEnv) -> Result<u32, String> {
+pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32, String> {
     let index = {
         let mut a = ALLOC.lock().map_err(|_| "thread slots poisoned".to_string())?;
         match a.free.pop() {
@@ -152,7 +165,8 @@ pub fn take(tid: i32, serial: u32, env: *mut JNIEnv) -> Result<u32, String> {
     s.serial.store(serial, Ordering::Relaxed);
     s.env.store(env, Ordering::Relaxed);
     s.tid.store(tid, Ordering::Relaxed);
-    s.sampled.store(true, Ordering::Relaxed);
+    s.sampled.store(stacks, Ordering::Relaxed);
+    s.stacks.store(stacks, Ordering::Relaxed);
     s.clock_ns.store(0, Ordering::Relaxed);
     s.owed_ns.store(0, Ordering::Relaxed);
     match create_timer(tid, signal_value(index, gen)) {
@@ -248,13 +262,13 @@ mod tests {
     fn a_reused_slot_ignores_the_old_generation() {
         // SAFETY (test): gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        let i = take(tid, 7, std::ptr::null_mut()).expect("timer_create works here");
+        let i = take(tid, 7, std::ptr::null_mut(), true).expect("timer_create works here");
         let s = get(i).unwrap();
         let old = signal_value(i, s.gen.load(Ordering::Relaxed));
         assert!(by_signal_value(old).is_some());
         give_back(i);
         assert!(by_signal_value(old).is_none(), "freed slot");
-        let j = take(tid, 8, std::ptr::null_mut()).unwrap();
+        let j = take(tid, 8, std::ptr::null_mut(), true).unwrap();
         if j == i {
             assert!(by_signal_value(old).is_none(), "slot reused: old generation refused");
         }
