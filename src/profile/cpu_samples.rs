@@ -51,6 +51,9 @@ pub enum How {
 const TAKE_MIN_MS: u32 = 10;
 const TAKE_MAX_MS: u32 = 100;
 
+/// Least time between two sweeps that make method IDs for every class.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
 /// Where a virtual thread's own frames end (JDK 19+): below its bottom
 /// frame (`java.lang.VirtualThread.run`) come the frames that mount it,
 /// `VirtualThread$VThreadContinuation...run` and
@@ -79,6 +82,9 @@ pub struct CpuSamples {
     /// Per method: does a virtual thread's stack end there (the carrier's
     /// continuation frames)? Filled as methods are first seen.
     carrier_frames: DashMap<MethodId, bool>,
+    /// A sample had frames without method IDs: make IDs for every loaded
+    /// class (at most once per [`SWEEP_EVERY`]).
+    sweep_wanted: AtomicBool,
     counts: Counts,
     /// Passes taken and time spent in them, for `verbose` and the benchmark.
     pub passes: AtomicU64,
@@ -91,8 +97,11 @@ struct Counts {
     counted: AtomicU64,
     /// Per AsyncGetCallTrace code 0..=-10 (index = -code), and other codes.
     failed: [AtomicU64; 12],
-    /// A frame without a method ID, or a method the JVM no longer knows
-    /// (its class unloaded before the frame was resolved).
+    /// A frame without a method ID (a method AsyncGetCallTrace met before
+    /// any ID was made for it).
+    no_method_id: AtomicU64,
+    /// A method the JVM no longer knows (its class was unloaded before the
+    /// frame was resolved).
     unresolved: AtomicU64,
 }
 
@@ -115,10 +124,15 @@ impl Counts {
                 parts.push(format!("{name} {n}"));
             }
         }
+        let no_id = self.no_method_id.load(Ordering::Relaxed);
+        if no_id > 0 {
+            lost += no_id;
+            parts.push(format!("no method ID {no_id}"));
+        }
         let unresolved = self.unresolved.load(Ordering::Relaxed);
         if unresolved > 0 {
             lost += unresolved;
-            parts.push(format!("method unknown {unresolved}"));
+            parts.push(format!("class unloaded {unresolved}"));
         }
         if dropped > 0 {
             lost += dropped;
@@ -138,6 +152,7 @@ impl CpuSamples {
             how: OnceLock::new(),
             thread_refs: DashMap::new(),
             carrier_frames: DashMap::new(),
+            sweep_wanted: AtomicBool::new(false),
             counts: Counts::default(),
             passes: AtomicU64::new(0),
             pass_nanos: AtomicU64::new(0),
@@ -236,6 +251,7 @@ impl CpuSamples {
         let period = self.pass_period(ctx);
         let mut key = Vec::new();
         let mut serials: Vec<u32> = Vec::new();
+        let mut last_sweep: Option<Instant> = None;
         loop {
             {
                 let Some(m) = self.monitor.get() else {
@@ -263,6 +279,13 @@ impl CpuSamples {
                         self.runnable_pass(ctx, jni, &mut serials, &mut key)
                     }
                 }
+            }
+            if self.sweep_wanted.load(Ordering::Acquire)
+                && last_sweep.is_none_or(|t| t.elapsed() >= SWEEP_EVERY)
+            {
+                self.sweep_wanted.store(false, Ordering::Release);
+                last_sweep = Some(Instant::now());
+                self.create_all_method_ids(ctx, jni);
             }
             self.passes.fetch_add(1, Ordering::Relaxed);
             self.pass_nanos
@@ -297,7 +320,11 @@ impl CpuSamples {
         }
         let frames = &frames[..frames.len().min(depth)];
         if frames.iter().any(|f| f.method.is_null()) {
-            self.counts.unresolved.fetch_add(u64::from(s.weight), Ordering::Relaxed);
+            // A class whose ClassPrepare never came (JDK 21+: a class
+            // linked on a virtual thread, which has no JVMTI thread state
+            // without can_support_virtual_threads): sweep all classes soon.
+            self.sweep_wanted.store(true, Ordering::Release);
+            self.counts.no_method_id.fetch_add(u64::from(s.weight), Ordering::Relaxed);
             return;
         }
         match stacks::trace_of_sampled(ctx, jni, s.serial, frames, key) {
@@ -472,6 +499,15 @@ impl CpuSamples {
         let _ = ctx.jvmti.class_methods(klass);
     }
 
+    /// Method IDs for every prepared class loaded so far.
+    fn create_all_method_ids(&self, ctx: &Context, jni: Jni<'_>) {
+        if let Ok(classes) = ctx.jvmti.loaded_classes(jni) {
+            for k in classes.iter() {
+                self.create_method_ids(ctx, k);
+            }
+        }
+    }
+
     /// CONTROL 3/4. ID 0 means every thread, for "off" too (the original
     /// made "off 0" a no-op). A non-zero ID is matched against the thread
     /// object IDs the agent published, big-endian first, then in the
@@ -549,16 +585,13 @@ impl Profile for CpuSamples {
         let how = self.choose(ctx, jni);
         let _ = self.how.set(how);
         if how == How::Async {
-            // Method IDs for the classes loaded so far, then for each class
-            // as it is prepared.
-            if let Ok(classes) = ctx.jvmti.loaded_classes(jni) {
-                for k in classes.iter() {
-                    self.create_method_ids(ctx, k);
-                }
-            }
+            // Method IDs for each class as it is prepared from now on, then
+            // for those prepared so far (in this order, so a class
+            // prepared in between is not missed).
             if let Err(e) = ctx.jvmti.set_event_mode(true, event::CLASS_PREPARE) {
                 crate::diag::error(&format!("cpu=samples: cannot enable ClassPrepare: {e}"));
             }
+            self.create_all_method_ids(ctx, jni);
         }
         // The VM-init thread (main) was met before VM start: its timer now.
         if let Ok(t) = ctx.jvmti.current_thread(jni) {
