@@ -559,3 +559,33 @@ fn cpu_bound_virtual_threads_are_sampled_in_their_own_code() {
         );
     }
 }
+
+/// The application takes SIGPROF for itself while the agent samples
+/// (sun.misc.Signal here; a profiler loaded later or JFR's CPU-time
+/// sampler would do the same natively): the agent notices, stops its
+/// timers so the application's handler gets none of its signals, says so
+/// once, keeps the samples taken before, and the program runs to its end.
+#[test]
+fn an_application_that_takes_sigprof_gets_no_signals_of_ours() {
+    let _only_jvm = common::exclusive();
+    let (rep, out, err) = run_bounded("sigprof_taker", "cpu=samples,interval=1", "SigprofTaker", &["1"]);
+    if out.contains("refused") {
+        println!("skipped: this JVM does not let Java handle SIGPROF ({out})");
+        return;
+    }
+    let count = |key: &str| -> u64 {
+        let tail = out.split(&format!("{key}=")).nth(1).expect(key);
+        tail.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (early, late) = (count("early"), count("late"));
+    eprintln!("application's SIGPROF handler: {early} signals in its first 0.5 s, {late} at the end; {err}");
+    assert_eq!(late, early, "our timers kept signalling the application's handler");
+    assert_eq!(
+        err.matches("SIGPROF handler replaced").count(),
+        1,
+        "said exactly once: {err}"
+    );
+    assert!(err.contains("HPROF ERROR"), "{err}");
+    let hot = samples_of(&rep.cpu[0], "SigprofTaker.spin");
+    assert!(hot >= 100, "the samples before the takeover stay: {:?}", rep.cpu[0]);
+}

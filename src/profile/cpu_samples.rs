@@ -280,6 +280,11 @@ impl CpuSamples {
                     }
                 }
             }
+            if self.how() != How::Runnable {
+                if let Some(why) = sampler::check_handler() {
+                    crate::diag::error(&why);
+                }
+            }
             if self.sweep_wanted.load(Ordering::Acquire)
                 && last_sweep.is_none_or(|t| t.elapsed() >= SWEEP_EVERY)
             {

@@ -254,11 +254,61 @@ pub fn clock_ns(id: SlotId) -> u64 {
     slots::get(id.0).map_or(0, |s| s.clock_ns.load(Ordering::Relaxed))
 }
 
+/// Somebody else's SIGPROF handler replaced ours: the timers are off for
+/// good.
+static HANDLER_LOST: AtomicBool = AtomicBool::new(false);
+
+/// Is our handler still SIGPROF's? The application (or another tool: JFR's
+/// CPU-time sampler, a profiler loaded later) may install its own while
+/// the agent runs; our timers' signals would then go to it. On the first
+/// call that finds another handler, every timer is disarmed for good
+/// (nobody gets our signals any more) and the message to report is
+/// returned; later calls return None. A system call per check: callers
+/// check on their periodic passes, not per sample.
+pub fn check_handler() -> Option<String> {
+    if !is_installed() || HANDLER_LOST.load(Ordering::Acquire) {
+        return None;
+    }
+    // SAFETY: all-zero is a valid sigaction; sigaction only writes `now`.
+    let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sigaction(slots::SIGNAL, std::ptr::null(), &mut now) } != 0 {
+        return None;
+    }
+    let ours = handler as extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) as usize;
+    if now.sa_sigaction == ours {
+        return None;
+    }
+    let Ok(_c) = CONTROL.lock() else { return None };
+    if HANDLER_LOST.swap(true, Ordering::AcqRel) {
+        return None;
+    }
+    RUNNING.store(false, Ordering::Release);
+    STACKS_ON.store(false, Ordering::Release);
+    slots::for_each(|_, s| {
+        if s.is_live() {
+            let _ = slots::set_period(s, 0);
+        }
+    });
+    let whose = if now.sa_sigaction == libc::SIG_DFL {
+        "reset to the default action"
+    } else if now.sa_sigaction == libc::SIG_IGN {
+        "set to be ignored"
+    } else {
+        "taken by another handler"
+    };
+    Some(format!(
+        "SIGPROF handler replaced while profiling (signal {whose}, by the application or another tool): the CPU-time timers are stopped; cpu=samples takes no more samples and cpu=times charges no more CPU time"
+    ))
+}
+
 /// A user (profile) needs the timers: arm them all on the first.
 pub fn start() -> Result<(), String> {
     let mut c = CONTROL.lock().map_err(|_| "sampler control poisoned".to_string())?;
     if !is_installed() {
         return Err("the CPU timers are not installed".into());
+    }
+    if HANDLER_LOST.load(Ordering::Acquire) {
+        return Err("SIGPROF was taken by another handler".into());
     }
     c.users += 1;
     if c.users == 1 {

@@ -22,6 +22,10 @@ pub const TICK: Duration = Duration::from_millis(1);
 
 const THREAD_NAME: &str = "HPROF cpu=times clock";
 
+/// Ticks between two checks that SIGPROF is still the CPU clocks' (a
+/// system call).
+const HANDLER_CHECK_TICKS: u32 = 100;
+
 /// The counter: one per process, `'static` because the Tracker reads it
 /// through its address.
 static NOW: AtomicU64 = AtomicU64::new(0);
@@ -62,9 +66,18 @@ impl Clock {
             &self.thread,
             crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY,
             move |_jni| {
+                let mut ticks: u32 = 0;
                 while !self.thread.should_stop() {
                     std::thread::sleep(TICK);
                     self.tick();
+                    ticks = ticks.wrapping_add(1);
+                    // The CPU clocks stop if the application takes SIGPROF
+                    // (docs/cpu-samples.md, "SIGPROF shared with others").
+                    if ticks % HANDLER_CHECK_TICKS == 0 {
+                        if let Some(why) = crate::jvmti::async_sampler::check_handler() {
+                            crate::diag::error(&why);
+                        }
+                    }
                 }
             },
         )
