@@ -97,7 +97,7 @@ def main():
     r_idle, acc_idle = {}, {}
     for key, opts in [("10", "cpu=samples,interval=10"), ("1", "cpu=samples,interval=1"),
                       ("10_runnable", "cpu=samples,interval=10,cpusampler=runnable")]:
-        acc_idle[key] = Accuracy(out, "IdleThreads")
+        acc_idle[key] = Accuracy(out, "CpuSplit")
         r_idle[key] = harness.compare(f"{opts} on IdleThreads 500 500 {idle_rounds}", idle_base,
                                       with_agent(opts, idle_args), runs, work, acc_idle[key], measure="cpu")
         print(acc_idle[key].line(f"IdleThreads {opts}"))

@@ -11,30 +11,14 @@ import java.util.concurrent.locks.LockSupport;
  * Many idle threads beside one CPU-bound worker doing a fixed amount of
  * work (bench/cpu_samples.py): READERS threads blocked in a native socket
  * read that never gets data (RUNNABLE to the JVM), PARKED threads parked,
- * then a worker running ROUNDS rounds of the CpuSplit loops (work60,
- * work30, work10: 60/30/10 of its CPU time). A profiler whose per-tick cost
+ * then a worker running ROUNDS rounds of CpuSplit.work60, work30 and
+ * work10 (60/30/10 of its CPU time). A profiler whose per-tick cost
  * grows with the threads that exist shows up in the process's CPU time.
  * Usage: IdleThreads READERS PARKED ROUNDS. Prints "rounds=N threads=M".
  */
 public class IdleThreads {
-    static final int UNIT = 200_000;
     static volatile long sink;
     static volatile boolean done;
-
-    static long work60(long x) {
-        for (int i = 0; i < 6 * UNIT; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
-
-    static long work30(long x) {
-        for (int i = 0; i < 3 * UNIT; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
-
-    static long work10(long x) {
-        for (int i = 0; i < UNIT; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
 
     public static void main(String[] args) throws Exception {
         int readers = Integer.parseInt(args[0]);
@@ -76,9 +60,9 @@ public class IdleThreads {
         Thread worker = new Thread(() -> {
             long x = 42;
             while (n[0] < rounds) {
-                x = work60(x);
-                x = work30(x);
-                x = work10(x);
+                x = CpuSplit.work60(x);
+                x = CpuSplit.work30(x);
+                x = CpuSplit.work10(x);
                 n[0]++;
             }
             sink = x;

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * One CPU-bound worker with a known split of its CPU time (work60, work30,
- * work10 run the same loop 6, 3 and 1 times per round, as in CpuSplit)
+ * One CPU-bound worker with a known split of its CPU time (CpuSplit.work60,
+ * work30, work10: the same loop 6, 3 and 1 times per round)
  * among threads that use no CPU: two blocked in ServerSocket.accept, two
  * blocked in a socket read that never gets data (native calls: RUNNABLE to
  * the JVM), three parked, one in Object.wait, one sleeping. A sampler that
@@ -16,25 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * Usage: OnCpuAmongBlocked [seconds] (default 3). Prints "rounds=N".
  */
 public class OnCpuAmongBlocked {
-    static final int UNIT = 200_000;
     static volatile long sink;
     static volatile boolean done;
     static final Object lock = new Object();
-
-    static long work60(long x) {
-        for (int i = 0; i < 6 * UNIT; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
-
-    static long work30(long x) {
-        for (int i = 0; i < 3 * UNIT; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
-
-    static long work10(long x) {
-        for (int i = 0; i < UNIT; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
 
     static void acceptForever(ServerSocket s) {
         try {
@@ -99,9 +83,9 @@ public class OnCpuAmongBlocked {
             long x = 42;
             long end = System.nanoTime() + (long) (seconds * 1e9);
             while (System.nanoTime() < end) {
-                x = work60(x);
-                x = work30(x);
-                x = work10(x);
+                x = CpuSplit.work60(x);
+                x = CpuSplit.work30(x);
+                x = CpuSplit.work10(x);
                 rounds[0]++;
             }
             sink = x;

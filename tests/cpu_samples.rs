@@ -410,7 +410,7 @@ fn only_cpu_is_charged_threads_blocked_in_native_calls_or_parked_get_nothing() {
     let (rep, out, err) = run_bounded("oncpu", "cpu=samples,interval=1,thread=y", "OnCpuAmongBlocked", &["3"]);
     assert!(out.contains("rounds="), "{out}");
     let cpu = &rep.cpu[0];
-    let (shares, in_work, n) = work_split(cpu, "OnCpuAmongBlocked");
+    let (shares, in_work, n) = work_split(cpu, "CpuSplit");
     eprintln!(
         "async: worker {:.2}% of {} samples; split {:.3} {:.3} {:.3}; {err}",
         100.0 * in_work,
@@ -447,7 +447,7 @@ fn the_safepoint_fallback_charges_only_cpu_too() {
     // The split itself is not checked: a stack taken at the next
     // safepoint may already be in the method after the one that used the
     // CPU (docs/cpu-samples.md).
-    let (_, in_work, _) = work_split(cpu, "OnCpuAmongBlocked");
+    let (_, in_work, _) = work_split(cpu, "CpuSplit");
     assert!(in_work >= 0.95, "worker has only {:.2}%: {cpu:?}", 100.0 * in_work);
 }
 
@@ -469,7 +469,7 @@ fn the_original_rule_stays_behind_cpusampler_runnable() {
     let blocked = samples_of_threads(&rep, &["accept-", "read-"]);
     let others = samples_of_threads(&rep, &["park-", "wait-", "sleep-"]);
     assert!(others as f64 <= 0.01 * cpu.total as f64, "{others} samples of parked/waiting/sleeping threads");
-    let (_, in_work, _) = work_split(cpu, "OnCpuAmongBlocked");
+    let (_, in_work, _) = work_split(cpu, "CpuSplit");
     eprintln!("runnable: blocked {blocked} of {}, worker {in_work:.3}", cpu.total);
     assert!(
         blocked as f64 > 0.6 * cpu.total as f64 && in_work < 0.35,

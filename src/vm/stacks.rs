@@ -80,13 +80,7 @@ pub fn trace_of(
     frames: &[Frame],
     key: &mut Vec<u32>,
 ) -> Option<Arc<Trace>> {
-    key.clear();
-    key.push(if ctx.opts.thread { thread_serial } else { 0 });
-    for f in frames.iter().take(ctx.depth() as usize) {
-        let id = method_frame(ctx, jni, f.method, f.location)?;
-        key.push(id);
-    }
-    Some(ctx.tables.traces.intern(key))
+    intern_trace(ctx, jni, thread_serial, frames, key, |f| Some(f.location))
 }
 
 /// Like [`trace_of`] for a stack sampled where the thread ran (anywhere in
@@ -100,11 +94,25 @@ pub fn trace_of_sampled(
     frames: &[Frame],
     key: &mut Vec<u32>,
 ) -> Option<Arc<Trace>> {
+    intern_trace(ctx, jni, thread_serial, frames, key, |f| {
+        Some(method_entry(ctx, jni, f.method)?.line_start(f.location))
+    })
+}
+
+/// The trace of `frames` cut to `depth`, each frame at the location
+/// `location` gives it.
+fn intern_trace(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread_serial: u32,
+    frames: &[Frame],
+    key: &mut Vec<u32>,
+    mut location: impl FnMut(&Frame) -> Option<i64>,
+) -> Option<Arc<Trace>> {
     key.clear();
     key.push(if ctx.opts.thread { thread_serial } else { 0 });
     for f in frames.iter().take(ctx.depth() as usize) {
-        let m = method_entry(ctx, jni, f.method)?;
-        let id = method_frame(ctx, jni, f.method, m.line_start(f.location))?;
+        let id = method_frame(ctx, jni, f.method, location(f)?)?;
         key.push(id);
     }
     Some(ctx.tables.traces.intern(key))
