@@ -19,9 +19,11 @@ for home in "${homes[@]}"; do
   log=$(mktemp)
   if [ -n "$home" ]; then export HPROF_TEST_JDK="$home"; else unset HPROF_TEST_JDK; fi
   echo "=== ${home:-JDK on the PATH}: $rounds rounds per scenario"
-  HPROF_STRESS_ROUNDS="$rounds" cargo test --release --quiet --test cpu_stress -- --test-threads=1 --nocapture 2>&1 | tee "$log" | grep -E "^STRESS|skipped|panicked|FAILED" || true
+  # --nocapture mixes the harness's "test ... " lines with ours: a STRESS
+  # line may start in the middle of a line.
+  HPROF_STRESS_ROUNDS="$rounds" cargo test --release --quiet --test cpu_stress -- --test-threads=1 --nocapture 2>&1 | tee "$log" | grep -oE "STRESS .*|skipped.*|panicked.*|FAILED.*" || true
   if grep -q "test result: ok" "$log"; then
-    n=$(grep -c "^STRESS" "$log")
+    n=$(grep -oE "STRESS [a-z_]+ round [0-9]+: ok" "$log" | wc -l)
     total=$((total + n))
     echo "--- $n runs, 0 crashes"
   else

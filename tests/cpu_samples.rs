@@ -425,7 +425,14 @@ fn only_cpu_is_charged_threads_blocked_in_native_calls_or_parked_get_nothing() {
         assert!((s - e).abs() <= 0.03, "split {shares:?} not within 3 pp of 60/30/10");
     }
     assert_eq!(rep.thread_starts.iter().filter(|t| IDLE_THREADS.iter().any(|p| t.name.starts_with(p))).count(), 9);
-    let idle = samples_of_threads(&rep, IDLE_THREADS);
+    assert_idle_threads_get_nothing(&rep);
+}
+
+/// OnCpuAmongBlocked's threads that use no CPU have < 1 % of the samples
+/// (traces keyed by thread: `thread=y`).
+fn assert_idle_threads_get_nothing(rep: &ascii::Report) {
+    let cpu = &rep.cpu[0];
+    let idle = samples_of_threads(rep, IDLE_THREADS);
     assert!(
         (idle as f64) < 0.01 * cpu.total as f64,
         "{idle} samples in blocked, parked, waiting or sleeping threads: {cpu:?}"
@@ -449,12 +456,8 @@ fn the_safepoint_fallback_charges_only_cpu_too() {
     // used the CPU, or in the worker's loop between two calls
     // (docs/cpu-samples.md). The thread that is charged must be right.
     let worker = samples_of_threads(&rep, &["worker"]) as f64 / cpu.total as f64;
-    let idle = samples_of_threads(&rep, IDLE_THREADS);
     assert!(worker >= 0.95, "the worker thread has only {:.2}%: {cpu:?}", 100.0 * worker);
-    assert!(
-        (idle as f64) < 0.01 * cpu.total as f64,
-        "{idle} samples in blocked, parked, waiting or sleeping threads: {cpu:?}"
-    );
+    assert_idle_threads_get_nothing(&rep);
 }
 
 /// `cpusampler=runnable` keeps the original's rule: every RUNNABLE thread,
