@@ -37,6 +37,10 @@ struct Run {
     sections: usize,
     samples: u64,
     note: String,
+    /// The fixture said it had nothing to do on this JDK (VirtualThreads
+    /// without virtual threads: a few milliseconds of work, which may get
+    /// no sample at all).
+    nothing_to_do: bool,
 }
 
 /// Run `java <agent> <args>` in `dir`, sending SIGQUIT every
@@ -116,6 +120,7 @@ fn run_once(name: &str, dir: &Path, args: &[String]) -> Run {
         sections: rep.cpu.len(),
         samples,
         note,
+        nothing_to_do: stdout.contains("no virtual threads"),
     }
 }
 
@@ -138,7 +143,7 @@ fn stress(name: &str, setup: impl Fn(&Path) -> Vec<String>) {
             r.samples,
             r.note
         );
-        assert!(r.samples > 0, "{name}: nothing sampled");
+        assert!(r.samples > 0 || r.nothing_to_do, "{name}: nothing sampled");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
