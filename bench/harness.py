@@ -2,8 +2,10 @@
 fixtures, and times the same workload with and without the agent in
 interleaved runs, so drift of the machine affects both sides alike.
 
-Overhead is reported as the ratio of medians (agent / baseline)."""
+Overhead is reported as the ratio of medians (agent / baseline), of wall
+time or of the process's CPU time (user + system, all its threads)."""
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,26 +36,35 @@ def compile_fixtures():
     return out
 
 
-def timed(cmd, cwd):
-    t0 = time.perf_counter()
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd, cwd, measure="wall"):
+    """Seconds of wall time, or of CPU time of the process (`measure="cpu"`:
+    user + system of every thread, from the kernel's accounting of the
+    waited-for child)."""
+    t0, c0 = time.perf_counter(), children_cpu()
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, children_cpu() - c0
     if p.returncode != 0:
         sys.exit(f"benchmark run failed: {' '.join(cmd)}\n{p.stderr}")
-    return dt
+    return dc if measure == "cpu" else dt
 
 
-def compare(name, base_cmd, agent_cmd, runs, cwd, after_agent_run=None):
+def compare(name, base_cmd, agent_cmd, runs, cwd, after_agent_run=None, measure="wall"):
     """Interleave baseline and agent runs; print medians and the ratio."""
     timed(base_cmd, cwd)  # warm the page cache / JIT-independent start-up costs
     base, agent = [], []
     for i in range(runs):
-        base.append(timed(base_cmd, cwd))
-        agent.append(timed(agent_cmd, cwd))
+        base.append(timed(base_cmd, cwd, measure))
+        agent.append(timed(agent_cmd, cwd, measure))
         if after_agent_run:
             after_agent_run(i)
     mb, ma = statistics.median(base), statistics.median(agent)
-    print(f"{name}: baseline median {mb:.3f} s, with agent median {ma:.3f} s, "
+    what = "process CPU" if measure == "cpu" else "wall"
+    print(f"{name}: {what} baseline median {mb:.3f} s, with agent median {ma:.3f} s, "
           f"ratio {ma / mb:.3f} (runs={runs}; baseline {fmt(base)}; agent {fmt(agent)})")
     return ma / mb
 

@@ -106,6 +106,12 @@ pub fn rejected(message: &str) {
     emit(&line);
 }
 
+/// A note about how the agent runs (a fallback it took), never an error:
+/// `HPROF: <message>`.
+pub fn notice(message: &str) {
+    emit(&format!("HPROF: {message}\n"));
+}
+
 /// A `debugflags` line: internal detail asked for by the user, never an
 /// error.
 pub fn debug(message: &str) {

@@ -339,3 +339,262 @@ fn spawn_waiting(
     assert_eq!(line.trim(), "ready");
     child
 }
+
+// ---------------------------------------------------------------- CPU only
+
+/// Run a fixture under the agent with a time limit; the parsed report, the
+/// program's stdout and stderr.
+fn run_bounded(name: &str, opts: &str, main: &str, args: &[&str]) -> (ascii::Report, String, String) {
+    let dir = common::scratch(name);
+    let r = common::run_with_agent_bounded(
+        &dir,
+        &format!("{opts},file=out.txt"),
+        main,
+        args,
+        std::time::Duration::from_secs(60),
+    );
+    let err = common::stderr(&r.output);
+    assert!(!r.timed_out, "{main} did not finish: {err}");
+    assert!(r.output.status.success(), "java failed: {err}");
+    let text = std::fs::read_to_string(dir.join("out.txt")).expect("output file");
+    (ascii::parse(&text), common::stdout(&r.output), err)
+}
+
+/// Samples of the rows whose method is `Class.method`.
+fn samples_of(cpu: &ascii::CpuSection, method: &str) -> u64 {
+    cpu.rows
+        .iter()
+        .filter(|r| r.method == method)
+        .map(|r| r.count as u64)
+        .sum()
+}
+
+/// (shares of work60/30/10 among the three, their share of all samples).
+fn work_split(cpu: &ascii::CpuSection, class: &str) -> ([f64; 3], f64, u64) {
+    let w: Vec<u64> = ["work60", "work30", "work10"]
+        .iter()
+        .map(|m| samples_of(cpu, &format!("{class}.{m}")))
+        .collect();
+    let n: u64 = w.iter().sum();
+    assert!(n > 0, "no samples in the work methods: {cpu:?}");
+    let shares = [w[0] as f64 / n as f64, w[1] as f64 / n as f64, w[2] as f64 / n as f64];
+    (shares, n as f64 / cpu.total as f64, n)
+}
+
+/// Samples of the threads whose names start with one of `prefixes`
+/// (traces carry the thread with `thread=y`).
+fn samples_of_threads(rep: &ascii::Report, prefixes: &[&str]) -> u64 {
+    let serials: Vec<u32> = rep
+        .thread_starts
+        .iter()
+        .filter(|t| prefixes.iter().any(|p| t.name.starts_with(p)))
+        .map(|t| t.id)
+        .collect();
+    rep.cpu[0]
+        .rows
+        .iter()
+        .filter(|r| rep.traces[&r.trace].thread.is_some_and(|t| serials.contains(&t)))
+        .map(|r| r.count as u64)
+        .sum()
+}
+
+/// OnCpuAmongBlocked's threads that use no CPU.
+const IDLE_THREADS: &[&str] = &["accept-", "read-", "park-", "wait-", "sleep-"];
+
+/// Four threads blocked in native socket calls, three parked, one waiting,
+/// one sleeping, one CPU-bound worker with a known split: the worker's
+/// methods get nearly every sample, in the split of its CPU time.
+#[test]
+fn only_cpu_is_charged_threads_blocked_in_native_calls_or_parked_get_nothing() {
+    let _only_jvm = common::exclusive();
+    let (rep, out, err) = run_bounded("oncpu", "cpu=samples,interval=1,thread=y", "OnCpuAmongBlocked", &["3"]);
+    assert!(out.contains("rounds="), "{out}");
+    let cpu = &rep.cpu[0];
+    let (shares, in_work, n) = work_split(cpu, "CpuSplit");
+    eprintln!(
+        "async: worker {:.2}% of {} samples; split {:.3} {:.3} {:.3}; {err}",
+        100.0 * in_work,
+        cpu.total,
+        shares[0],
+        shares[1],
+        shares[2]
+    );
+    assert!(n >= 500, "too few samples: {n} ({err})");
+    assert!(in_work >= 0.95, "worker has only {:.2}% of the samples: {cpu:?}", 100.0 * in_work);
+    for (s, e) in shares.iter().zip([0.6, 0.3, 0.1]) {
+        assert!((s - e).abs() <= 0.03, "split {shares:?} not within 3 pp of 60/30/10");
+    }
+    assert_eq!(rep.thread_starts.iter().filter(|t| IDLE_THREADS.iter().any(|p| t.name.starts_with(p))).count(), 9);
+    assert_idle_threads_get_nothing(&rep);
+}
+
+/// OnCpuAmongBlocked's threads that use no CPU have < 1 % of the samples
+/// (traces keyed by thread: `thread=y`).
+fn assert_idle_threads_get_nothing(rep: &ascii::Report) {
+    let cpu = &rep.cpu[0];
+    let idle = samples_of_threads(rep, IDLE_THREADS);
+    assert!(
+        (idle as f64) < 0.01 * cpu.total as f64,
+        "{idle} samples in blocked, parked, waiting or sleeping threads: {cpu:?}"
+    );
+}
+
+/// `cpusampler=safepoint` (the fallback without AsyncGetCallTrace) takes
+/// the stacks at safepoints but still charges only threads that used CPU.
+#[test]
+fn the_safepoint_fallback_charges_only_cpu_too() {
+    let _only_jvm = common::exclusive();
+    let (rep, _, _) = run_bounded(
+        "oncpu_safepoint",
+        "cpu=samples,interval=1,cpusampler=safepoint,thread=y",
+        "OnCpuAmongBlocked",
+        &["2"],
+    );
+    let cpu = &rep.cpu[0];
+    // Neither the split nor the top methods are checked: a stack taken at
+    // the next safepoint may already be in the method after the one that
+    // used the CPU, or in the worker's loop between two calls
+    // (docs/cpu-samples.md). The thread that is charged must be right.
+    let worker = samples_of_threads(&rep, &["worker"]) as f64 / cpu.total as f64;
+    assert!(worker >= 0.95, "the worker thread has only {:.2}%: {cpu:?}", 100.0 * worker);
+    assert_idle_threads_get_nothing(&rep);
+}
+
+/// `cpusampler=runnable` keeps the original's rule: every RUNNABLE thread,
+/// so the four threads blocked in native socket calls take most samples.
+#[test]
+fn the_original_rule_stays_behind_cpusampler_runnable() {
+    let _only_jvm = common::exclusive();
+    let (rep, _, err) = run_bounded(
+        "oncpu_runnable",
+        "cpu=samples,interval=5,cpusampler=runnable,thread=y",
+        "OnCpuAmongBlocked",
+        &["1.5"],
+    );
+    assert!(!err.contains("cpusampler="), "no fallback note: {err}");
+    let cpu = &rep.cpu[0];
+    // Threads in native socket calls are RUNNABLE; parked, waiting and
+    // sleeping ones are not (but for the moments they wake up or start).
+    let blocked = samples_of_threads(&rep, &["accept-", "read-"]);
+    let others = samples_of_threads(&rep, &["park-", "wait-", "sleep-"]);
+    assert!(others as f64 <= 0.01 * cpu.total as f64, "{others} samples of parked/waiting/sleeping threads");
+    let (_, in_work, _) = work_split(cpu, "CpuSplit");
+    eprintln!("runnable: blocked {blocked} of {}, worker {in_work:.3}", cpu.total);
+    assert!(
+        blocked as f64 > 0.6 * cpu.total as f64 && in_work < 0.35,
+        "blocked {blocked} of {}, worker {in_work}: {cpu:?}",
+        cpu.total
+    );
+}
+
+/// Two CPU-bound threads with duty cycles of 70 % and 20 %: their shares of
+/// the samples (thread=y keys traces by thread) follow the CPU time each
+/// measured with ThreadMXBean, within 3 points.
+#[test]
+fn shares_of_two_duty_cycles_follow_their_cpu_time() {
+    let _only_jvm = common::exclusive();
+    let (rep, out, _) = run_bounded("duty", "cpu=samples,interval=1,thread=y", "DutyCycles", &["3"]);
+    let cpu_ns = |name: &str| -> f64 {
+        let tail = out.split(&format!("{name}=")).nth(1).expect("cpu line");
+        tail.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (hi_cpu, lo_cpu) = (cpu_ns("duty-high"), cpu_ns("duty-low"));
+    let id = |name: &str| rep.thread_starts.iter().find(|t| t.name == name).expect(name).id;
+    let (hi, lo) = (id("duty-high"), id("duty-low"));
+    let cpu = &rep.cpu[0];
+    let per_thread = |serial: u32| -> u64 {
+        cpu.rows
+            .iter()
+            .filter(|r| rep.traces[&r.trace].thread == Some(serial))
+            .map(|r| r.count as u64)
+            .sum()
+    };
+    let (hi_n, lo_n) = (per_thread(hi), per_thread(lo));
+    let expected = hi_cpu / (hi_cpu + lo_cpu);
+    let measured = hi_n as f64 / (hi_n + lo_n) as f64;
+    eprintln!(
+        "duty-high: {hi_n} samples, {:.0} ms CPU; duty-low: {lo_n} samples, {:.0} ms CPU; share {measured:.4} vs {expected:.4}",
+        hi_cpu / 1e6,
+        lo_cpu / 1e6
+    );
+    assert!(hi_n + lo_n >= 300, "too few samples");
+    assert!(
+        (measured - expected).abs() <= 0.03,
+        "sample share {measured:.4} vs CPU share {expected:.4}"
+    );
+}
+
+/// A loop calling two methods the JIT inlines, one with three times the
+/// other's work: the samples land in the callees (not on the loop's
+/// safepoint poll), about 3:1.
+#[test]
+fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
+    let _only_jvm = common::exclusive();
+    let (rep, _, _) = run_bounded("inlined", "cpu=samples,interval=1", "InlinedWork", &["3"]);
+    let cpu = &rep.cpu[0];
+    let heavy = samples_of(cpu, "InlinedWork.heavy") as f64;
+    let light = samples_of(cpu, "InlinedWork.light") as f64;
+    let in_callees = (heavy + light) / cpu.total as f64;
+    eprintln!("heavy {heavy}, light {light}, loop {}, total {}", samples_of(cpu, "InlinedWork.loop"), cpu.total);
+    assert!(in_callees >= 0.8, "callees have {in_callees:.3} of the samples: {cpu:?}");
+    let ratio = heavy / light;
+    assert!((2.1..=3.9).contains(&ratio), "heavy/light = {ratio:.2}, expected 3 ± 30 %");
+    // Each callee's trace shows it called from the loop.
+    let row = cpu.rows.iter().find(|r| r.method == "InlinedWork.heavy").unwrap();
+    let frames = &rep.traces[&row.trace].frames;
+    assert_eq!(frames[1].method, "loop", "{frames:?}");
+}
+
+/// CPU-bound virtual threads (JDK 21+): the hot method dominates, and the
+/// traces are the virtual threads' own (no carrier frames below them).
+#[test]
+fn cpu_bound_virtual_threads_are_sampled_in_their_own_code() {
+    let _only_jvm = common::exclusive();
+    let (rep, out, _) = run_bounded("vcpu", "cpu=samples,interval=1,depth=30", "VirtualCpu", &["2", "8"]);
+    if !out.contains("virtual threads") {
+        println!("skipped: no virtual threads on this JDK ({out})");
+        return;
+    }
+    let cpu = &rep.cpu[0];
+    let hot = samples_of(cpu, "VirtualCpu.hot");
+    eprintln!("hot {hot} of {}", cpu.total);
+    assert!(hot as f64 >= 0.8 * cpu.total as f64, "{cpu:?}");
+    for row in cpu.rows.iter().filter(|r| r.method == "VirtualCpu.hot") {
+        let frames = &rep.traces[&row.trace].frames;
+        assert!(
+            frames.iter().all(|f| !f.class.starts_with("jdk.internal.vm.Continuation")
+                && !f.class.starts_with("java.util.concurrent.ForkJoin")),
+            "carrier frames in a virtual thread's trace: {frames:?}"
+        );
+    }
+}
+
+/// The application takes SIGPROF for itself while the agent samples
+/// (sun.misc.Signal here; a profiler loaded later or JFR's CPU-time
+/// sampler would do the same natively): the agent notices, stops its
+/// timers so the application's handler gets none of its signals, says so
+/// once, keeps the samples taken before, and the program runs to its end.
+#[test]
+fn an_application_that_takes_sigprof_gets_no_signals_of_ours() {
+    let _only_jvm = common::exclusive();
+    let (rep, out, err) = run_bounded("sigprof_taker", "cpu=samples,interval=1", "SigprofTaker", &["1"]);
+    if out.contains("refused") {
+        println!("skipped: this JVM does not let Java handle SIGPROF ({out})");
+        return;
+    }
+    let count = |key: &str| -> u64 {
+        let tail = out.split(&format!("{key}=")).nth(1).expect(key);
+        tail.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (early, late) = (count("early"), count("late"));
+    eprintln!("application's SIGPROF handler: {early} signals in its first 0.5 s, {late} at the end; {err}");
+    assert_eq!(late, early, "our timers kept signalling the application's handler");
+    assert_eq!(
+        err.matches("SIGPROF handler replaced").count(),
+        1,
+        "said exactly once: {err}"
+    );
+    assert!(err.contains("HPROF ERROR"), "{err}");
+    let hot = samples_of(&rep.cpu[0], "SigprofTaker.spin");
+    assert!(hot >= 100, "the samples before the takeover stay: {:?}", rep.cpu[0]);
+}

@@ -358,61 +358,6 @@ fn every_bytecode_family_verifies_and_counts_exactly_on_every_jdk() {
     }
 }
 
-/// `n` source files that depend on each other, with generics, lambdas,
-/// switches, exceptions, inner classes and varargs.
-fn generate_sources(dir: &Path, n: usize) -> Vec<PathBuf> {
-    std::fs::create_dir_all(dir.join("gen")).unwrap();
-    let mut files = Vec::new();
-    for i in 0..n {
-        let prev = if i == 0 {
-            "Object".to_string()
-        } else {
-            format!("C{}", i - 1)
-        };
-        let body = format!(
-            r#"package gen;
-import java.util.*;
-import java.util.function.*;
-public class C{i} {{
-    private final List<String> names = new ArrayList<>();
-    static int sum(int... xs) {{ int s = 0; for (int x : xs) s += x; return s; }}
-    int kind(Object o) {{
-        if (o instanceof String) return 1;
-        switch (names.size() % 4) {{ case 0: return 2; case 1: return 3; default: return {i}; }}
-    }}
-    <T extends Comparable<T>> T max(List<T> xs) {{
-        T best = null;
-        for (T x : xs) if (best == null || x.compareTo(best) > 0) best = x;
-        return best;
-    }}
-    int guarded(String s) {{
-        try {{ return Integer.parseInt(s); }} catch (NumberFormatException e) {{ return -{i}; }} finally {{ names.add(s); }}
-    }}
-    class Inner {{ int v = sum(1, 2, {i}); }}
-    Function<Integer, Integer> f = x -> x + {i};
-    {prev} link;
-    public static int run() {{
-        C{i} c = new C{i}();
-        return c.kind("x") + c.guarded("{i}") + c.new Inner().v + c.f.apply(1) + c.max(Arrays.asList(3, 1, 2));
-    }}
-}}
-"#
-        );
-        let p = dir.join(format!("gen/C{i}.java"));
-        std::fs::write(&p, body).unwrap();
-        files.push(p);
-    }
-    let mut main = String::from("package gen;\npublic class Main {\n    public static void main(String[] a) {\n        long s = 0;\n");
-    for i in 0..n {
-        main.push_str(&format!("        s += C{i}.run();\n"));
-    }
-    main.push_str("        System.out.println(\"SUM \" + s);\n    }\n}\n");
-    let p = dir.join("gen/Main.java");
-    std::fs::write(&p, main).unwrap();
-    files.push(p);
-    files
-}
-
 /// Whether the JDK has the javac implementation (runtime-only images do not).
 fn has_javac(jdk: &Path) -> bool {
     let out = Command::new(jdk.join("bin/java"))
@@ -430,7 +375,7 @@ fn javac_compiles_hundreds_of_files_under_cpu_times_with_full_verification() {
     let mut ran = 0;
     for jdk in jdks().into_iter().filter(|j| has_javac(j)) {
         let dir = common::scratch("cpu_times_javac");
-        let files = generate_sources(&dir, N);
+        let files = common::sources::generate(&dir, N);
         let out_dir = dir.join("classes");
         std::fs::create_dir_all(&out_dir).unwrap();
         let a = agent_arg("cpu=times,depth=1,cutoff=0,file=out.txt");
@@ -655,7 +600,7 @@ fn embedded_tracker_class_matches_its_source() {
     let src = root.join("src/profile/cpu_times/java");
     let out = common::scratch("tracker_class");
     let st = Command::new(jdk.join("bin/javac"))
-        .args(["--release", "11", "-g:none", "--patch-module"])
+        .args(["-source", "11", "-target", "11", "-Xlint:-options", "-g:none", "--patch-module"])
         .arg(format!("java.base={}", src.display()))
         .arg("-d")
         .arg(&out)
@@ -784,4 +729,77 @@ fn virtual_threads_run_to_the_end_and_platform_counts_stay_exact() {
         assert_eq!(c, want, "{}", java_version(&jdk));
     }
     println!("ran on {ran} JDK(s) with virtual threads");
+}
+
+/// Self ms of the rows whose method is one of `methods`.
+fn self_ms_of(cpu: &ascii::CpuSection, methods: &[&str]) -> f64 {
+    cpu.rows
+        .iter()
+        .filter(|r| methods.contains(&r.method.as_str()))
+        .map(|r| r.self_pct / 100.0 * cpu.total as f64)
+        .sum()
+}
+
+/// The methods MostlyWaiting's threads wait in (their own and the JDK's).
+const WAITING: &[&str] = &[
+    "MostlyWaiting.waitOnce",
+    "MostlyWaiting.parkOnce",
+    "MostlyWaiting.sleepOnce",
+    "MostlyWaiting.readOnce",
+    "java.util.concurrent.locks.LockSupport.parkNanos",
+    "sun.nio.ch.NioSocketImpl.park",
+    "sun.nio.ch.NioSocketImpl.timedRead",
+    "java.net.SocketInputStream.read",
+    "java.net.SocketInputStream.socketRead",
+    "java.lang.Object.wait",
+    "java.lang.Thread.sleep",
+    "java.lang.Thread.join",
+];
+
+/// cpu=times charges CPU time (the threads' CPU clocks): four threads that
+/// spend the run in timed waits (Object.wait, parkNanos, sleep, a socket
+/// read) do not dominate CPU TIME; the thread that computes does. With
+/// `clock=wall` (the original's rule) the waits dominate.
+#[test]
+fn cpu_time_is_not_charged_to_waiting_methods_and_clock_wall_keeps_the_original_rule() {
+    let _only_jvm = common::exclusive();
+    for (clock, compute_min, compute_max, waiting_min, waiting_max) in
+        [("cpu", 0.5, 1.0, 0.0, 0.15), ("wall", 0.0, 0.1, 0.5, 1.0)]
+    {
+        let dir = common::scratch(&format!("mostly_waiting_{clock}"));
+        let r = common::run_with_agent_bounded(
+            &dir,
+            &format!("cpu=times,depth=1,clock={clock},file=out.txt"),
+            "MostlyWaiting",
+            &["2"],
+            std::time::Duration::from_secs(120),
+        );
+        let err = common::stderr(&r.output);
+        assert!(!r.timed_out && r.output.status.success(), "{err}");
+        assert!(!err.contains("HPROF:"), "no fallback: {err}");
+        let rep = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
+        let cpu = &rep.cpu[0];
+        let total = cpu.total as f64;
+        let compute = self_ms_of(cpu, &["MostlyWaiting.compute"]) / total;
+        let waiting = self_ms_of(cpu, WAITING) / total;
+        eprintln!("clock={clock}: total {total} ms, compute {compute:.3}, waiting {waiting:.3}");
+        assert!(
+            (compute_min..=compute_max).contains(&compute) && (waiting_min..=waiting_max).contains(&waiting),
+            "clock={clock}: compute {compute:.3}, waiting {waiting:.3}: {cpu:?}"
+        );
+        // Call counts stay exact whatever the clock.
+        let calls: u64 = common::stdout(&r.output)
+            .trim()
+            .strip_prefix("compute calls=")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let counted: u64 = cpu
+            .rows
+            .iter()
+            .filter(|r| r.method == "MostlyWaiting.compute")
+            .map(|r| r.count as u64)
+            .sum();
+        assert_eq!(counted, calls, "clock={clock}");
+    }
 }

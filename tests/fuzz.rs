@@ -281,7 +281,8 @@ fn fuzz_option_parser() {
         "cpu=samples,interval=20,depth=3",
         "heap=sites,heapsample=524288,cutoff=0.01,sitesorder=alloc",
         "heap=dump,format=b,file=x.hprof,force=n,idsize=8",
-        "cpu=times,doe=n,net=localhost:9000,logflags=0x3",
+        "cpu=times,doe=n,net=localhost:9000,logflags=0x3,clock=wall",
+        "cpu=samples,cpusampler=safepoint,interval=1,cpusampler=runnable",
         "monitor=y,thread=y,lineno=n,verbose=n,cutoff=0x1p-10",
         "help",
     ]

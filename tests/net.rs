@@ -730,3 +730,64 @@ fn commands_left_at_vm_death_are_reported() {
         "no word about the commands left:\n{err}"
     );
 }
+
+/// The socket's CPU SAMPLES command follows the same rule as the exit
+/// dump: only CPU is charged, so threads blocked in native socket calls,
+/// parked, waiting or sleeping get nothing, and with thread=y the worker's
+/// traces carry the worker's thread.
+#[test]
+fn cpu_samples_command_charges_only_cpu_per_thread() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("net_oncpu");
+    let (l, port) = Server::listen();
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,interval=1,thread=y,format=b,net=127.0.0.1:{port}"),
+        "OnCpuAmongBlocked",
+        &["3"],
+    );
+    let mut s = Server::accept(&l);
+    s.wait_for("CONTROL SETTINGS", |r| {
+        r.iter().any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
+    });
+    std::thread::sleep(Duration::from_millis(2000));
+    s.send(cpu(0.0));
+    let recs = s.wait_for("CPU SAMPLES", |r| cpu_sections(r).len() == 1);
+    let (code, _, err) = finish(child);
+    assert_eq!(code, 0, "{err}");
+    let c = &cpu_sections(&recs)[0];
+    let names: std::collections::HashMap<u64, String> = recs
+        .iter()
+        .filter_map(|r| match &r.body {
+            RecordBody::Utf8 { id, text } => Some((*id, text.clone())),
+            _ => None,
+        })
+        .collect();
+    let method_of_frame: std::collections::HashMap<u64, String> = recs
+        .iter()
+        .filter_map(|r| match &r.body {
+            RecordBody::Frame(f) => Some((f.id, names[&f.method_name_id].clone())),
+            _ => None,
+        })
+        .collect();
+    let worker = recs
+        .iter()
+        .find_map(|r| match &r.body {
+            RecordBody::StartThread(t) if names[&t.name_id] == "worker" => Some(t.thread_serial),
+            _ => None,
+        })
+        .expect("worker's THREAD START");
+    let t = traces(&recs);
+    let mut in_work = 0u64;
+    for e in &c.entries {
+        let tr = &t[&e.trace_serial];
+        let top = &method_of_frame[&tr.frame_ids[0]];
+        if top.starts_with("work") {
+            assert_eq!(tr.thread_serial, worker, "work traces are the worker's");
+            in_work += u64::from(e.count);
+        }
+    }
+    eprintln!("CPU SAMPLES command: {in_work} of {} in the worker's methods", c.total);
+    assert!(c.total >= 300, "{c:?}");
+    assert!(in_work as f64 >= 0.95 * f64::from(c.total), "{in_work} of {}", c.total);
+}

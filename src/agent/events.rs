@@ -43,6 +43,8 @@ impl EventHandler for Handler {
             p.thread_end(&a.ctx, jni, thread);
         }
         threads::end(&a.ctx, thread);
+        // Last: its CPU-time timer (profiles may still have read its clock).
+        a.ctx.cpu_timers.thread_end();
     }
 
     fn class_load(&self, jni: Jni<'_>, thread: Obj<'_>, klass: Obj<'_>) {
@@ -52,6 +54,13 @@ impl EventHandler for Handler {
         let trace =
             stacks::thread_trace(ctx, jni, Obj::null(), serial).unwrap_or(ctx.system_trace());
         crate::vm::classes::ensure(ctx, klass, trace);
+    }
+
+    fn class_prepare(&self, jni: Jni<'_>, _thread: Obj<'_>, klass: Obj<'_>) {
+        let Some((a, _pass)) = entered() else { return };
+        for p in a.routed(Event::ClassPrepare) {
+            p.class_prepare(&a.ctx, jni, klass);
+        }
     }
 
     fn sampled_object_alloc(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, klass: Obj<'_>, size: i64) {

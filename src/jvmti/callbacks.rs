@@ -82,6 +82,7 @@ pub fn install(jvmti: Jvmti, handler: &'static dyn EventHandler) -> Result<(), s
         ObjectFree: Some(on_object_free),
         VMObjectAlloc: Some(on_vm_object_alloc),
         SampledObjectAlloc: Some(on_sampled_object_alloc),
+        CompiledMethodLoad: Some(on_compiled_method_load),
         ..Default::default()
     };
     jvmti.set_event_callbacks(&callbacks)
@@ -217,6 +218,23 @@ unsafe extern "C" fn on_exception_catch(
         h.exception_catch(jni, thread, method, location)
     })
 }
+/// CompiledMethodLoad is enabled only so that HotSpot records debug
+/// information at every instruction of compiled code, not only at
+/// safepoints (it does so by default while some agent listens to this
+/// event: `DebugInformationRecorder`, "JVMTI may wish to participate in
+/// profiling"), which the asynchronous sampler needs to name inlined
+/// methods. Nothing is done with the event.
+unsafe extern "C" fn on_compiled_method_load(
+    _: *mut jvmtiEnv,
+    _method: jmethodID,
+    _code_size: jint,
+    _code_addr: *const std::os::raw::c_void,
+    _map_length: jint,
+    _map: *const std::os::raw::c_void,
+    _compile_info: *const std::os::raw::c_void,
+) {
+}
+
 unsafe extern "C" fn on_data_dump_request(_: *mut jvmtiEnv) {
     guarded("DataDumpRequest", (), |h| h.data_dump_request())
 }

@@ -395,6 +395,17 @@ impl Jvmti {
         Ok(st)
     }
 
+    /// The calling thread's Thread object.
+    pub fn current_thread<'a>(&self, jni: Jni<'a>) -> JResult<Local<'a>> {
+        let mut t: jthread = ptr::null_mut();
+        call!(self, GetCurrentThread, &mut t)?;
+        // SAFETY: GetCurrentThread returns a new local reference.
+        unsafe { jni.own(t) }.ok_or(JvmtiError {
+            code: error::INVALID_THREAD,
+            function: "GetCurrentThread",
+        })
+    }
+
     pub fn all_threads<'a>(&self, jni: Jni<'a>) -> JResult<Locals<'a>> {
         let mut count: jint = 0;
         let mut threads: *mut jthread = ptr::null_mut();

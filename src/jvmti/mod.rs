@@ -5,9 +5,11 @@
 //! `callbacks` the panic-proof event entry points, `agent_thread` the one
 //! way agent threads start and stop, `jni` the few JNI calls the agent
 //! needs (through the `jni` crate), `tracker_natives` the cpu=times
-//! Tracker's native methods.
+//! Tracker's native methods, `async_sampler` the per-thread CPU-time
+//! timers and the signal handler that samples stacks where threads run.
 
 pub mod agent_thread;
+pub mod async_sampler;
 pub mod callbacks;
 pub mod env;
 pub mod heap;

@@ -8,7 +8,8 @@
 //! `catch_unwind`, so a panic never unwinds into the JVM.
 
 use super::refs::{Jni, Obj};
-use super::sys::{jclass, jint, jlong, jobject, JNIEnv};
+use super::sys::{jclass, jint, jobject, JNIEnv};
+use std::sync::atomic::AtomicU64;
 use jni::objects::{GlobalRef, JClass, JLongArray, JObject, JObjectArray, JValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
@@ -20,18 +21,19 @@ pub const TRACKER_CLASS: &str = "java/lang/HprofTracker";
 pub const TRACKER_CLASS_BYTES: &[u8] =
     include_bytes!("../profile/cpu_times/java/HprofTracker.class");
 
-/// Header slots of a thread's buffer: next free index, shadow-stack depth.
-pub const BUFFER_HEADER: usize = 2;
+/// Header slots of a thread's buffer: next free index, shadow-stack depth,
+/// the address of the thread's clock.
+pub const BUFFER_HEADER: usize = 3;
 
 /// What the agent does when the Tracker calls it.
 pub trait TrackerCalls: Send + Sync {
     /// `syncCall`: a call to handle now, after the thread's buffered
     /// events (full buffer, unresolved method, the thread's first event).
-    fn sync_call(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64);
+    fn sync_call(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32);
     /// `syncReturn`: a return to handle now, after the thread's buffered
     /// events (full buffer, no call left on the shadow stack, unresolved
     /// method, the thread's first event).
-    fn sync_return(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64);
+    fn sync_return(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32);
 }
 
 static CALLS: OnceLock<&'static dyn TrackerCalls> = OnceLock::new();
@@ -66,15 +68,12 @@ pub unsafe extern "system" fn Java_java_lang_HprofTracker_syncCall(
     thread: jobject,
     cnum: jint,
     mnum: jint,
-    now: jlong,
 ) {
     // SAFETY: a native method's JNIEnv and argument, valid for the call.
     let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe { Obj::from_raw(thread) }) else {
         return;
     };
-    run("syncCall", |c| {
-        c.sync_call(jni, thread, cnum as u32, mnum as u32, now as u64)
-    })
+    run("syncCall", |c| c.sync_call(jni, thread, cnum as u32, mnum as u32))
 }
 
 /// # Safety
@@ -87,15 +86,12 @@ pub unsafe extern "system" fn Java_java_lang_HprofTracker_syncReturn(
     thread: jobject,
     cnum: jint,
     mnum: jint,
-    now: jlong,
 ) {
     // SAFETY: a native method's JNIEnv and argument, valid for the call.
     let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe { Obj::from_raw(thread) }) else {
         return;
     };
-    run("syncReturn", |c| {
-        c.sync_return(jni, thread, cnum as u32, mnum as u32, now as u64)
-    })
+    run("syncReturn", |c| c.sync_return(jni, thread, cnum as u32, mnum as u32))
 }
 
 /// Turn a JNI failure into text, clearing any pending Java exception (an
@@ -205,11 +201,6 @@ impl Tracker {
         r.map_err(|e| fail(&mut env, e))
     }
 
-    /// `now`: the agent's clock in nanoseconds.
-    pub fn set_now(&self, jni: Jni<'_>, ns: u64) -> Result<(), String> {
-        self.set_static(jni, "now", "J", JValue::Long(ns as i64))
-    }
-
     /// Call each native once (with arguments the handlers ignore) so the
     /// JVM links them now: linking looks the symbols up through
     /// `ClassLoader.findNative`, instrumented Java code, which would
@@ -222,13 +213,8 @@ impl Tracker {
                 jni,
                 class,
                 name,
-                "(Ljava/lang/Thread;IIJ)V",
-                &[
-                    JValue::Object(&null),
-                    JValue::Int(-1),
-                    JValue::Int(-1),
-                    JValue::Long(0),
-                ],
+                "(Ljava/lang/Thread;II)V",
+                &[JValue::Object(&null), JValue::Int(-1), JValue::Int(-1)],
             )
             .map_err(|e| format!("{name}: {e}"))?;
         }
@@ -250,12 +236,19 @@ impl Tracker {
         r.map_err(|e| fail(&mut env, e))
     }
 
-    /// A new, empty event buffer of `len` slots (header included).
-    pub fn new_buffer(&self, jni: Jni<'_>, len: usize) -> Result<GlobalRef, String> {
+    /// A new, empty event buffer of `len` slots (header included) whose
+    /// events are stamped with `clock` (nanoseconds). The Tracker reads the
+    /// counter through its address with Unsafe on every event of the
+    /// thread: `'static` keeps that address valid for the life of the
+    /// process.
+    pub fn new_buffer(&self, jni: Jni<'_>, len: usize, clock: &'static AtomicU64) -> Result<GlobalRef, String> {
+        let clock = clock as *const AtomicU64 as usize as i64;
         let mut env = jni.env();
-        let r = env.new_long_array(len as i32).and_then(|a| {
+        let r = env.new_long_array(len.max(BUFFER_HEADER) as i32).and_then(|a| {
+            // The header, clock address included, is in place before the
+            // buffer is published to the Tracker's table.
             let g = env
-                .set_long_array_region(&a, 0, &[BUFFER_HEADER as i64, 0])
+                .set_long_array_region(&a, 0, &[BUFFER_HEADER as i64, 0, clock])
                 .and_then(|_| env.new_global_ref(&a));
             let _ = env.delete_local_ref(a);
             g

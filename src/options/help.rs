@@ -49,6 +49,8 @@ const HELP_BODY: &str = concat!(
     "idsize=4|8             binary identifier size         4 (8: VM dumps)\n",
     "arraylen=y|n           full length of object arrays   n\n",
     "rootzero=y|n           original's thread root 0       y\n",
+    "cpusampler=<how>       async|safepoint|runnable       async\n",
+    "clock=cpu|wall         what cpu=times|old measures    cpu\n",
     "\n",
     "Obsolete Options\n",
     "----------------\n",
@@ -65,6 +67,11 @@ const HELP_BODY: &str = concat!(
     "-----\n",
     "  - The option format=b cannot be used with monitor=y.\n",
     "  - The option format=b cannot be used with cpu=old|times.\n",
+    "  - cpusampler=async samples threads as they use CPU, walking stacks\n",
+    "    where they run; safepoint takes those threads' stacks at safepoints;\n",
+    "    runnable is the original's rule (every RUNNABLE thread each interval).\n",
+    "  - clock=cpu charges cpu=times|old with each thread's CPU time; wall\n",
+    "    charges wall-clock time (the original's rule).\n",
     "  - With <dir> on LD_LIBRARY_PATH,\n",
     "       java -agentlib:hprof_rs=[help]|[<option>=<value>, ...]\n",
     "    and java -Xrunhprof_rs:[help]|[<option>=<value>, ...]\n",
@@ -138,6 +145,8 @@ mod tests {
             "dumper",
             "arraylen",
             "rootzero",
+            "cpusampler",
+            "clock",
             "gc_okay",
         ];
         for n in names {
@@ -189,5 +198,9 @@ mod tests {
         assert_eq!(row("interval="), d.interval_ms.to_string());
         assert_eq!(row("cutoff=").parse::<f64>().unwrap(), d.cutoff);
         assert_eq!(row("heapsample="), d.heap_sample_bytes.to_string());
+        assert_eq!(row("cpusampler="), "async");
+        assert_eq!(d.cpu_sampler, crate::options::CpuSampler::Async);
+        assert_eq!(row("clock="), "cpu");
+        assert_eq!(d.timing_clock, crate::options::TimingClock::Cpu);
     }
 }

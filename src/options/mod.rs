@@ -80,6 +80,32 @@ pub enum HeapDumper {
     Jvmti,
 }
 
+/// How `cpu=samples` takes its samples (`cpusampler=`, docs/cpu-samples.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CpuSampler {
+    /// Per-thread CPU-time timers; the stack is walked where the thread
+    /// runs (AsyncGetCallTrace in the timer's signal handler).
+    #[default]
+    Async,
+    /// Per-thread CPU-time timers choose the threads; their stacks are
+    /// taken at the next safepoint (JVMTI).
+    Safepoint,
+    /// The original's rule: every `interval` ms, every RUNNABLE thread,
+    /// stacks at a safepoint, whether it used CPU or not.
+    Runnable,
+}
+
+/// The clock `cpu=times|old` charges methods with (`clock=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TimingClock {
+    /// The thread's CPU time: blocked, waiting, parked and sleeping time
+    /// is not charged.
+    #[default]
+    Cpu,
+    /// Wall-clock time (the original's rule on Linux).
+    Wall,
+}
+
 /// Destination of `net=HOST:PORT`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NetAddr {
@@ -119,6 +145,10 @@ pub struct Options {
     pub depth: u32,
     /// `interval`: sampling interval in milliseconds (> 0).
     pub interval_ms: u32,
+    /// `cpusampler`: how cpu=samples samples.
+    pub cpu_sampler: CpuSampler,
+    /// `clock`: what cpu=times|old measures.
+    pub timing_clock: TimingClock,
     /// `cutoff`: report cutoff ratio (>= 0, may be infinite or NaN).
     pub cutoff: f64,
     /// `lineno`: show line numbers in traces.
@@ -238,6 +268,8 @@ impl Options {
             net: None,
             depth: DEFAULT_DEPTH,
             interval_ms: DEFAULT_INTERVAL_MS,
+            cpu_sampler: CpuSampler::Async,
+            timing_clock: TimingClock::Cpu,
             cutoff: DEFAULT_CUTOFF,
             lineno: true,
             thread: false,
@@ -355,6 +387,24 @@ impl Options {
                 self.interval_ms = values::decimal(name, tokens.value(), Bound::Positive)?
             }
             "cutoff" => self.cutoff = values::real(name, tokens.value())?,
+            "cpusampler" => {
+                self.cpu_sampler = values::one_of(
+                    name,
+                    tokens.value(),
+                    &[
+                        ("async", CpuSampler::Async),
+                        ("safepoint", CpuSampler::Safepoint),
+                        ("runnable", CpuSampler::Runnable),
+                    ],
+                )?
+            }
+            "clock" => {
+                self.timing_clock = values::one_of(
+                    name,
+                    tokens.value(),
+                    &[("cpu", TimingClock::Cpu), ("wall", TimingClock::Wall)],
+                )?
+            }
             "heapsample" => {
                 self.heap_sample_bytes =
                     values::decimal(name, tokens.value(), Bound::NonNegative)?.into();

@@ -82,6 +82,8 @@ fn defaults_of_an_empty_string() {
     assert_eq!(o.id_size, 4);
     assert!(!o.true_array_len);
     assert!(o.pseudo_root);
+    assert_eq!(o.cpu_sampler, CpuSampler::Async);
+    assert_eq!(o.timing_clock, TimingClock::Cpu);
     assert_eq!(o.raw, "");
 }
 
@@ -638,9 +640,46 @@ fn extension_names_fit_the_name_buffer() {
         "dumper",
         "arraylen",
         "rootzero",
+        "cpusampler",
+        "clock",
     ] {
         assert!(name.len() <= 15, "{name}");
     }
+}
+
+#[test]
+fn cpusampler() {
+    assert_eq!(ok("cpu=samples").cpu_sampler, CpuSampler::Async);
+    assert_eq!(ok("cpusampler=async").cpu_sampler, CpuSampler::Async);
+    assert_eq!(ok("cpusampler=safepoint").cpu_sampler, CpuSampler::Safepoint);
+    assert_eq!(
+        ok("cpusampler=safepoint,cpusampler=runnable").cpu_sampler,
+        CpuSampler::Runnable
+    );
+    // Choosing a sampler is no profile request.
+    let o = ok("cpusampler=runnable");
+    assert!(!o.cpu_samples && o.heap_dump && o.heap_sites);
+    assert_eq!(
+        err("cpusampler="),
+        "syntax error parsing cpusampler=async|safepoint|runnable"
+    );
+    for v in ["Async", "y", "sync", " async", "async "] {
+        assert_eq!(
+            err(&format!("cpusampler={v}")),
+            "cpusampler option value must be async|safepoint|runnable",
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn clock() {
+    assert_eq!(ok("cpu=times").timing_clock, TimingClock::Cpu);
+    assert_eq!(ok("cpu=times,clock=wall").timing_clock, TimingClock::Wall);
+    assert_eq!(ok("clock=wall,clock=cpu").timing_clock, TimingClock::Cpu);
+    assert!(ok("clock=wall").heap_dump, "no profile request");
+    assert_eq!(err("clock="), "syntax error parsing clock=cpu|wall");
+    assert_eq!(err("clock=thread"), "clock option value must be cpu|wall");
 }
 
 #[test]
@@ -937,6 +976,11 @@ fn table_of_bad_option_strings() {
         ("dumper=x", "dumper option value must be vm|jvmti"),
         ("gcbeforedump=1", "gcbeforedump option value must be y|n"),
         ("rootzero=", "rootzero option value must be y|n"),
+        (
+            "cpusampler=jfr",
+            "cpusampler option value must be async|safepoint|runnable",
+        ),
+        ("clock=", "syntax error parsing clock=cpu|wall"),
     ];
     assert!(table.len() >= 20);
     for &(text, expected) in table {
@@ -965,6 +1009,8 @@ fn table_of_good_option_strings() {
         "primfields=n,primarrays=n,logflags=0xC,debugflags=1,X=1",
         "coredump=y,errorexit=y,pause=n,debug=n",
         "heapsample=1048576,gcbeforedump=n,idsize=8,arraylen=y,rootzero=n,format=b",
+        "cpu=samples,cpusampler=safepoint,interval=1",
+        "cpu=times,clock=wall",
     ];
     for text in table {
         assert_eq!(ok(text).raw, text);

@@ -1,23 +1,66 @@
-//! cpu=samples: an agent thread wakes every `interval` ms, fetches the
-//! stacks of every thread the agent knows in one JVMTI call (one safepoint),
-//! and adds one hit to the trace of each thread that is RUNNABLE, not
-//! suspended and not interrupted (the original's rule).
+//! cpu=samples (docs/cpu-samples.md). Three ways to sample, chosen by
+//! `cpusampler=`:
+//!
+//! * `async` (the default): every application thread has a timer on its own
+//!   CPU clock (`vm::cpu_timers`); after each `interval` ms of CPU time the
+//!   thread is interrupted where it runs and its stack is walked there by
+//!   HotSpot's AsyncGetCallTrace, into a preallocated ring. This profile's
+//!   agent thread takes the ring's samples every few milliseconds and turns
+//!   them into traces. Only CPU is charged; stacks are exact, also inside
+//!   inlined code (the agent asks the JIT for debug information at every
+//!   instruction); idle threads cost nothing.
+//! * `safepoint` (the fallback when the JVM has no AsyncGetCallTrace): the
+//!   same timers say which threads used CPU and how much; every `interval`
+//!   ms the agent thread fetches those threads' stacks in one JVMTI call
+//!   (at a safepoint).
+//! * `runnable`: the original's rule: every `interval` ms, the stacks of
+//!   all threads, one hit for each RUNNABLE, not suspended, not interrupted
+//!   thread.
 //!
 //! Also the CPU side of the socket commands: CPU SAMPLES, sampling on/off
 //! for all threads or one, clearing the counts.
 
-use super::{Answer, Profile};
+use super::{Answer, Event, Profile};
 use crate::diag::rejected;
 use crate::format::CpuTitle;
-use crate::jvmti::sys::{thread_state, JVMTI_THREAD_MAX_PRIORITY};
-use crate::jvmti::{AgentThread, Jni, Obj, RawMonitor};
+use crate::jvmti::async_sampler::{self as sampler, sys::code, Outcome, Sample, StackMode};
+use crate::jvmti::sys::{cap, event, jvmtiCapabilities, thread_state, JVMTI_THREAD_MAX_PRIORITY};
+use crate::jvmti::{AgentThread, Frame, Jni, MethodId, Obj, RawMonitor};
+use crate::options::CpuSampler;
 use crate::protocol::{Command, Control, ThreadRef};
 use crate::vm::{stacks, threads, Context};
+use dashmap::DashMap;
+use jni::objects::GlobalRef;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
+
+/// How this run samples (decided at VM start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum How {
+    Async,
+    Safepoint,
+    Runnable,
+}
+
+/// Fewest and most milliseconds between two takes of the asynchronous
+/// samples (the ring holds far more than a take's worth).
+const TAKE_MIN_MS: u32 = 10;
+const TAKE_MAX_MS: u32 = 100;
+
+/// Least time between two sweeps that make method IDs for every class.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// Where a virtual thread's own frames end (JDK 19+): below its bottom
+/// frame (`java.lang.VirtualThread.run`) come the frames that mount it,
+/// `VirtualThread$VThreadContinuation...run` and
+/// `jdk.internal.vm.Continuation.enter0/enter/enterSpecial`, then the
+/// carrier's own stack. All of them belong to the carrier.
+const CONTINUATION_CLASS: &str = "Ljdk/internal/vm/Continuation;";
+const VTHREAD_CONTINUATION_PREFIX: &str = "Ljava/lang/VirtualThread$VThreadContinuation";
 
 pub struct CpuSamples {
     /// `cpu=samples` was given: sample from VM start and write CPU SAMPLES
@@ -33,9 +76,70 @@ pub struct CpuSamples {
     monitor: OnceLock<RawMonitor>,
     /// No thread is to be sampled (socket CONTROL 0x0004).
     paused: AtomicBool,
+    how: OnceLock<How>,
+    /// Safepoint mode: the Thread objects of the timed threads, by serial.
+    thread_refs: DashMap<u32, GlobalRef>,
+    /// Per method: does a virtual thread's stack end there (the carrier's
+    /// continuation frames)? Filled as methods are first seen.
+    carrier_frames: DashMap<MethodId, bool>,
+    /// A sample had frames without method IDs: make IDs for every loaded
+    /// class (at most once per [`SWEEP_EVERY`]).
+    sweep_wanted: AtomicBool,
+    counts: Counts,
     /// Passes taken and time spent in them, for `verbose` and the benchmark.
     pub passes: AtomicU64,
     pub pass_nanos: AtomicU64,
+}
+
+/// What became of the samples (in CPU intervals), for the report at exit.
+#[derive(Default)]
+struct Counts {
+    counted: AtomicU64,
+    /// Per AsyncGetCallTrace code 0..=-10 (index = -code), and other codes.
+    failed: [AtomicU64; 12],
+    /// A frame without a method ID (a method AsyncGetCallTrace met before
+    /// any ID was made for it).
+    no_method_id: AtomicU64,
+    /// A method the JVM no longer knows (its class was unloaded before the
+    /// frame was resolved).
+    unresolved: AtomicU64,
+}
+
+impl Counts {
+    fn fail(&self, c: i32, weight: u32) {
+        let i = if (-10..=0).contains(&c) { (-c) as usize } else { 11 };
+        self.failed[i].fetch_add(u64::from(weight), Ordering::Relaxed);
+    }
+
+    /// "N samples, M not counted (why ...)" for the exit report.
+    fn summary(&self, dropped: u64) -> (u64, u64, String) {
+        let counted = self.counted.load(Ordering::Relaxed);
+        let mut parts = Vec::new();
+        let mut lost = 0;
+        for (i, f) in self.failed.iter().enumerate() {
+            let n = f.load(Ordering::Relaxed);
+            if n > 0 {
+                lost += n;
+                let name = if i == 11 { "other" } else { code::name(-(i as i32)) };
+                parts.push(format!("{name} {n}"));
+            }
+        }
+        let no_id = self.no_method_id.load(Ordering::Relaxed);
+        if no_id > 0 {
+            lost += no_id;
+            parts.push(format!("no method ID {no_id}"));
+        }
+        let unresolved = self.unresolved.load(Ordering::Relaxed);
+        if unresolved > 0 {
+            lost += unresolved;
+            parts.push(format!("class unloaded {unresolved}"));
+        }
+        if dropped > 0 {
+            lost += dropped;
+            parts.push(format!("buffer full {dropped}"));
+        }
+        (counted, lost, parts.join(", "))
+    }
 }
 
 impl CpuSamples {
@@ -45,14 +149,26 @@ impl CpuSamples {
             thread: AgentThread::new(THREAD_NAME),
             monitor: OnceLock::new(),
             paused: AtomicBool::new(false),
+            how: OnceLock::new(),
+            thread_refs: DashMap::new(),
+            carrier_frames: DashMap::new(),
+            sweep_wanted: AtomicBool::new(false),
+            counts: Counts::default(),
             passes: AtomicU64::new(0),
             pass_nanos: AtomicU64::new(0),
         }
     }
 
+    fn how(&self) -> How {
+        self.how.get().copied().unwrap_or(How::Runnable)
+    }
+
     /// Pause or resume sampling (socket command); wakes the thread.
     fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Release);
+        if self.how() != How::Runnable && self.is_running() {
+            sampler::set_stacks(!paused);
+        }
         self.wake();
     }
 
@@ -66,6 +182,33 @@ impl CpuSamples {
         self.thread.is_running()
     }
 
+    /// Decide how to sample: the option's way, or a fallback with one
+    /// message saying why.
+    fn choose(&self, ctx: &Context, jni: Jni<'_>) -> How {
+        if ctx.opts.cpu_sampler == CpuSampler::Runnable {
+            return How::Runnable;
+        }
+        match ctx.cpu_timers.ensure(ctx, jni) {
+            Ok(inst) => {
+                if let Some(why) = &inst.fallback {
+                    crate::diag::notice(&format!(
+                        "cpu=samples: {why}; stacks are taken at safepoints (cpusampler=safepoint)"
+                    ));
+                }
+                match inst.mode {
+                    StackMode::Async => How::Async,
+                    _ => How::Safepoint,
+                }
+            }
+            Err(e) => {
+                crate::diag::notice(&format!(
+                    "cpu=samples: no CPU-time timers ({e}); every RUNNABLE thread is sampled at safepoints (cpusampler=runnable)"
+                ));
+                How::Runnable
+            }
+        }
+    }
+
     /// Start the sampling thread (VM init, or a socket command).
     fn start(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
         if self.monitor.get().is_none() {
@@ -77,15 +220,38 @@ impl CpuSamples {
             // a second set would only drop a raw monitor.
             let _ = self.monitor.set(mon);
         }
-        threads::start_agent_thread(ctx, jni, &self.thread, JVMTI_THREAD_MAX_PRIORITY, move |jni| {
+        if self.how() != How::Runnable {
+            if self.how() == How::Async {
+                // Debug information at every instruction from now on, for
+                // code compiled later (see jvmti::callbacks).
+                let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+            }
+            sampler::start()?;
+            sampler::set_stacks(!self.paused.load(Ordering::Acquire));
+        }
+        let started = threads::start_agent_thread(ctx, jni, &self.thread, JVMTI_THREAD_MAX_PRIORITY, move |jni| {
             self.run(ctx, jni)
-        })
+        });
+        if started.is_err() && self.how() != How::Runnable {
+            sampler::set_stacks(false);
+            sampler::stop();
+        }
+        started
+    }
+
+    /// Milliseconds between two passes.
+    fn pass_period(&self, ctx: &Context) -> i64 {
+        match self.how() {
+            How::Async => i64::from(ctx.opts.interval_ms.clamp(TAKE_MIN_MS, TAKE_MAX_MS)),
+            _ => i64::from(ctx.opts.interval_ms),
+        }
     }
 
     fn run(&self, ctx: &Context, jni: Jni<'_>) {
-        let interval = ctx.opts.interval_ms as i64;
+        let period = self.pass_period(ctx);
         let mut key = Vec::new();
         let mut serials: Vec<u32> = Vec::new();
+        let mut last_sweep: Option<Instant> = None;
         loop {
             {
                 let Some(m) = self.monitor.get() else {
@@ -95,26 +261,176 @@ impl CpuSamples {
                 // Checked inside the monitor: stop sets the flag before it
                 // notifies under the same monitor, so no wake-up is lost.
                 if !self.thread.should_stop() {
-                    g.wait(interval);
+                    g.wait(period);
                 }
             }
             if self.thread.should_stop() || ctx.gate.is_closed() {
                 return;
             }
-            if ctx.dumping.is_held() || self.paused.load(Ordering::Acquire) {
+            if ctx.dumping.is_held() {
                 continue;
             }
             let t0 = Instant::now();
-            self.sample_pass(ctx, jni, &mut serials, &mut key);
+            match self.how() {
+                How::Async => self.take_async(ctx, jni, &mut key, true),
+                How::Safepoint => self.take_ticks(ctx, jni, &mut key, true),
+                How::Runnable => {
+                    if !self.paused.load(Ordering::Acquire) {
+                        self.runnable_pass(ctx, jni, &mut serials, &mut key)
+                    }
+                }
+            }
+            if self.how() != How::Runnable {
+                if let Some(why) = sampler::check_handler() {
+                    crate::diag::error(&why);
+                }
+            }
+            if self.sweep_wanted.load(Ordering::Acquire)
+                && last_sweep.is_none_or(|t| t.elapsed() >= SWEEP_EVERY)
+            {
+                self.sweep_wanted.store(false, Ordering::Release);
+                last_sweep = Some(Instant::now());
+                self.create_all_method_ids(ctx, jni);
+            }
             self.passes.fetch_add(1, Ordering::Relaxed);
             self.pass_nanos
                 .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         }
     }
 
-    /// One pass: stacks of all known, non-agent threads; one hit per
-    /// eligible thread.
-    fn sample_pass(&self, ctx: &Context, jni: Jni<'_>, serials: &mut Vec<u32>, key: &mut Vec<u32>) {
+    /// Turn the samples in the ring into trace counts. `unless_dumping`:
+    /// give way to a dump that started meanwhile (it takes the samples
+    /// itself, before its report).
+    fn take_async(&self, ctx: &Context, jni: Jni<'_>, key: &mut Vec<u32>, unless_dumping: bool) {
+        let depth = ctx.depth() as usize;
+        sampler::drain(
+            || !(unless_dumping && ctx.dumping.is_held()),
+            |s| match s.outcome {
+                Outcome::Stack => self.count_stack(ctx, jni, s, depth, key),
+                Outcome::Failed(c) => self.counts.fail(c, s.weight),
+                Outcome::Tick => {}
+            },
+        );
+    }
+
+    fn count_stack(&self, ctx: &Context, jni: Jni<'_>, s: &Sample<'_>, depth: usize, key: &mut Vec<u32>) {
+        if depth == 0 {
+            return;
+        }
+        let frames = ctx.hidden.strip(s.frames);
+        let frames = self.own_frames(ctx, jni, frames);
+        if frames.is_empty() {
+            self.counts.fail(code::NO_JAVA_FRAME, s.weight);
+            return;
+        }
+        let frames = &frames[..frames.len().min(depth)];
+        if frames.iter().any(|f| f.method.is_null()) {
+            // A class whose ClassPrepare never came (JDK 21+: a class
+            // linked on a virtual thread, which has no JVMTI thread state
+            // without can_support_virtual_threads): sweep all classes soon.
+            self.sweep_wanted.store(true, Ordering::Release);
+            self.counts.no_method_id.fetch_add(u64::from(s.weight), Ordering::Relaxed);
+            return;
+        }
+        match stacks::trace_of_sampled(ctx, jni, s.serial, frames, key) {
+            Some(trace) => {
+                trace.add_samples(s.weight);
+                self.counts.counted.fetch_add(u64::from(s.weight), Ordering::Relaxed);
+            }
+            None => {
+                self.counts.unresolved.fetch_add(u64::from(s.weight), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// A sample's own frames: a virtual thread's stack stops where its
+    /// carrier's continues (the carrier is not charged for them, and the
+    /// trace is the virtual thread's own, as JVMTI shows it).
+    fn own_frames<'f>(&self, ctx: &Context, jni: Jni<'_>, frames: &'f [Frame]) -> &'f [Frame] {
+        let end = frames
+            .iter()
+            .position(|f| !f.method.is_null() && self.is_carrier_frame(ctx, jni, f.method))
+            .unwrap_or(frames.len());
+        &frames[..end]
+    }
+
+    fn is_carrier_frame(&self, ctx: &Context, jni: Jni<'_>, method: MethodId) -> bool {
+        if let Some(b) = self.carrier_frames.get(&method) {
+            return *b;
+        }
+        let b = stacks::method_entry(ctx, jni, method).is_some_and(|m| {
+            (m.class_signature == CONTINUATION_CLASS && m.name.starts_with("enter"))
+                || m.class_signature.starts_with(VTHREAD_CONTINUATION_PREFIX)
+        });
+        self.carrier_frames.insert(method, b);
+        b
+    }
+
+    /// Safepoint mode: the threads that used CPU since the last pass (and
+    /// how many intervals), then their stacks in one JVMTI call.
+    fn take_ticks(&self, ctx: &Context, jni: Jni<'_>, key: &mut Vec<u32>, unless_dumping: bool) {
+        let mut owed: HashMap<u32, u32> = HashMap::new();
+        sampler::drain(
+            || !(unless_dumping && ctx.dumping.is_held()),
+            |s| match s.outcome {
+                Outcome::Tick => {
+                    let w = owed.entry(s.serial).or_default();
+                    *w = w.saturating_add(s.weight);
+                }
+                Outcome::Failed(c) => self.counts.fail(c, s.weight),
+                Outcome::Stack => {}
+            },
+        );
+        let depth = ctx.depth() as usize;
+        if owed.is_empty() || depth == 0 {
+            return;
+        }
+        let refs: Vec<(u32, u32, GlobalRef)> = owed
+            .iter()
+            .filter_map(|(&serial, &w)| {
+                let r = self.thread_refs.get(&serial)?;
+                Some((serial, w, r.clone()))
+            })
+            .collect();
+        let objs: Vec<Obj<'_>> = refs.iter().map(|(_, _, r)| Obj::of_global(r)).collect();
+        let Ok(stacks) = ctx
+            .jvmti
+            .thread_list_stack_traces(&objs, depth + ctx.hidden.extra_depth())
+        else {
+            return;
+        };
+        for (i, (serial, weight, _)) in refs.iter().enumerate().take(stacks.len()) {
+            let (_, frames) = stacks.get(i);
+            let frames = ctx.hidden.strip(frames);
+            if frames.is_empty() {
+                self.counts.fail(code::NO_JAVA_FRAME, *weight);
+                continue;
+            }
+            match stacks::trace_of(ctx, jni, *serial, frames, key) {
+                Some(t) => {
+                    t.add_samples(*weight);
+                    self.counts.counted.fetch_add(u64::from(*weight), Ordering::Relaxed);
+                }
+                None => {
+                    self.counts.unresolved.fetch_add(u64::from(*weight), Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Take what the timers sampled so far (before a report).
+    fn catch_up(&self, ctx: &Context, jni: Jni<'_>) {
+        let mut key = Vec::new();
+        match self.how() {
+            How::Async => self.take_async(ctx, jni, &mut key, false),
+            How::Safepoint => self.take_ticks(ctx, jni, &mut key, false),
+            How::Runnable => {}
+        }
+    }
+
+    /// The original's pass: stacks of all known, non-agent threads; one hit
+    /// per RUNNABLE, not suspended, not interrupted thread.
+    fn runnable_pass(&self, ctx: &Context, jni: Jni<'_>, serials: &mut Vec<u32>, key: &mut Vec<u32>) {
         let depth = ctx.depth() as usize;
         if depth == 0 {
             return;
@@ -159,6 +475,44 @@ impl CpuSamples {
         }
     }
 
+    /// Give the calling thread its CPU-time timer (and, in safepoint mode,
+    /// keep its Thread object for stack queries).
+    fn time_thread(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) {
+        if self.how() == How::Runnable {
+            return;
+        }
+        let Some(serial) = threads::known_serial(ctx, thread) else {
+            return;
+        };
+        if ctx.tables.threads.get(serial).is_none_or(|r| r.agent) {
+            return;
+        }
+        if let Err(e) = ctx.cpu_timers.register_current(jni, serial, true) {
+            crate::vm::log::log(ctx, &format!("cpu=samples: thread {serial} has no CPU timer: {e}"));
+            return;
+        }
+        if self.how() == How::Safepoint {
+            if let Some(g) = crate::jvmti::jni::new_global_ref(jni, thread) {
+                self.thread_refs.insert(serial, g);
+            }
+        }
+    }
+
+    /// Method IDs for every method of `klass`: AsyncGetCallTrace can only
+    /// name methods whose ID exists (it never creates one).
+    fn create_method_ids(&self, ctx: &Context, klass: Obj<'_>) {
+        let _ = ctx.jvmti.class_methods(klass);
+    }
+
+    /// Method IDs for every prepared class loaded so far.
+    fn create_all_method_ids(&self, ctx: &Context, jni: Jni<'_>) {
+        if let Ok(classes) = ctx.jvmti.loaded_classes(jni) {
+            for k in classes.iter() {
+                self.create_method_ids(ctx, k);
+            }
+        }
+    }
+
     /// CONTROL 3/4. ID 0 means every thread, for "off" too (the original
     /// made "off 0" a no-op). A non-zero ID is matched against the thread
     /// object IDs the agent published, big-endian first, then in the
@@ -170,6 +524,7 @@ impl CpuSamples {
             for t in threads.iter().filter(|t| !t.agent) {
                 t.sampled.store(on, Ordering::Relaxed);
             }
+            sampler::set_sampled(|_| true, on);
             self.set_paused(!on);
         } else {
             let known = |id: u32| threads.iter().any(|t| !t.agent && t.object_id == id);
@@ -181,9 +536,12 @@ impl CpuSamples {
                 ));
                 return;
             };
+            let mut chosen = Vec::new();
             for t in threads.iter().filter(|t| t.object_id == id) {
                 t.sampled.store(on, Ordering::Relaxed);
+                chosen.push(t.serial);
             }
+            sampler::set_sampled(|s| chosen.contains(&s), on);
             let any = threads.iter().any(|t| {
                 !t.agent && t.alive.load(Ordering::Relaxed) && t.sampled.load(Ordering::Relaxed)
             });
@@ -202,7 +560,48 @@ impl Profile for CpuSamples {
         "cpu=samples"
     }
 
+    /// The asynchronous sampler wants the JIT's debug information at every
+    /// instruction: HotSpot records it while an agent takes
+    /// CompiledMethodLoad events (unless -XX:-DebugNonSafepoints was given).
+    fn capabilities(
+        &self,
+        potential: &jvmtiCapabilities,
+        need: &mut jvmtiCapabilities,
+    ) -> Result<(), String> {
+        if potential.has(cap::CAN_GENERATE_COMPILED_METHOD_LOAD_EVENTS) {
+            need.set(cap::CAN_GENERATE_COMPILED_METHOD_LOAD_EVENTS);
+        }
+        Ok(())
+    }
+
+    fn events(&self) -> &'static [Event] {
+        &[Event::ThreadEnd, Event::ClassPrepare]
+    }
+
+    /// Before any code is compiled: debug information at every instruction
+    /// (async sampling from the start).
+    fn on_load(&self, ctx: &Context) {
+        if self.active && ctx.opts.cpu_sampler == CpuSampler::Async {
+            let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+        }
+    }
+
     fn vm_start(&'static self, ctx: &'static Context, jni: Jni<'_>) {
+        let how = self.choose(ctx, jni);
+        let _ = self.how.set(how);
+        if how == How::Async {
+            // Method IDs for each class as it is prepared from now on, then
+            // for those prepared so far (in this order, so a class
+            // prepared in between is not missed).
+            if let Err(e) = ctx.jvmti.set_event_mode(true, event::CLASS_PREPARE) {
+                crate::diag::error(&format!("cpu=samples: cannot enable ClassPrepare: {e}"));
+            }
+            self.create_all_method_ids(ctx, jni);
+        }
+        // The VM-init thread (main) was met before VM start: its timer now.
+        if let Ok(t) = ctx.jvmti.current_thread(jni) {
+            self.time_thread(ctx, jni, t.obj());
+        }
         if self.active {
             if let Err(e) = self.start(ctx, jni) {
                 crate::diag::error(&format!("cannot start the cpu sampling thread: {e}"));
@@ -210,9 +609,28 @@ impl Profile for CpuSamples {
         }
     }
 
-    fn dump(&'static self, ctx: &'static Context, _jni: Jni<'_>) {
+    fn thread_start(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) {
+        self.time_thread(ctx, jni, thread);
+    }
+
+    fn thread_end(&self, ctx: &Context, _jni: Jni<'_>, thread: Obj<'_>) {
+        if self.how() == How::Safepoint {
+            if let Some(serial) = threads::known_serial(ctx, thread) {
+                self.thread_refs.remove(&serial);
+            }
+        }
+    }
+
+    fn class_prepare(&self, ctx: &Context, _jni: Jni<'_>, klass: Obj<'_>) {
+        if self.how() == How::Async {
+            self.create_method_ids(ctx, klass);
+        }
+    }
+
+    fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
         if self.active {
             crate::diag::verbose(ctx.opts.verbose, " CPU usage by sampling running threads ...");
+            self.catch_up(ctx, jni);
             crate::report::cpu::write_samples(ctx, ctx.opts.cutoff, CpuTitle::Samples);
         }
     }
@@ -235,16 +653,49 @@ impl Profile for CpuSamples {
                 } else {
                     CpuTitle::Times
                 };
+                self.catch_up(ctx, jni);
                 crate::report::cpu::write_samples(ctx, f64::from(cutoff), title);
             }
             Command::Control(Control::Sampling { on, thread }) => self.sampling(ctx, jni, on, thread),
-            Command::Control(Control::ClearCpuSamples) => ctx.tables.traces.reset_costs(),
+            Command::Control(Control::ClearCpuSamples) => {
+                self.catch_up(ctx, jni);
+                ctx.tables.traces.reset_costs()
+            }
             _ => return Answer::NotMine,
         }
         Answer::Done
     }
 
+    /// No stacks after this; the samples already taken stay for the final
+    /// dump.
     fn stop(&self, _ctx: &Context, _jni: Jni<'_>) {
+        let was_running = self.is_running();
         self.thread.stop(|| self.wake(), Duration::from_secs(5));
+        if was_running && self.how() != How::Runnable {
+            sampler::set_stacks(false);
+            sampler::stop();
+        }
+    }
+
+    /// After the final dump: say what could not be counted.
+    fn shut_down(&self, ctx: &Context) {
+        if self.how() == How::Runnable || !(self.active || self.passes.load(Ordering::Relaxed) > 0) {
+            return;
+        }
+        let h = sampler::handler_stats();
+        let (counted, lost, why) = self.counts.summary(h.dropped);
+        let line = format!(
+            "cpu=samples ({}): {counted} samples counted, {lost} not counted{}",
+            match self.how() {
+                How::Async => "cpusampler=async",
+                _ => "cpusampler=safepoint",
+            },
+            if why.is_empty() { String::new() } else { format!(" ({why})") }
+        );
+        if lost > 0 && ctx.opts.verbose {
+            crate::diag::notice(&line);
+        } else {
+            crate::vm::log::log(ctx, &line);
+        }
     }
 }

@@ -38,11 +38,12 @@ pub enum Event {
     MonitorContendedEntered,
     MonitorWait,
     MonitorWaited,
+    ClassPrepare,
 }
 
 impl Event {
     /// How many kinds there are (events index tables by `as usize`).
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
 }
 
 /// What a socket command meant to a profile.
@@ -138,6 +139,7 @@ pub trait Profile: Send + Sync {
     fn monitor_contended_entered(&self, ctx: &Context) {}
     fn monitor_wait(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, timeout_ms: i64) {}
     fn monitor_waited(&self, ctx: &Context) {}
+    fn class_prepare(&self, ctx: &Context, jni: Jni<'_>, klass: Obj<'_>) {}
 }
 
 /// The profiles of this run, in dump order. A profile whose options are

@@ -37,6 +37,25 @@ impl MethodEntry {
         // 0 and negative lines are not real lines; readers treat 0 as invalid.
         best.map_or(-1, |(_, l)| if l > 0 { l } else { -1 })
     }
+
+    /// First byte-code location of the line `location` is on (the start of
+    /// the line-table entry that covers it), or `location` itself when the
+    /// method has no line for it. Frames sampled anywhere on a line then
+    /// share one frame.
+    pub fn line_start(&self, location: i64) -> i64 {
+        let line = self.line_at(location);
+        if line < 0 {
+            return location;
+        }
+        // The covering entry's start; other entries of the same line (a
+        // loop's condition compiled after its body) stay apart.
+        self.lines
+            .iter()
+            .filter(|&&(start, _)| start <= location)
+            .map(|&(start, _)| start)
+            .max()
+            .unwrap_or(location)
+    }
 }
 
 #[derive(Debug)]
@@ -127,6 +146,22 @@ mod tests {
             source_file: Some("Hello.java".into()),
             lines: vec![(0, 5), (4, 6), (9, 8)],
         }
+    }
+
+    #[test]
+    fn line_start_is_the_covering_entry() {
+        let m = MethodEntry {
+            lines: vec![(0, 10), (4, 11), (9, 10), (15, 0)],
+            ..Default::default()
+        };
+        assert_eq!(m.line_start(0), 0);
+        assert_eq!(m.line_start(3), 0);
+        assert_eq!(m.line_start(4), 4);
+        assert_eq!(m.line_start(8), 4);
+        assert_eq!(m.line_start(12), 9);
+        // Line 0 is no line: the location stays.
+        assert_eq!(m.line_start(16), 16);
+        assert_eq!(MethodEntry::default().line_start(7), 7);
     }
 
     #[test]

@@ -28,8 +28,13 @@ pub struct Trace {
 
 impl Trace {
     pub fn add_sample(&self) {
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        self.self_cost.fetch_add(1, Ordering::Relaxed);
+        self.add_samples(1);
+    }
+
+    /// `n` samples at once (one CPU-timer sample standing for `n` intervals).
+    pub fn add_samples(&self, n: u32) {
+        self.hits.fetch_add(n, Ordering::Relaxed);
+        self.self_cost.fetch_add(u64::from(n), Ordering::Relaxed);
     }
 
     /// Mark printed; true if this call is the one that should print it.

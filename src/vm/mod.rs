@@ -2,10 +2,12 @@
 //! what the profiles share (the options, the tables, the JVMTI handle, the
 //! writer), and the services they all use on the JVM: meeting classes and
 //! threads (serials, tags, LOAD CLASS / THREAD START records), turning
-//! stacks into traces, identity tags, the callback gate and the dump lock,
-//! the output format, internal logging. Nothing here knows a profile.
+//! stacks into traces, the per-thread CPU-time timers, identity tags, the
+//! callback gate and the dump lock, the output format, internal logging.
+//! Nothing here knows a profile.
 
 pub mod classes;
+pub mod cpu_timers;
 pub mod gate;
 pub mod log;
 pub mod output;
@@ -48,6 +50,8 @@ pub struct Context {
     pub tags: tags::Tags,
     /// Methods that never appear in traces (the cpu=times Tracker's).
     pub hidden: stacks::HiddenMethods,
+    /// The per-thread CPU-time timers of cpu=samples and cpu=times.
+    pub cpu_timers: cpu_timers::CpuTimers,
 }
 
 impl Context {
@@ -66,6 +70,7 @@ impl Context {
             depth,
             tags: tags::Tags::default(),
             hidden: stacks::HiddenMethods::default(),
+            cpu_timers: cpu_timers::CpuTimers::default(),
         }
     }
 

@@ -80,10 +80,39 @@ pub fn trace_of(
     frames: &[Frame],
     key: &mut Vec<u32>,
 ) -> Option<Arc<Trace>> {
+    intern_trace(ctx, jni, thread_serial, frames, key, |f| Some(f.location))
+}
+
+/// Like [`trace_of`] for a stack sampled where the thread ran (anywhere in
+/// a method, not at a safepoint poll): each frame's location is moved to
+/// the start of its line, so samples on one line share one frame and one
+/// trace instead of one per byte-code index.
+pub fn trace_of_sampled(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread_serial: u32,
+    frames: &[Frame],
+    key: &mut Vec<u32>,
+) -> Option<Arc<Trace>> {
+    intern_trace(ctx, jni, thread_serial, frames, key, |f| {
+        Some(method_entry(ctx, jni, f.method)?.line_start(f.location))
+    })
+}
+
+/// The trace of `frames` cut to `depth`, each frame at the location
+/// `location` gives it.
+fn intern_trace(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread_serial: u32,
+    frames: &[Frame],
+    key: &mut Vec<u32>,
+    mut location: impl FnMut(&Frame) -> Option<i64>,
+) -> Option<Arc<Trace>> {
     key.clear();
     key.push(if ctx.opts.thread { thread_serial } else { 0 });
     for f in frames.iter().take(ctx.depth() as usize) {
-        let id = method_frame(ctx, jni, f.method, f.location)?;
+        let id = method_frame(ctx, jni, f.method, location(f)?)?;
         key.push(id);
     }
     Some(ctx.tables.traces.intern(key))

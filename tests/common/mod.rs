@@ -4,6 +4,7 @@
 
 pub mod ascii;
 pub mod sites;
+pub mod sources;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -84,6 +84,7 @@ pub mod event {
     pub const EXCEPTION_CATCH: jvmtiEvent = 59;
     pub const METHOD_ENTRY: jvmtiEvent = 65;
     pub const METHOD_EXIT: jvmtiEvent = 66;
+    pub const COMPILED_METHOD_LOAD: jvmtiEvent = 68;
     pub const DATA_DUMP_REQUEST: jvmtiEvent = 71;
     pub const MONITOR_WAIT: jvmtiEvent = 73;
     pub const MONITOR_WAITED: jvmtiEvent = 74;
@@ -175,6 +176,7 @@ pub mod cap {
     pub const CAN_GET_CURRENT_THREAD_CPU_TIME: u32 = 22;
     pub const CAN_GET_THREAD_CPU_TIME: u32 = 23;
     pub const CAN_GENERATE_ALL_CLASS_HOOK_EVENTS: u32 = 26;
+    pub const CAN_GENERATE_COMPILED_METHOD_LOAD_EVENTS: u32 = 27;
     pub const CAN_GENERATE_MONITOR_EVENTS: u32 = 28;
     pub const CAN_GENERATE_VM_OBJECT_ALLOC_EVENTS: u32 = 29;
     pub const CAN_GENERATE_GARBAGE_COLLECTION_EVENTS: u32 = 31;
@@ -445,7 +447,17 @@ pub struct jvmtiEventCallbacks {
     pub MethodEntry: Cb<unsafe extern "C" fn()>,
     pub MethodExit: Cb<unsafe extern "C" fn()>,
     pub NativeMethodBind: Cb<unsafe extern "C" fn()>,
-    pub CompiledMethodLoad: Cb<unsafe extern "C" fn()>,
+    pub CompiledMethodLoad: Cb<
+        unsafe extern "C" fn(
+            *mut jvmtiEnv,
+            jmethodID,
+            jint,
+            *const c_void,
+            jint,
+            *const c_void,
+            *const c_void,
+        ),
+    >,
     pub CompiledMethodUnload: Cb<unsafe extern "C" fn()>,
     pub DynamicCodeGenerated: Cb<unsafe extern "C" fn()>,
     pub DataDumpRequest: Cb<unsafe extern "C" fn(*mut jvmtiEnv)>,

@@ -4,9 +4,11 @@
 //! * Agent_OnLoad: capabilities (retransformation, exception events).
 //! * VM init: define the Tracker class (`java.lang.HprofTracker`, compiled
 //!   from java/java/lang/HprofTracker.java) in the boot loader, link its
-//!   natives, start the clock thread, enable the class-file load hook and
-//!   ExceptionCatch, retransform every class loaded so far (so start-up
-//!   classes, `java.base` included, are instrumented too), then engage.
+//!   natives, start the clocks (the wall-clock thread; with `clock=cpu`
+//!   the CPU-time timers, which stamp events with each thread's CPU
+//!   time), enable the class-file load hook and ExceptionCatch,
+//!   retransform every class loaded so far (so start-up classes,
+//!   `java.base` included, are instrumented too), then engage.
 //! * Class-file load hook: `bci::inject` with CallSite/ReturnSite.
 //! * The Tracker appends (event, time) pairs to a `long[]` buffer of the
 //!   calling thread; the agent takes them when the thread next calls a
@@ -71,6 +73,9 @@ struct ThreadTiming {
     /// The Thread object and its identity hash (thread table key).
     thread: GlobalRef,
     hash: i32,
+    /// The clock its events are stamped with (its CPU clock, or the wall
+    /// clock).
+    clock: &'static AtomicU64,
 }
 
 struct Replay {
@@ -106,6 +111,11 @@ pub struct CpuTimes {
     known_lock: Mutex<()>,
     tracker: OnceLock<Tracker>,
     engaged: AtomicBool,
+    /// Threads are charged CPU time (their CPU-time timers run), not wall
+    /// time.
+    cpu_clock: AtomicBool,
+    /// A thread fell back to the wall clock (said once).
+    timerless_noted: AtomicBool,
     clock: ticker::Clock,
     /// Statistics for `logflags=1` and docs.
     pub classes_rewritten: AtomicU64,
@@ -152,9 +162,23 @@ fn start(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), Strin
             ),
         );
     }
+    // The wall clock runs in both modes: with clock=cpu it stamps the
+    // events of a thread that could not get a CPU-time timer.
     st.clock
-        .start(ctx, jni, tracker)
+        .start(ctx, jni)
         .map_err(|e| format!("cannot start the clock thread: {e}"))?;
+    if crate::vm::cpu_timers::times_by_cpu(&ctx.opts) {
+        match ctx
+            .cpu_timers
+            .ensure(ctx, jni)
+            .and_then(|_| crate::jvmti::async_sampler::start())
+        {
+            Ok(()) => st.cpu_clock.store(true, Ordering::Release),
+            Err(e) => crate::diag::notice(&format!(
+                "cpu=times: no CPU-time timers ({e}); methods are charged wall-clock time (clock=wall)"
+            )),
+        }
+    }
 
     for ev in [event::CLASS_FILE_LOAD_HOOK, event::EXCEPTION_CATCH] {
         j.set_event_mode(true, ev)
@@ -283,7 +307,7 @@ fn caught(&self, ctx: &Context, jni: Jni<'_>, method: MethodId) {
     in_agent(|| {
         let mut r = t.inner.lock();
         st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
-        let mut env = JvmEnv::new(ctx, st, jni, st.clock.now(), Mode::Sync);
+        let mut env = JvmEnv::new(ctx, st, jni, t.clock.load(Ordering::Acquire), Mode::Sync);
         r.stack.exception_caught(&mut env, method.as_usize());
         let _ = Tracker::reset(jni, Obj::of_global(&t.buffer), r.stack.depth_now());
     });
@@ -362,8 +386,9 @@ fn current_or_register(
     }
     let tracker = st.tracker.get()?;
     let hash = tracker.identity_hash(jni, thread).ok()?;
+    let clock = st.clock_of_current_thread(ctx, jni, thread);
     let buffer = tracker
-        .new_buffer(jni, BUFFER_HEADER + 2 * BATCH_EVENTS)
+        .new_buffer(jni, BUFFER_HEADER + 2 * BATCH_EVENTS, clock)
         .ok()?;
     let thread_ref = crate::jvmti::jni::new_global_ref(jni, thread)?;
     let thread_key = if ctx.opts.thread {
@@ -382,6 +407,7 @@ fn current_or_register(
         buffer,
         thread: thread_ref,
         hash,
+        clock,
     });
     {
         let mut reg = st.registry.lock();
@@ -419,6 +445,33 @@ fn current_or_register(
     }
     let _ = TIMING.try_with(|c| *c.borrow_mut() = Some(t.clone()));
     Some(t)
+}
+}
+
+impl CpuTimes {
+/// The calling thread's clock: its CPU clock (a CPU-time timer of its own,
+/// which cpu=samples may have given it already), or the wall clock.
+fn clock_of_current_thread(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> &'static AtomicU64 {
+    if self.cpu_clock.load(Ordering::Acquire) {
+        // Its stacks are cpu=samples' business: only threads that
+        // cpu=samples registered (at their start) are sampled.
+        let serial = crate::vm::threads::known_serial(ctx, thread).unwrap_or(0);
+        match ctx.cpu_timers.register_current(jni, serial, false) {
+            Ok(slot) => {
+                if let Some(c) = crate::jvmti::async_sampler::clock(slot) {
+                    return c;
+                }
+            }
+            Err(e) => {
+                if !self.timerless_noted.swap(true, Ordering::AcqRel) {
+                    crate::diag::notice(&format!(
+                        "cpu=times: a thread has no CPU-time timer ({e}); its methods are charged wall-clock time"
+                    ));
+                }
+            }
+        }
+    }
+    self.clock.counter()
 }
 }
 
@@ -507,7 +560,7 @@ fn catch_up(&self, ctx: &Context, jni: Jni<'_>) {
 }
 
 /// A call or return the Tracker hands over now.
-fn sync_event(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64, ret: bool) {
+fn sync_event(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, ret: bool) {
     let st = self;
     let Some(&ctx) = self.ctx.get() else {
         return;
@@ -523,6 +576,8 @@ fn sync_event(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u
         let was_resolved = st.site_methods.contains_key(&key);
         let mut r = t.inner.lock();
         st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
+        // Read after the buffered events' stamps: the clock is monotonic.
+        let now = t.clock.load(Ordering::Acquire);
         let mut env = JvmEnv::new(ctx, st, jni, now, Mode::Sync);
         if ret {
             r.stack.ret(&mut env, cnum, mnum);
@@ -552,12 +607,12 @@ fn mark_known(st: &CpuTimes, jni: Jni<'_>, cnum: u32, mnum: u32) {
 }
 
 impl TrackerCalls for CpuTimes {
-    fn sync_call(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64) {
-        self.sync_event(jni, thread, cnum, mnum, now, false);
+    fn sync_call(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32) {
+        self.sync_event(jni, thread, cnum, mnum, false);
     }
 
-    fn sync_return(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, now: u64) {
-        self.sync_event(jni, thread, cnum, mnum, now, true);
+    fn sync_return(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32) {
+        self.sync_event(jni, thread, cnum, mnum, true);
     }
 }
 
@@ -716,6 +771,9 @@ impl Profile for CpuTimes {
         let _ = ctx.jvmti.set_event_mode(false, event::EXCEPTION_CATCH);
         let _ = ctx.jvmti.set_event_mode(false, event::CLASS_FILE_LOAD_HOOK);
         self.clock.stop();
+        if self.cpu_clock.load(Ordering::Acquire) {
+            crate::jvmti::async_sampler::stop();
+        }
         self.catch_up(ctx, jni);
     }
 

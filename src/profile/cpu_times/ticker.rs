@@ -1,7 +1,7 @@
-//! The clock of cpu=times: an agent thread advances a nanosecond counter
-//! every [`TICK`] and publishes it both here (for the agent's own events,
-//! e.g. ExceptionCatch) and in the Tracker's `now` field, which the
-//! instrumented code reads with one volatile load per event.
+//! The wall clock of cpu=times (`clock=wall`, and threads that could not
+//! get a CPU-time timer): an agent thread advances a nanosecond counter
+//! every [`TICK`]; the instrumented code reads it through its address (one
+//! load per event), the agent directly.
 //!
 //! Why not a precise clock per event: reading the time-stamp counter costs
 //! ~10 ns on this class of machine and `clock_gettime` ~25 ns, more than
@@ -11,7 +11,6 @@
 //! tick falls inside a call with probability duration / TICK), at the
 //! original HPROF's millisecond granularity. docs/cpu-times.md.
 
-use crate::jvmti::tracker_natives::Tracker;
 use crate::jvmti::{AgentThread, Jni};
 use crate::vm::Context;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,9 +22,16 @@ pub const TICK: Duration = Duration::from_millis(1);
 
 const THREAD_NAME: &str = "HPROF cpu=times clock";
 
+/// Ticks between two checks that SIGPROF is still the CPU clocks' (a
+/// system call).
+const HANDLER_CHECK_TICKS: u32 = 100;
+
+/// The counter: one per process, `'static` because the Tracker reads it
+/// through its address.
+static NOW: AtomicU64 = AtomicU64::new(0);
+
 pub struct Clock {
     origin: OnceLock<Instant>,
-    now: AtomicU64,
     thread: AgentThread,
 }
 
@@ -33,47 +39,44 @@ impl Default for Clock {
     fn default() -> Self {
         Clock {
             origin: OnceLock::new(),
-            now: AtomicU64::new(0),
             thread: AgentThread::new(THREAD_NAME),
         }
     }
 }
 
 impl Clock {
-    /// Nanoseconds since the clock started, as of the last tick.
-    #[inline]
-    pub fn now(&self) -> u64 {
-        self.now.load(Ordering::Acquire)
+    /// The counter the instrumented code reads: nanoseconds since the clock
+    /// started, as of the last tick.
+    pub fn counter(&self) -> &'static AtomicU64 {
+        &NOW
     }
 
-    fn tick(&self) -> u64 {
+    fn tick(&self) {
         let ns = self.origin.get_or_init(Instant::now).elapsed().as_nanos() as u64;
-        self.now.fetch_max(ns, Ordering::AcqRel);
-        self.now()
+        NOW.fetch_max(ns, Ordering::AcqRel);
     }
 
     /// Start the ticking thread; the first tick is published before this
     /// returns.
-    pub fn start(
-        &'static self,
-        ctx: &Context,
-        jni: Jni<'_>,
-        tracker: &'static Tracker,
-    ) -> Result<(), String> {
-        tracker.set_now(jni, self.tick())?;
+    pub fn start(&'static self, ctx: &Context, jni: Jni<'_>) -> Result<(), String> {
+        self.tick();
         crate::vm::threads::start_agent_thread(
             ctx,
             jni,
             &self.thread,
             crate::jvmti::sys::JVMTI_THREAD_MAX_PRIORITY,
-            move |jni| {
+            move |_jni| {
+                let mut ticks: u32 = 0;
                 while !self.thread.should_stop() {
                     std::thread::sleep(TICK);
-                    if tracker.set_now(jni, self.tick()).is_err() {
-                        crate::diag::error(
-                            "cpu=times: the clock thread cannot update the Tracker; times stop",
-                        );
-                        return;
+                    self.tick();
+                    ticks = ticks.wrapping_add(1);
+                    // The CPU clocks stop if the application takes SIGPROF
+                    // (docs/cpu-samples.md, "SIGPROF shared with others").
+                    if ticks % HANDLER_CHECK_TICKS == 0 {
+                        if let Some(why) = crate::jvmti::async_sampler::check_handler() {
+                            crate::diag::error(&why);
+                        }
                     }
                 }
             },

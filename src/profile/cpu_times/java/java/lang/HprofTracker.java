@@ -15,8 +15,9 @@ package java.lang;
  * (A return with calls left needs no check: its method's call was seen.)
  *
  * <p>This class must call no instrumented method (that would recurse): it
- * uses only native methods, field and array accesses. Its fields are
- * written by the agent through JNI.
+ * uses only native methods (its own, and Unsafe's native memory read),
+ * field and array accesses. Its fields are written by the agent through
+ * JNI.
  *
  * <p>Compiled with {@code scripts/build-tracker.sh}; the class file is
  * committed beside this source and embedded in the agent.
@@ -28,8 +29,14 @@ public final class HprofTracker {
     /** Non-zero while the agent is timing. */
     private static int engaged;
 
-    /** The agent's clock in nanoseconds, advanced by its ticker thread. */
-    private static volatile long now;
+    /**
+     * Reads the threads' clocks, which live in the agent's memory (a
+     * thread's CPU clock, advanced by its CPU-time timer's signal handler,
+     * or the agent's wall clock): getLongVolatile is a native intrinsic,
+     * one load once compiled. Unsafe of java.base: this class is in
+     * java.base (java.lang, boot loader).
+     */
+    private static final jdk.internal.misc.Unsafe U = jdk.internal.misc.Unsafe.getUnsafe();
 
     /**
      * The threads' buffers, open addressing on the thread's identity hash
@@ -54,7 +61,9 @@ public final class HprofTracker {
     /*
      * A buffer: [0] index of its next free slot, [1] the depth of the
      * thread's shadow stack as the agent last left it, plus calls minus
-     * returns appended since; then (event, time) pairs, event =
+     * returns appended since, [2] the address of the thread's clock (a
+     * nanosecond count in the agent's memory, valid for the life of the
+     * process); then (event, time) pairs, event =
      * (class number << 32 | method number) << 1, | 1 for a return.
      */
 
@@ -69,11 +78,11 @@ public final class HprofTracker {
             if (b == null && isUntimed(t)) {
                 return;
             }
-            syncCall(t, cnum, mnum, now);
+            syncCall(t, cnum, mnum);
             return;
         }
         b[n] = (((long) cnum << 32) | mnum) << 1;
-        b[n + 1] = now;
+        b[n + 1] = U.getLongVolatile(null, b[2]);
         b[1]++;
         b[0] = n + 2;
     }
@@ -89,11 +98,11 @@ public final class HprofTracker {
             if (b == null && isUntimed(t)) {
                 return;
             }
-            syncReturn(t, cnum, mnum, now);
+            syncReturn(t, cnum, mnum);
             return;
         }
         b[n] = ((((long) cnum << 32) | mnum) << 1) | 1;
-        b[n + 1] = now;
+        b[n + 1] = U.getLongVolatile(null, b[2]);
         b[1]--;
         b[0] = n + 2;
     }
@@ -152,8 +161,8 @@ public final class HprofTracker {
     }
 
     /** A call the agent handles now, after the buffered events. */
-    private static native void syncCall(Thread thread, int cnum, int mnum, long now);
+    private static native void syncCall(Thread thread, int cnum, int mnum);
 
     /** A return the agent handles now, after the buffered events. */
-    private static native void syncReturn(Thread thread, int cnum, int mnum, long now);
+    private static native void syncReturn(Thread thread, int cnum, int mnum);
 }
