@@ -210,6 +210,16 @@ impl Profile for CpuSamples {
         }
     }
 
+    /// As at VM init: the threads running now were registered by the vm
+    /// floor, so the first pass samples them all.
+    fn attach(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
+        if self.active {
+            self.start(ctx, jni)
+                .map_err(|e| format!("cannot start the cpu sampling thread: {e}"))?;
+        }
+        Ok(())
+    }
+
     fn dump(&'static self, ctx: &'static Context, _jni: Jni<'_>) {
         if self.active {
             crate::diag::verbose(ctx.opts.verbose, " CPU usage by sampling running threads ...");
