@@ -37,6 +37,28 @@ enum Cmd {
         #[arg(long)]
         interactive: bool,
     },
+    /// Connect to an agent started with listen=[HOST:]PORT, record its
+    /// stream (from its first byte), summarise each record and send it
+    /// commands, like `listen`.
+    Connect {
+        /// HOST:PORT the agent listens on.
+        addr: String,
+        /// File whose first line is the agent's token (token=/tokenfile=).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<String>,
+        /// File that receives the stream exactly as sent.
+        #[arg(long)]
+        out: String,
+        /// Command to send, in order (repeatable); `sleep MS` pauses.
+        #[arg(long = "send", value_name = "CMD")]
+        send: Vec<String>,
+        /// After the script, read commands from standard input.
+        #[arg(long)]
+        interactive: bool,
+        /// Seconds to wait for the connection.
+        #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+        timeout: f64,
+    },
     /// Print the commands `listen` can send.
     Commands,
     /// Load the agent into a running JVM through HotSpot's attach
@@ -168,6 +190,23 @@ fn main() {
             protocol,
             listen.then(|| (out.unwrap_or_default(), send, interactive)),
         ),
+        Cmd::Connect {
+            addr,
+            token_file,
+            out,
+            send,
+            interactive,
+            timeout,
+        } => cli::attach::seconds(timeout, "--timeout").and_then(|timeout| {
+            cli::listen::connect(cli::listen::ConnectArgs {
+                addr,
+                token_file,
+                out,
+                send,
+                interactive,
+                timeout,
+            })
+        }),
         Cmd::Jvms => cli::attach::run_jvms().and_then(|t| write_stdout(&t)),
         Cmd::Print { file } => {
             let stdout = std::io::stdout();
