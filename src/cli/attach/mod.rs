@@ -196,6 +196,10 @@ pub fn run(a: AttachArgs) -> CliResult<()> {
         eprintln!("hprof-rs attach: the JVM's answer was longer than shown; the rest was dropped");
     }
     match hotspot::interpret_load(&reply) {
+        LoadOutcome::Started if crate::options::is_stop_request(&options) => {
+            eprintln!("hprof-rs attach: profiling stopped in JVM {pid}");
+            Ok(())
+        }
         LoadOutcome::Started => {
             eprintln!("hprof-rs attach: the agent started in JVM {pid}");
             match session {
@@ -206,8 +210,13 @@ pub fn run(a: AttachArgs) -> CliResult<()> {
             }
         }
         LoadOutcome::AgentFailed(code) => Err(format!(
-            "the agent did not start in JVM {pid}: Agent_OnAttach returned {code} (the agent's \
-             own message, if any, is in the JVM's output)"
+            "the agent did not {} in JVM {pid}: Agent_OnAttach returned {code} (the agent's \
+             own message, if any, is in the JVM's output)",
+            if crate::options::is_stop_request(&options) {
+                "stop profiling"
+            } else {
+                "start"
+            }
         )),
         LoadOutcome::NotLoaded(msg) => Err(format!("JVM {pid} did not load the agent: {msg}")),
     }
