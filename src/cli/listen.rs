@@ -67,6 +67,9 @@ impl Read for Tee {
             Err(e) => return Err(e),
         };
         self.file.write_all(&buf[..n])?;
+        // The recording grows as the stream arrives (it can be followed
+        // with tail -f, and a session cut short keeps what came).
+        self.file.flush()?;
         self.bytes += n as u64;
         Ok(n)
     }
