@@ -19,6 +19,6 @@ if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # answers attach a little differently).
   scripts/install-jdks.sh 11 21 25 | while read -r major home; do
     echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
-    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test attach_tool
+    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool
   done
 fi

@@ -207,6 +207,21 @@ pub fn with_current_jni<R>(f: impl FnOnce(Option<Jni<'_>>) -> R) -> R {
     f(unsafe { Jni::from_raw(raw) })
 }
 
+/// Allocate a `long[len]` and drop it at once (the allocation profile
+/// uses this to move a thread onto the VM's sampled allocation path).
+pub fn scratch_array(jni: Jni<'_>, len: i32) -> bool {
+    let mut env = jni.env();
+    let ok = match env.new_long_array(len) {
+        Ok(a) => {
+            let _ = env.delete_local_ref(a);
+            true
+        }
+        Err(_) => false,
+    };
+    clear(&mut env);
+    ok
+}
+
 /// The process's JavaVM, stored at Agent_OnLoad so threads that receive no
 /// JNIEnv with their event (DataDumpRequest) can get theirs.
 static VM: std::sync::atomic::AtomicPtr<super::sys::JavaVM> =

@@ -236,7 +236,19 @@ fn build_context(
         id_size,
         system_trace: ctx.system_trace(),
         classes,
-        site_traces: Vec::new(),
+        // heap=all: an object's trace is its allocation site's (the
+        // object table's owner is the site's index).
+        site_traces: if ctx.opts.heap_sites {
+            (0..ctx.tables.sites.len() as u32)
+                .map(|i| {
+                    ctx.tables.sites.get(i).map_or(ctx.system_trace(), |s| {
+                        s.trace_serial.load(std::sync::atomic::Ordering::Relaxed)
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
         true_array_len: ctx.opts.true_array_len,
         thread_ids,
         scratch_ids: scratch.is_some(),
