@@ -20,6 +20,8 @@ import java.util.concurrent.SynchronousQueue;
  *               and ends. Answers "fresh N".
  *   spin MS     CpuSplit's work split 60/30/10 for MS milliseconds on the
  *               main thread. Answers "spun".
+ *   work N      N rounds of that work (a fixed amount, for benchmarks).
+ *               Answers "worked NANOSECONDS".
  *   contend MS  the worker holds a lock for MS ms while the main thread
  *               waits to enter it (one contended entry), then the worker
  *               waits on it once with a 10 ms timeout. Answers "contended".
@@ -85,6 +87,16 @@ public class AttachTarget {
         sink = x;
     }
 
+    static void work(long rounds) {
+        long x = 42;
+        for (long i = 0; i < rounds; i++) {
+            x = work60(x);
+            x = work30(x);
+            x = work10(x);
+        }
+        sink = x;
+    }
+
     static final Lock lock = new Lock();
 
     public static void main(String[] args) throws Exception {
@@ -135,6 +147,13 @@ public class AttachTarget {
                     spin(Long.parseLong(w[1]));
                     System.out.println("spun");
                     break;
+                case "work": {
+                    long rounds = Long.parseLong(w[1]);
+                    long t0 = System.nanoTime();
+                    work(rounds);
+                    System.out.println("worked " + (System.nanoTime() - t0));
+                    break;
+                }
                 case "contend": {
                     long ms = Long.parseLong(w[1]);
                     SynchronousQueue<String> holding = new SynchronousQueue<>();
