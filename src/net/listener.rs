@@ -266,8 +266,12 @@ impl NetState {
             ctx.opts.verbose,
             &format!("HPROF: front-end {} connected\n", fe.peer),
         );
-        // Everything recorded so far first: what a file would hold.
-        match l.recording.replay(&fe, || self.thread.should_stop()) {
+        // Everything recorded so far first: what a file would hold. A stop
+        // or VM death does not cut the replay short: the front-end gets the
+        // rest and then the final report, as the file does. It is bounded
+        // all the same: each write by the stall limit, and the whole by
+        // `stop`'s wait, after which `close` shuts the socket.
+        match l.recording.replay(&fe) {
             Ok(Replayed::Live) => {}
             Ok(Replayed::Complete) => return Ended::FrontEndGone,
             Err(_) if self.thread.should_stop() => return Ended::Stopping,
