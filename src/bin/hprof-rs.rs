@@ -66,7 +66,8 @@ enum Cmd {
     Attach {
         /// Process id of the JVM.
         pid: u32,
-        /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt).
+        /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt),
+        /// or `stop` to end the profile that runs with its final report.
         #[arg(default_value = "", value_name = "AGENT_OPTIONS")]
         options: String,
         /// The agent library (default: libhprof_rs.so next to this tool).

@@ -278,7 +278,7 @@ pub fn redact_token(combined: &str) -> String {
 }
 
 /// True if the option string of a load is exactly `stop`: the request to
-/// stop the profiling that runs (docs/attach.md, "Stopping").
+/// stop the profiling that runs (docs/attach.md, "The agent in a running JVM").
 pub fn is_stop_request(cmdline: &str) -> bool {
     cmdline == "stop"
 }
