@@ -1044,3 +1044,32 @@ fn a_listening_agent_binds_to_loopback_and_the_exit_ends_the_stream() {
     assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (50, 50));
     assert!(TcpStream::connect(("127.0.0.1", port)).is_err(), "still listening");
 }
+
+#[test]
+fn a_profile_loaded_at_start_up_is_stopped_and_an_attach_follows() {
+    let agent = format!("-agentpath:{}=heap=sites,depth=1,cutoff=0,file=start.txt", common::agent_path().display());
+    let mut t = Target::start_with("attach_after_startup", &[&agent]);
+    assert_eq!(t.ask("fresh 100"), "fresh 100");
+    // Loaded at start-up: a load is refused as for an attached one.
+    assert_eq!(load(&t, Via::Tool, "cpu=samples,file=second.txt"), -1);
+    assert_eq!(load(&t, Via::Tool, "stop"), 0);
+    let first = std::fs::read_to_string(t.file("start.txt")).unwrap();
+    assert_eq!(t.ask("fresh 200"), "fresh 200");
+    assert_eq!(load(&t, Via::Tool, "heap=sites,depth=1,cutoff=0,file=second.txt"), 0);
+    assert_eq!(t.ask("fresh 300"), "fresh 300");
+    let dir = t.dir.clone();
+    let (st, err) = t.exit();
+    assert!(st.success(), "{err}");
+    no_internal_errors(&err);
+    assert!(err.contains("hprof-rs is already profiling this JVM (loaded at start-up "), "{err}");
+    // The start-up profile: everything up to the stop, and counted from
+    // the start (its title does not say "from the attach").
+    let (begin, m) = sites_by_method(&first);
+    assert!(!begin.contains("counted from the attach"), "{begin}");
+    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (100, 100));
+    // The attached one: only what followed it.
+    let second = std::fs::read_to_string(dir.join("second.txt")).unwrap();
+    let (begin, m) = sites_by_method(&second);
+    assert!(begin.contains("counted from the attach"), "{begin}");
+    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (300, 300));
+}
