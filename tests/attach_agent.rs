@@ -37,7 +37,10 @@ fn smoke() -> bool {
 /// Tests that run on the default JDK only (the smoke runs skip them).
 fn full_only(name: &str) -> bool {
     if smoke() {
-        eprintln!("SKIPPED on {}: {name} runs on the default JDK", common::jdk_home().display());
+        eprintln!(
+            "SKIPPED on {}: {name} runs on the default JDK",
+            common::jdk_home().display()
+        );
         return false;
     }
     true
@@ -198,12 +201,22 @@ fn load(t: &Target, via: Via, opts: &str) -> i32 {
     let rc: i32 = out
         .lines()
         .find_map(|l| l.strip_prefix("return code: "))
-        .unwrap_or_else(|| panic!("{via:?} {opts}: no return code in {out:?} {}", common::stderr(&r.output)))
+        .unwrap_or_else(|| {
+            panic!(
+                "{via:?} {opts}: no return code in {out:?} {}",
+                common::stderr(&r.output)
+            )
+        })
         .trim()
         .parse()
         .unwrap();
     if let Via::Tool = via {
-        assert_eq!(r.output.status.success(), rc == 0, "{}", common::stderr(&r.output));
+        assert_eq!(
+            r.output.status.success(),
+            rc == 0,
+            "{}",
+            common::stderr(&r.output)
+        );
     }
     rc
 }
@@ -213,7 +226,11 @@ fn jcmd(pid: u32, command: &str) {
     let mut c = Command::new(common::jdk_home().join("bin/jcmd"));
     c.args([&pid.to_string(), command]);
     let r = common::run_command_bounded(c, LIMIT);
-    assert!(r.output.status.success(), "jcmd {command}: {}", common::stderr(&r.output));
+    assert!(
+        r.output.status.success(),
+        "jcmd {command}: {}",
+        common::stderr(&r.output)
+    );
 }
 
 /// The target's standard error without the JDK's dynamic-loading
@@ -234,11 +251,19 @@ fn agent_lines(err: &str) -> Vec<String> {
 fn assert_lines(err: &str, expected: &[&str]) {
     let got = agent_lines(err);
     let ok = got.len() == expected.len()
-        && got.iter().zip(expected).all(|(g, e)| match e.strip_suffix('*') {
-            Some(prefix) => g.starts_with(prefix),
-            None => g == e,
-        });
-    assert!(ok, "standard error:\n{}\nexpected:\n{}", got.join("\n"), expected.join("\n"));
+        && got
+            .iter()
+            .zip(expected)
+            .all(|(g, e)| match e.strip_suffix('*') {
+                Some(prefix) => g.starts_with(prefix),
+                None => g == e,
+            });
+    assert!(
+        ok,
+        "standard error:\n{}\nexpected:\n{}",
+        got.join("\n"),
+        expected.join("\n")
+    );
 }
 
 fn no_internal_errors(err: &str) {
@@ -255,7 +280,11 @@ fn wait_for(path: &Path, text: &str) -> String {
         if s.contains(text) {
             return s;
         }
-        assert!(start.elapsed() < LIMIT, "{text:?} never appeared in {}:\n{s}", path.display());
+        assert!(
+            start.elapsed() < LIMIT,
+            "{text:?} never appeared in {}:\n{s}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -279,7 +308,10 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     let (spin_ms, profile_ms) = if smoke() { (4000, 1500) } else { (6000, 3000) };
     t.tell(&format!("spin {spin_ms}"));
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(load(&t, Via::Jcmd, "cpu=samples,interval=2,file=cpu.txt"), 0);
+    assert_eq!(
+        load(&t, Via::Jcmd, "cpu=samples,interval=2,file=cpu.txt"),
+        0
+    );
     std::thread::sleep(Duration::from_millis(profile_ms));
     assert_eq!(load(&t, Via::Jcmd, "stop"), 0);
     assert_eq!(t.answer(), "spun");
@@ -299,7 +331,11 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     );
 
     let rep = common::ascii::parse(&text);
-    assert_eq!(rep.cpu.len(), 1, "one CPU SAMPLES section, written at the stop");
+    assert_eq!(
+        rep.cpu.len(),
+        1,
+        "one CPU SAMPLES section, written at the stop"
+    );
     let m = by_top_method(&rep.cpu[0]);
     let w = |k: &str| *m.get(k).unwrap_or(&0) as f64;
     let (a, b, c) = (
@@ -310,12 +346,21 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     let n = a + b + c;
     assert!(n >= 300.0, "too few samples in the work methods: {m:?}");
     let tvd = ((a / n - 0.6).abs() + (b / n - 0.3).abs() + (c / n - 0.1).abs()) / 2.0;
-    eprintln!("split {:.3} {:.3} {:.3} of {n}; TVD {tvd:.4}", a / n, b / n, c / n);
+    eprintln!(
+        "split {:.3} {:.3} {:.3} of {n}; TVD {tvd:.4}",
+        a / n,
+        b / n,
+        c / n
+    );
     assert!(tvd < 0.05, "split {m:?} too far from 60/30/10 (TVD {tvd})");
     // As with a profile started with the VM: the program's thread, not the
     // JVM's service threads (the Reference Handler waits in a native
     // method, RUNNABLE), has the samples.
-    assert!(n / rep.cpu[0].total as f64 > 0.9, "{m:?} of {}", rep.cpu[0].total);
+    assert!(
+        n / rep.cpu[0].total as f64 > 0.9,
+        "{m:?} of {}",
+        rep.cpu[0].total
+    );
     // The threads running at the attach were announced.
     let names: Vec<&str> = rep.thread_starts.iter().map(|t| t.name.as_str()).collect();
     for name in ["main", "attach-target-worker", "Reference Handler"] {
@@ -347,13 +392,21 @@ fn heap_dump_attached_counts_match_jmap_and_the_exit_dump_follows() {
     let c = counts(&p, &p.heap_dumps[0]);
     // Objects from before the attach are in a dump too: it walks the heap.
     assert_eq!(c.get("AttachTarget$Kept"), Some(&3750));
-    assert_eq!(c.get("AttachTarget$Dropped"), None, "garbage collected first");
+    assert_eq!(
+        c.get("AttachTarget$Dropped"),
+        None,
+        "garbage collected first"
+    );
     // The program's classes as jmap counts them. (The JDK's own classes
     // are not compared: jmap counts every object the heap holds after its
     // GC, a dump the objects reachable from the roots, and the JVM keeps a
     // few unreachable ones, the same with an agent loaded at start-up.)
     for class in ["AttachTarget$Kept", "AttachTarget$Lock"] {
-        assert_eq!(c.get(class), histo.get(class), "{class}: dump vs jmap -histo:live");
+        assert_eq!(
+            c.get(class),
+            histo.get(class),
+            "{class}: dump vs jmap -histo:live"
+        );
     }
     assert_eq!(c.get("AttachTarget$Lock"), Some(&1));
 }
@@ -363,12 +416,19 @@ fn jmap_histo_live(pid: u32) -> HashMap<String, u64> {
     let mut c = Command::new(common::jdk_home().join("bin/jmap"));
     c.args(["-histo:live", &pid.to_string()]);
     let r = common::run_command_bounded(c, LIMIT);
-    assert!(r.output.status.success(), "jmap: {}", common::stderr(&r.output));
+    assert!(
+        r.output.status.success(),
+        "jmap: {}",
+        common::stderr(&r.output)
+    );
     let mut m = HashMap::new();
     for line in common::stdout(&r.output).lines() {
         let cols: Vec<&str> = line.split_whitespace().collect();
         if cols.len() >= 4 && cols[0].ends_with(':') {
-            m.insert(hprof_rs::reader::java_class_name(cols[3]), cols[1].parse().unwrap());
+            m.insert(
+                hprof_rs::reader::java_class_name(cols[3]),
+                cols[1].parse().unwrap(),
+            );
         }
     }
     m
@@ -401,7 +461,8 @@ fn counts(p: &hprof_rs::reader::Parsed, d: &hprof_rs::reader::HeapDump) -> HashM
         *m.entry(name(a.array_class_id)).or_default() += 1;
     }
     for a in &d.primitive_arrays {
-        *m.entry(format!("{}[]", a.element_type.java_name())).or_default() += 1;
+        *m.entry(format!("{}[]", a.element_type.java_name()))
+            .or_default() += 1;
     }
     m
 }
@@ -443,7 +504,10 @@ fn heap_sites_exact_counts_what_is_allocated_after_the_attach() {
     let mut t = Target::start("attach_sites_exact");
     // Before the attach: never counted, and not live in the report.
     assert_eq!(t.ask("alloc 1000"), "allocated 1000");
-    assert_eq!(load(&t, Via::Jcmd, "heap=sites,depth=1,cutoff=0,file=sites.txt"), 0);
+    assert_eq!(
+        load(&t, Via::Jcmd, "heap=sites,depth=1,cutoff=0,file=sites.txt"),
+        0
+    );
     // Threads running at the attach are sampled by the JVM from their
     // next sample point on (docs/attach.md): past it, every allocation.
     assert_eq!(t.ask("warm 16"), "warm");
@@ -463,12 +527,28 @@ fn heap_sites_exact_counts_what_is_allocated_after_the_attach() {
         "{begin}"
     );
     // A thread started after the attach: every allocation, on every JDK.
-    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (2000, 2000));
-    assert_eq!(objs(&m, "int[]", "AttachTarget.allocOnFreshThread"), (1000, 1000));
+    assert_eq!(
+        objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"),
+        (2000, 2000)
+    );
+    assert_eq!(
+        objs(&m, "int[]", "AttachTarget.allocOnFreshThread"),
+        (1000, 1000)
+    );
     let pre_existing = [
-        ("AttachTarget$Kept", "AttachTarget.allocOnWorker", 5000, 5000),
+        (
+            "AttachTarget$Kept",
+            "AttachTarget.allocOnWorker",
+            5000,
+            5000,
+        ),
         ("int[]", "AttachTarget.allocOnWorker", 2500, 2500),
-        ("AttachTarget$Dropped", "AttachTarget.allocOnWorker", 0, 5000),
+        (
+            "AttachTarget$Dropped",
+            "AttachTarget.allocOnWorker",
+            0,
+            5000,
+        ),
         ("AttachTarget$Kept", "AttachTarget.allocOnMain", 1250, 1250),
     ];
     for (class, method, live, alloc) in pre_existing {
@@ -478,7 +558,10 @@ fn heap_sites_exact_counts_what_is_allocated_after_the_attach() {
         } else {
             // HotSpot 11 keeps missing some allocations of threads that
             // ran before the attach (docs/attach.md); never more.
-            assert!(got.0 <= live && got.1 <= alloc && got.1 > 0, "{class} by {method}: {got:?}");
+            assert!(
+                got.0 <= live && got.1 <= alloc && got.1 > 0,
+                "{class} by {method}: {got:?}"
+            );
         }
     }
 }
@@ -490,7 +573,14 @@ fn heap_sites_sampled_estimates_what_is_allocated_after_the_attach() {
     }
     let mut t = Target::start("attach_sites_sampled");
     assert_eq!(t.ask("alloc 20000"), "allocated 20000");
-    assert_eq!(load(&t, Via::Tool, "heap=sites,heapsample=65536,depth=1,file=sampled.txt"), 0);
+    assert_eq!(
+        load(
+            &t,
+            Via::Tool,
+            "heap=sites,heapsample=65536,depth=1,file=sampled.txt"
+        ),
+        0
+    );
     // 100 000 int[100] (41.6 MB): about 630 samples.
     assert_eq!(t.ask("fresh 200000"), "fresh 200000");
     assert_eq!(load(&t, Via::Tool, "stop"), 0);
@@ -508,7 +598,10 @@ fn heap_sites_sampled_estimates_what_is_allocated_after_the_attach() {
     let (live, alloc) = objs(&m, "int[]", "AttachTarget.allocOnFreshThread");
     for (what, n) in [("live", live), ("allocated", alloc)] {
         let ratio = n as f64 / 100_000.0;
-        assert!((0.8..1.2).contains(&ratio), "{what} int[] estimated {n}, not about 100000");
+        assert!(
+            (0.8..1.2).contains(&ratio),
+            "{what} int[] estimated {n}, not about 100000"
+        );
     }
     // The 10 000 int[] allocated before the attach are not estimated in.
     let (_, before) = objs(&m, "int[]", "AttachTarget.allocOnWorker");
@@ -528,7 +621,10 @@ fn attach_twice_stop_and_attach_again_with_hprof_rs_attach() {
     let first = std::fs::read_to_string(t.file("first.txt")).unwrap();
     assert_eq!(load(&t, Via::Tool, "stop"), -1, "nothing left to stop");
     // A new profile after the stop, counting from its own start.
-    assert_eq!(load(&t, Via::Tool, "heap=sites,depth=1,cutoff=0,file=third.txt"), 0);
+    assert_eq!(
+        load(&t, Via::Tool, "heap=sites,depth=1,cutoff=0,file=third.txt"),
+        0
+    );
     assert_eq!(t.ask("fresh 300"), "fresh 300");
     assert!(t.alive());
     let dir = t.dir.clone();
@@ -560,8 +656,14 @@ fn attach_twice_stop_and_attach_again_with_hprof_rs_attach() {
     let third = std::fs::read_to_string(dir.join("third.txt")).unwrap();
     let (begin, m) = sites_by_method(&third);
     assert!(begin.contains("counted from the attach"), "{begin}");
-    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (300, 300));
-    assert!(third.contains("THREAD START (obj=50000001, id = 200001, name=\"main\""), "{third}");
+    assert_eq!(
+        objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"),
+        (300, 300)
+    );
+    assert!(
+        third.contains("THREAD START (obj=50000001, id = 200001, name=\"main\""),
+        "{third}"
+    );
 }
 
 #[test]
@@ -664,7 +766,11 @@ fn what_cannot_work_in_a_running_vm_is_refused_in_one_line() {
     }
     assert_eq!(help[0], "");
     assert!(help[1].starts_with(help_title), "{help:?}");
-    assert!(help.iter().any(|l| l.starts_with("listen=[<host>:]<port> ")), "{help:?}");
+    assert!(
+        help.iter()
+            .any(|l| l.starts_with("listen=[<host>:]<port> ")),
+        "{help:?}"
+    );
     let dir = t.dir.clone();
     let (st, err) = t.exit();
     assert!(st.success(), "{err}");
@@ -701,8 +807,18 @@ fn net_attach_streams_to_hprof_rs_attach_listen() {
     // The tool records the stream until it ends: at the stop.
     let mut c = Command::new(TOOL);
     c.args([
-        "attach", &pid, "cpu=samples,depth=2", "--agent", &agent, "--listen", "--out", &rec_s,
-        "--send", "sleep 300", "--send", "cpu 0",
+        "attach",
+        &pid,
+        "cpu=samples,depth=2",
+        "--agent",
+        &agent,
+        "--listen",
+        "--out",
+        &rec_s,
+        "--send",
+        "sleep 300",
+        "--send",
+        "cpu 0",
     ]);
     let session = std::thread::spawn(move || common::run_command_bounded(c, LIMIT));
     let _ = wait_for(&rec, "CPU SAMPLES END");
@@ -717,7 +833,10 @@ fn net_attach_streams_to_hprof_rs_attach_listen() {
     let text = std::fs::read_to_string(&rec).unwrap();
     let rep = common::ascii::parse(&text);
     assert_eq!(rep.cpu.len(), 2, "the command's section and the stop's");
-    assert!(out.contains(&format!("stream ended: {} bytes,", text.len())), "{out}");
+    assert!(
+        out.contains(&format!("stream ended: {} bytes,", text.len())),
+        "{out}"
+    );
     let (st, err) = t.exit();
     assert!(st.success(), "{err}");
     no_internal_errors(&err);
@@ -733,7 +852,8 @@ struct FrontEnd {
 impl FrontEnd {
     fn connect(port: u16, token: Option<&str>) -> FrontEnd {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
         if let Some(t) = token {
             s.write_all(format!("{t}\n").as_bytes()).unwrap();
         }
@@ -745,7 +865,11 @@ impl FrontEnd {
         let start = Instant::now();
         let mut buf = [0u8; 65536];
         while !String::from_utf8_lossy(&self.got).contains(text) {
-            assert!(start.elapsed() < LIMIT, "{text:?} never came:\n{}", String::from_utf8_lossy(&self.got));
+            assert!(
+                start.elapsed() < LIMIT,
+                "{text:?} never came:\n{}",
+                String::from_utf8_lossy(&self.got)
+            );
             match self.s.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => self.got.extend_from_slice(&buf[..n]),
@@ -764,7 +888,9 @@ impl FrontEnd {
             match self.s.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => self.got.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        || e.kind() == std::io::ErrorKind::TimedOut => {}
                 Err(_) => break,
             }
         }
@@ -813,29 +939,52 @@ fn a_listening_agent_replays_the_stream_to_the_next_front_end() {
     let tok_s = token_file.display().to_string();
     let mut c = Command::new(TOOL);
     c.args([
-        "connect", &format!("127.0.0.1:{port}"), "--token-file", &tok_s, "--out", &rec_s,
-        "--send", "sites 0 0",
+        "connect",
+        &format!("127.0.0.1:{port}"),
+        "--token-file",
+        &tok_s,
+        "--out",
+        &rec_s,
+        "--send",
+        "sites 0 0",
     ]);
     let session = std::thread::spawn(move || common::run_command_bounded(c, LIMIT));
     let _ = wait_for(&rec, &seen);
     let live = wait_for(&rec, "SITES END\n");
-    assert!(live.matches("SITES END").count() >= 2, "replayed and asked:\n{live}");
+    assert!(
+        live.matches("SITES END").count() >= 2,
+        "replayed and asked:\n{live}"
+    );
     assert_eq!(load(&t, Via::Jcmd, "stop"), 0);
     let r = session.join().unwrap();
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
     let text = std::fs::read_to_string(&rec).unwrap();
-    assert!(text.starts_with(&seen), "the second front-end got the first's records first");
+    assert!(
+        text.starts_with(&seen),
+        "the second front-end got the first's records first"
+    );
     let sites = parse_sites(&common::ascii::parse(&text).body);
     assert_eq!(sites.len(), 3, "first front-end's, second's, the stop's");
     let (_, m) = sites_by_method(&text);
-    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (300, 300));
+    assert_eq!(
+        objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"),
+        (300, 300)
+    );
     let out = common::stdout(&r.output);
-    assert!(out.contains(&format!("stream ended: {} bytes,", text.len())), "{out}");
+    assert!(
+        out.contains(&format!("stream ended: {} bytes,", text.len())),
+        "{out}"
+    );
     let (st, err) = t.exit();
     assert!(st.success(), "{err}");
     no_internal_errors(&err);
     assert!(!err.contains("HPROF ERROR"), "{err}");
-    assert!(err.contains(&format!("HPROF: waiting for front-ends on 127.0.0.1:{port}\n")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "HPROF: waiting for front-ends on 127.0.0.1:{port}\n"
+        )),
+        "{err}"
+    );
 }
 
 #[test]
@@ -845,7 +994,14 @@ fn a_listening_agent_turns_away_wrong_tokens_garbage_and_crowds() {
     }
     let mut t = Target::start("attach_listen_hostile");
     let port = free_port();
-    assert_eq!(load(&t, Via::Tool, &format!("cpu=samples,listen={port},token=right")), 0);
+    assert_eq!(
+        load(
+            &t,
+            Via::Tool,
+            &format!("cpu=samples,listen={port},token=right")
+        ),
+        0
+    );
     let refused = |mut f: FrontEnd| f.read_to_end().to_string();
 
     assert_eq!(
@@ -883,8 +1039,19 @@ fn a_listening_agent_turns_away_wrong_tokens_garbage_and_crowds() {
     assert!(st.success(), "{err}");
     no_internal_errors(&err);
     let lines = agent_lines(&err);
-    assert!(lines.iter().any(|l| l.starts_with("HPROF ERROR: front-end connection from 127.0.0.1:") && l.ends_with(" refused: wrong token")), "{err}");
-    assert!(lines.iter().any(|l| l.starts_with("HPROF ERROR: failed to recognize cmd 66 at offset 0; front-end 127.0.0.1:")), "{err}");
+    assert!(
+        lines.iter().any(
+            |l| l.starts_with("HPROF ERROR: front-end connection from 127.0.0.1:")
+                && l.ends_with(" refused: wrong token")
+        ),
+        "{err}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "HPROF ERROR: failed to recognize cmd 66 at offset 0; front-end 127.0.0.1:"
+        )),
+        "{err}"
+    );
     // Refusals are reported at most ten times.
     let refusals = lines.iter().filter(|l| l.contains(" refused: ")).count();
     assert!((3..=10).contains(&refusals), "{refusals}:\n{err}");
@@ -917,14 +1084,28 @@ fn stop_and_a_second_load_during_a_heap_dump_wait_or_are_refused() {
     let p = hprof_rs::reader::read_all(&path).unwrap();
     // The data dump (unless the stop came first and it found nothing to
     // dump) and the stop's; each complete, with every object kept.
-    assert!((1..=2).contains(&p.heap_dumps.len()), "{}", p.heap_dumps.len());
+    assert!(
+        (1..=2).contains(&p.heap_dumps.len()),
+        "{}",
+        p.heap_dumps.len()
+    );
     for d in &p.heap_dumps {
         assert!(d.ended, "a dump cut short");
         assert_eq!(counts(&p, d).get("AttachTarget$Kept"), Some(&500000));
     }
     let lines = agent_lines(&err);
-    assert!(lines.iter().any(|l| l.starts_with("HPROF ERROR: hprof-rs is already profiling this JVM")), "{err}");
-    assert!(lines.iter().any(|l| l == "HPROF: profiling stopped; the report went to dump.hprof"), "{err}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("HPROF ERROR: hprof-rs is already profiling this JVM")),
+        "{err}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "HPROF: profiling stopped; the report went to dump.hprof"),
+        "{err}"
+    );
 }
 
 fn t_file_exists(sibling: &Path, name: &str) -> bool {
@@ -938,18 +1119,34 @@ fn a_front_end_that_stops_reading_is_cut_off_and_the_program_goes_on() {
     }
     let mut t = Target::start("attach_listen_stalled");
     let port = free_port();
-    assert_eq!(load(&t, Via::Tool, &format!("cpu=samples,listen={port},file=rec.txt")), 0);
+    assert_eq!(
+        load(
+            &t,
+            Via::Tool,
+            &format!("cpu=samples,listen={port},file=rec.txt")
+        ),
+        0
+    );
     // A front-end that asks for report after report and reads nothing:
     // the agent's output backs up until its writes, then the agent's reads
     // of commands, then ours stall.
     let mut stalled = FrontEnd::connect(port, None);
-    stalled.s.set_write_timeout(Some(Duration::from_millis(500))).unwrap();
-    let cmd = "cpu 0".parse::<hprof_rs::protocol::Command>().unwrap().encode(1);
+    stalled
+        .s
+        .set_write_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let cmd = "cpu 0"
+        .parse::<hprof_rs::protocol::Command>()
+        .unwrap()
+        .encode(1);
     let t0 = Instant::now();
     let mut sent = 0;
     while stalled.s.write_all(&cmd).is_ok() {
         sent += 1;
-        assert!(t0.elapsed() < LIMIT, "{sent} commands sent and still no back-pressure");
+        assert!(
+            t0.elapsed() < LIMIT,
+            "{sent} commands sent and still no back-pressure"
+        );
     }
     eprintln!("jammed after {sent} commands, {:?}", t0.elapsed());
     // The program does not wait for the front-end.
@@ -961,7 +1158,10 @@ fn a_front_end_that_stops_reading_is_cut_off_and_the_program_goes_on() {
     // taken stays in the recording, for the next front-end.
     let start = Instant::now();
     let mut next = loop {
-        assert!(start.elapsed() < LIMIT, "the stalled front-end was never cut off");
+        assert!(
+            start.elapsed() < LIMIT,
+            "the stalled front-end was never cut off"
+        );
         let mut f = FrontEnd::connect(port, None);
         let mut buf = [0u8; 4096];
         let first = Instant::now();
@@ -992,7 +1192,11 @@ fn a_front_end_that_stops_reading_is_cut_off_and_the_program_goes_on() {
     assert_eq!(load(&t, Via::Tool, "stop"), 0);
     let got = reading.join().unwrap();
     let rec = std::fs::read_to_string(t.file("rec.txt")).unwrap();
-    assert_eq!(got.len(), rec.len(), "the next front-end got the whole recording");
+    assert_eq!(
+        got.len(),
+        rec.len(),
+        "the next front-end got the whole recording"
+    );
     assert!(got == rec);
     let sections = got.matches("CPU SAMPLES END").count();
     assert!(sections >= 2, "{sections}");
@@ -1000,8 +1204,10 @@ fn a_front_end_that_stops_reading_is_cut_off_and_the_program_goes_on() {
     assert!(st.success(), "{err}");
     no_internal_errors(&err);
     assert!(
-        agent_lines(&err).iter().any(|l| l.starts_with("HPROF ERROR: front-end 127.0.0.1:")
-            && l.contains(" accepted no output for 5 s: disconnected")),
+        agent_lines(&err)
+            .iter()
+            .any(|l| l.starts_with("HPROF ERROR: front-end 127.0.0.1:")
+                && l.contains(" accepted no output for 5 s: disconnected")),
         "{err}"
     );
 }
@@ -1019,7 +1225,10 @@ fn outward_address() -> Option<std::net::IpAddr> {
 fn a_listening_agent_binds_to_loopback_and_the_exit_ends_the_stream() {
     let mut t = Target::start("attach_listen_exit");
     let port = free_port();
-    assert_eq!(load(&t, Via::Jcmd, &format!("heap=sites,depth=1,listen={port}")), 0);
+    assert_eq!(
+        load(&t, Via::Jcmd, &format!("heap=sites,depth=1,listen={port}")),
+        0
+    );
     match outward_address() {
         Some(ip) => assert!(
             TcpStream::connect_timeout(&(ip, port).into(), Duration::from_secs(2)).is_err(),
@@ -1038,16 +1247,30 @@ fn a_listening_agent_binds_to_loopback_and_the_exit_ends_the_stream() {
     assert!(st.success(), "{err}");
     no_internal_errors(&err);
     assert!(!err.contains("HPROF ERROR"), "{err}");
-    assert!(err.contains(&format!("HPROF: waiting for front-ends on 127.0.0.1:{port}\n")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "HPROF: waiting for front-ends on 127.0.0.1:{port}\n"
+        )),
+        "{err}"
+    );
     let got = fe.read_to_end().to_string();
     let (_, m) = sites_by_method(&got);
-    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (50, 50));
-    assert!(TcpStream::connect(("127.0.0.1", port)).is_err(), "still listening");
+    assert_eq!(
+        objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"),
+        (50, 50)
+    );
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "still listening"
+    );
 }
 
 #[test]
 fn a_profile_loaded_at_start_up_is_stopped_and_an_attach_follows() {
-    let agent = format!("-agentpath:{}=heap=sites,depth=1,cutoff=0,file=start.txt", common::agent_path().display());
+    let agent = format!(
+        "-agentpath:{}=heap=sites,depth=1,cutoff=0,file=start.txt",
+        common::agent_path().display()
+    );
     let mut t = Target::start_with("attach_after_startup", &[&agent]);
     assert_eq!(t.ask("fresh 100"), "fresh 100");
     // Loaded at start-up: a load is refused as for an attached one.
@@ -1055,21 +1278,33 @@ fn a_profile_loaded_at_start_up_is_stopped_and_an_attach_follows() {
     assert_eq!(load(&t, Via::Tool, "stop"), 0);
     let first = std::fs::read_to_string(t.file("start.txt")).unwrap();
     assert_eq!(t.ask("fresh 200"), "fresh 200");
-    assert_eq!(load(&t, Via::Tool, "heap=sites,depth=1,cutoff=0,file=second.txt"), 0);
+    assert_eq!(
+        load(&t, Via::Tool, "heap=sites,depth=1,cutoff=0,file=second.txt"),
+        0
+    );
     assert_eq!(t.ask("fresh 300"), "fresh 300");
     let dir = t.dir.clone();
     let (st, err) = t.exit();
     assert!(st.success(), "{err}");
     no_internal_errors(&err);
-    assert!(err.contains("hprof-rs is already profiling this JVM (loaded at start-up "), "{err}");
+    assert!(
+        err.contains("hprof-rs is already profiling this JVM (loaded at start-up "),
+        "{err}"
+    );
     // The start-up profile: everything up to the stop, and counted from
     // the start (its title does not say "from the attach").
     let (begin, m) = sites_by_method(&first);
     assert!(!begin.contains("counted from the attach"), "{begin}");
-    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (100, 100));
+    assert_eq!(
+        objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"),
+        (100, 100)
+    );
     // The attached one: only what followed it.
     let second = std::fs::read_to_string(dir.join("second.txt")).unwrap();
     let (begin, m) = sites_by_method(&second);
     assert!(begin.contains("counted from the attach"), "{begin}");
-    assert_eq!(objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"), (300, 300));
+    assert_eq!(
+        objs(&m, "AttachTarget$Kept", "AttachTarget.allocOnFreshThread"),
+        (300, 300)
+    );
 }
