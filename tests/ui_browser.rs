@@ -436,15 +436,17 @@ fn the_page_shows_the_hot_method_and_the_sites_of_real_jvms() {
         LIMIT,
     );
     browser.screenshot("memory-sites.png");
-    // The Attach mode says it is not there yet, and its button is off.
-    let attach = browser.text("#attach");
-    assert!(
-        attach.as_str().unwrap().contains("not available yet"),
-        "{attach}"
-    );
+    // The Attach button opens its form: the agent found, and the JVMs of
+    // this user to choose from (the API side: tests/ui.rs).
     assert_eq!(
         browser.js("return document.getElementById('attachbtn').disabled"),
-        json!(true)
+        json!(false)
+    );
+    browser.click("#attachbtn");
+    browser.wait_contains("#attachagent", "agent: ", LIMIT);
+    assert_eq!(
+        browser.js("return document.getElementById('attachpanel').hidden"),
+        json!(false)
     );
 }
 

@@ -327,8 +327,9 @@ fn describe(st: std::process::ExitStatus) -> String {
 }
 
 /// Wait for the program's agent on its own port; give up when the
-/// program ends first or after [`CONNECT_WITHIN`].
-fn accept_agent(h: &Shared, listener: TcpListener) {
+/// program ends first, the session failed (an attach was refused), or
+/// after [`CONNECT_WITHIN`].
+pub(super) fn accept_agent(h: &Shared, listener: TcpListener) {
     let start = Instant::now();
     loop {
         match listener.accept() {
@@ -344,7 +345,14 @@ fn accept_agent(h: &Shared, listener: TcpListener) {
                 return;
             }
         }
-        let ended = lock(&h.data).process.as_ref().is_some_and(|p| !p.running);
+        let (ended, failed) = {
+            let g = lock(&h.data);
+            let ended = g.process.as_ref().is_some_and(|p| !p.running);
+            (ended, g.state != State::Live)
+        };
+        if failed {
+            return;
+        }
         if ended || start.elapsed() > CONNECT_WITHIN {
             let mut g = lock(&h.data);
             if g.state == State::Live {
