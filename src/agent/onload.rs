@@ -4,13 +4,13 @@
 //! Agent_OnUnload; and the set-up both starts share.
 
 use super::{attach, events, Agent};
-use crate::vm::{log, output, Context};
 use crate::diag;
 use crate::jvmti::sys::{cap, event, jint, jvmtiCapabilities, JavaVM};
 use crate::jvmti::Jvmti;
 use crate::options::{self, Options, TokenSource};
 use crate::sink::record::Recording;
 use crate::sink::{Sink, Writer};
+use crate::vm::{log, output, Context};
 use std::ffi::CStr;
 use std::io::Write;
 use std::os::raw::{c_char, c_void};
@@ -28,14 +28,8 @@ pub unsafe extern "system" fn Agent_OnLoad(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let opts = if options.is_null() {
-        String::new()
-    } else {
-        // SAFETY: the VM passes a NUL-terminated option string.
-        unsafe { CStr::from_ptr(options) }
-            .to_string_lossy()
-            .into_owned()
-    };
+    // SAFETY: the VM passes a NUL-terminated option string, or null.
+    let opts = unsafe { option_string(options) };
     match catch_unwind(AssertUnwindSafe(|| on_load(vm, &opts))) {
         Ok(rc) => rc,
         Err(_) => {
@@ -60,14 +54,8 @@ pub unsafe extern "system" fn Agent_OnAttach(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let opts = if options.is_null() {
-        String::new()
-    } else {
-        // SAFETY: the VM passes a NUL-terminated option string.
-        unsafe { CStr::from_ptr(options) }
-            .to_string_lossy()
-            .into_owned()
-    };
+    // SAFETY: the VM passes a NUL-terminated option string, or null.
+    let opts = unsafe { option_string(options) };
     match catch_unwind(AssertUnwindSafe(|| attach::on_attach(vm, &opts))) {
         Ok(rc) => rc,
         Err(_) => {
@@ -75,6 +63,20 @@ pub unsafe extern "system" fn Agent_OnAttach(
             JNI_ERR
         }
     }
+}
+
+/// The option string the VM passed (empty when none).
+///
+/// # Safety
+/// `options` is null or points to a NUL-terminated string.
+unsafe fn option_string(options: *const c_char) -> String {
+    if options.is_null() {
+        return String::new();
+    }
+    // SAFETY: not null, and NUL-terminated (the caller's promise).
+    unsafe { CStr::from_ptr(options) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// # Safety
@@ -98,7 +100,10 @@ extern "C" fn at_process_exit() {
             return; // VM death ran
         }
         diag::error("the JVM is exiting without a VM death event (an OutOfMemoryError during shutdown, or exit from native code): the final report is not written; output written so far is kept");
-        agent.ctx.out.flush_within(std::time::Duration::from_secs(2));
+        agent
+            .ctx
+            .out
+            .flush_within(std::time::Duration::from_secs(2));
     });
 }
 
@@ -210,7 +215,9 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
 /// The original demanded JVMTI major version 1 and so fails on every JDK
 /// since 9 (whose JVMTI major is the feature version). We need 1.2 or later.
 pub(super) fn check_version(jvmti: Jvmti) -> Result<(), String> {
-    let Ok(v) = jvmti.version() else { return Ok(()) };
+    let Ok(v) = jvmti.version() else {
+        return Ok(());
+    };
     let major = (v >> 16) & 0x0FFF;
     let minor = (v >> 8) & 0xFF;
     let micro = v & 0xFF;

@@ -77,24 +77,16 @@ impl NetState {
         profiles: &'static [Box<dyn Profile>],
         jni: Jni<'_>,
     ) -> Result<(), String> {
-        if self.listening.is_some() {
-            let r = crate::vm::threads::start_agent_thread(
-                ctx,
-                jni,
-                &self.thread,
-                JVMTI_THREAD_MAX_PRIORITY,
-                move |jni| {
-                    ON_LISTENER.with(|c| c.set(true));
-                    self.serve(ctx, profiles, jni)
-                },
-            );
-            ctx.out.flush();
-            return r;
-        }
-        let stream = match self.socket.lock().as_ref().map(|s| s.try_clone()) {
-            Some(Ok(s)) => s,
-            Some(Err(e)) => return Err(e.to_string()),
-            None => return Err("no socket to read commands from".into()),
+        // `listen=` serves front-ends as they come; `net=` reads the
+        // commands of the one connection it made.
+        let stream = if self.listening.is_some() {
+            None
+        } else {
+            match self.socket.lock().as_ref().map(|s| s.try_clone()) {
+                Some(Ok(s)) => Some(s),
+                Some(Err(e)) => return Err(e.to_string()),
+                None => return Err("no socket to read commands from".into()),
+            }
         };
         let r = crate::vm::threads::start_agent_thread(
             ctx,
@@ -103,7 +95,10 @@ impl NetState {
             JVMTI_THREAD_MAX_PRIORITY,
             move |jni| {
                 ON_LISTENER.with(|c| c.set(true));
-                self.run(ctx, profiles, jni, stream)
+                match stream {
+                    None => self.serve(ctx, profiles, jni),
+                    Some(stream) => self.run(ctx, profiles, jni, stream),
+                }
             },
         );
         // The front-end sees the header (and CONTROL SETTINGS) at once
@@ -161,58 +156,58 @@ fn report_unread(reader: &BufReader<TcpStream>) {
 }
 
 impl NetState {
-fn run(
-    &self,
-    ctx: &'static Context,
-    profiles: &'static [Box<dyn Profile>],
-    jni: Jni<'_>,
-    stream: TcpStream,
-) {
-    let mut reader = CommandReader::new(BufReader::new(stream));
-    let verbose = ctx.opts.verbose;
-    loop {
-        if self.thread.should_stop() {
-            report_unread(reader.get_ref());
-            return;
-        }
-        match reader.next_command() {
-            Ok(cmd) if ctx.gate.is_closed() => {
-                // VM death began after the read: the command cannot run.
-                crate::diag::rejected(&format!(
-                    "the VM is exiting: socket command {cmd:?} not executed"
-                ));
+    fn run(
+        &self,
+        ctx: &'static Context,
+        profiles: &'static [Box<dyn Profile>],
+        jni: Jni<'_>,
+        stream: TcpStream,
+    ) {
+        let mut reader = CommandReader::new(BufReader::new(stream));
+        let verbose = ctx.opts.verbose;
+        loop {
+            if self.thread.should_stop() {
                 report_unread(reader.get_ref());
                 return;
             }
-            Ok(cmd) => {
-                if execute(ctx, profiles, jni, cmd) == Flow::Stop {
+            match reader.next_command() {
+                Ok(cmd) if ctx.gate.is_closed() => {
+                    // VM death began after the read: the command cannot run.
+                    crate::diag::rejected(&format!(
+                        "the VM is exiting: socket command {cmd:?} not executed"
+                    ));
+                    report_unread(reader.get_ref());
+                    return;
+                }
+                Ok(cmd) => {
+                    if execute(ctx, profiles, jni, cmd) == Flow::Stop {
+                        return;
+                    }
+                }
+                Err(CommandError::Closed) => {
+                    if self.thread.should_stop() {
+                        report_unread(reader.get_ref());
+                    } else {
+                        crate::diag::verbose(
+                            verbose,
+                            "HPROF: front-end closed the command stream; listener stopped\n",
+                        );
+                    }
+                    return;
+                }
+                Err(CommandError::Io(_)) if self.thread.should_stop() => {
+                    report_unread(reader.get_ref());
+                    return;
+                }
+                Err(e) => {
+                    crate::diag::rejected(&format!(
+                        "{e}; no further commands are read (profiling and output continue)"
+                    ));
                     return;
                 }
             }
-            Err(CommandError::Closed) => {
-                if self.thread.should_stop() {
-                    report_unread(reader.get_ref());
-                } else {
-                    crate::diag::verbose(
-                        verbose,
-                        "HPROF: front-end closed the command stream; listener stopped\n",
-                    );
-                }
-                return;
-            }
-            Err(CommandError::Io(_)) if self.thread.should_stop() => {
-                report_unread(reader.get_ref());
-                return;
-            }
-            Err(e) => {
-                crate::diag::rejected(&format!(
-                    "{e}; no further commands are read (profiling and output continue)"
-                ));
-                return;
-            }
         }
     }
-}
 }
 
 /// How one front-end's session ended (`listen=`).
@@ -242,7 +237,10 @@ impl NetState {
                     l.acceptor.release();
                     crate::diag::verbose(
                         ctx.opts.verbose,
-                        &format!("HPROF: front-end {} disconnected; waiting for the next\n", fe.peer),
+                        &format!(
+                            "HPROF: front-end {} disconnected; waiting for the next\n",
+                            fe.peer
+                        ),
                     );
                 }
             }

@@ -3,17 +3,16 @@
 //!
 //! As with Launch, each attach gets an agent port of its own, so the
 //! connection on it is that JVM's; the options are checked by the agent's
-//! own parser first (`launch::agent_options`). The load goes through
+//! own parser first (`launch::agent_port`). The load goes through
 //! HotSpot's attach mechanism (`cli::attach::load`) on a thread of its
 //! own, its steps and the JVM's answer going to the session's console;
 //! a refusal fails the session with the reason.
 
-use super::launch::{accept_agent, agent_options};
+use super::launch::{accept_agent, agent_port};
 use super::model::Kind;
 use super::{lock, Ui};
 use crate::cli::attach::{self as tool, ProtocolChoice};
 use serde_json::{json, Value};
-use std::net::TcpListener;
 use std::time::Duration;
 
 /// How long a JVM has to start its attach listener.
@@ -50,13 +49,7 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
         .ok()
         .filter(|&p| p > 0)
         .ok_or((400, format!("pid: {pid:?} is not a process id")))?;
-    let listener = TcpListener::bind((ui.agents_addr.ip(), 0))
-        .and_then(|l| l.set_nonblocking(true).map(|_| l))
-        .map_err(|e| (500, format!("cannot open an agent port: {e}")))?;
-    let port = listener.local_addr().map_err(|e| (500, e.to_string()))?;
-    let net = super::agent_options(port);
-    let net = net.trim_end_matches(",format=b").trim_start_matches("net=");
-    let (opts, text) = agent_options(opts, net).map_err(|e| (400, e))?;
+    let (listener, opts, text) = agent_port(ui, opts)?;
     let h = ui
         .new_session(Kind::Attach, format!("JVM {pid}"), None)
         .map_err(|e| (503, e))?;
