@@ -46,18 +46,6 @@ fn full_only(name: &str) -> bool {
     true
 }
 
-fn java_major() -> u32 {
-    let out = Command::new(common::java())
-        .args(["-XshowSettings:properties", "-version"])
-        .output()
-        .unwrap();
-    common::stderr(&out)
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("java.version = "))
-        .and_then(|v| v.split(['.', '-', '+']).next()?.parse().ok())
-        .expect("java.version")
-}
-
 /// An AttachTarget JVM.
 struct Target {
     child: Option<Child>,
@@ -155,6 +143,15 @@ impl Target {
         };
         let err = self.err.take().unwrap().join().unwrap();
         (st, err)
+    }
+
+    /// `exit`: the program must end with status 0 and no internal error
+    /// of the agent; its standard error.
+    fn exit_cleanly(self) -> String {
+        let (st, err) = self.exit();
+        assert!(st.success(), "{st}: {err}");
+        no_internal_errors(&err);
+        err
     }
 
     fn file(&self, name: &str) -> PathBuf {
@@ -318,9 +315,7 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     // The program goes on after the stop, and ends normally.
     assert_eq!(t.ask("count"), "0");
     let text = std::fs::read_to_string(t.file("cpu.txt")).unwrap();
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert_lines(
         &err,
         &[
@@ -382,9 +377,7 @@ fn heap_dump_attached_counts_match_jmap_and_the_exit_dump_follows() {
     let path = t.file("dump.hprof");
     wait_for_dumps(&path, 1);
     assert_eq!(t.ask("count"), "5250");
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(!err.contains("HPROF ERROR"), "{err}");
 
     let p = hprof_rs::reader::read_all(&path).unwrap();
@@ -516,9 +509,7 @@ fn heap_sites_exact_counts_what_is_allocated_after_the_attach() {
     assert_eq!(load(&t, Via::Jcmd, "stop"), 0);
     assert_eq!(t.ask("count"), "13500", "the program goes on");
     let text = std::fs::read_to_string(t.file("sites.txt")).unwrap();
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(!err.contains("HPROF ERROR"), "{err}");
 
     let (begin, m) = sites_by_method(&text);
@@ -553,7 +544,7 @@ fn heap_sites_exact_counts_what_is_allocated_after_the_attach() {
     ];
     for (class, method, live, alloc) in pre_existing {
         let got = objs(&m, class, method);
-        if java_major() >= 17 {
+        if common::java_major() >= 17 {
             assert_eq!(got, (live, alloc), "{class} by {method}");
         } else {
             // HotSpot 11 keeps missing some allocations of threads that
@@ -585,9 +576,7 @@ fn heap_sites_sampled_estimates_what_is_allocated_after_the_attach() {
     assert_eq!(t.ask("fresh 200000"), "fresh 200000");
     assert_eq!(load(&t, Via::Tool, "stop"), 0);
     let text = std::fs::read_to_string(t.file("sampled.txt")).unwrap();
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    t.exit_cleanly();
     let (begin, m) = sites_by_method(&text);
     assert!(
         begin.starts_with(
@@ -628,9 +617,7 @@ fn attach_twice_stop_and_attach_again_with_hprof_rs_attach() {
     assert_eq!(t.ask("fresh 300"), "fresh 300");
     assert!(t.alive());
     let dir = t.dir.clone();
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert_lines(
         &err,
         &[
@@ -680,9 +667,7 @@ fn monitor_contention_and_waits_are_counted_from_the_attach() {
     jcmd(t.pid, "JVMTI.data_dump");
     let text = wait_for(&t.file("monitor.txt"), "MONITOR TIME END");
     assert_eq!(load(&t, Via::Tool, "stop"), 0);
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(!err.contains("HPROF ERROR"), "{err}");
     // Two waits of 10 ms on the lock, each reported when it begins and ends.
     let waits: Vec<&str> = text
@@ -772,9 +757,7 @@ fn what_cannot_work_in_a_running_vm_is_refused_in_one_line() {
         "{help:?}"
     );
     let dir = t.dir.clone();
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     let expected = [
         "HPROF ERROR: cpu=times and cpu=old need JVMTI exception events, which this VM does not grant now (HotSpot grants them only to an agent loaded at start-up with -agentpath:, not to one attached to a running VM)".to_string(),
         "HPROF ERROR: cpu=times and cpu=old need JVMTI exception events, which this VM does not grant now (HotSpot grants them only to an agent loaded at start-up with -agentpath:, not to one attached to a running VM)".into(),
@@ -837,9 +820,7 @@ fn net_attach_streams_to_hprof_rs_attach_listen() {
         out.contains(&format!("stream ended: {} bytes,", text.len())),
         "{out}"
     );
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(!err.contains("HPROF ERROR"), "{err}");
 }
 
@@ -903,20 +884,12 @@ impl FrontEnd {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[test]
 fn a_listening_agent_replays_the_stream_to_the_next_front_end() {
     let mut t = Target::start("attach_listen");
     let token_file = t.file("token");
     std::fs::write(&token_file, "s3cret\n").unwrap();
-    let port = free_port();
+    let port = common::free_port();
     let opts = format!(
         "heap=sites,depth=1,cutoff=0,listen={port},tokenfile={}",
         token_file.display()
@@ -975,9 +948,7 @@ fn a_listening_agent_replays_the_stream_to_the_next_front_end() {
         out.contains(&format!("stream ended: {} bytes,", text.len())),
         "{out}"
     );
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(!err.contains("HPROF ERROR"), "{err}");
     assert!(
         err.contains(&format!(
@@ -993,7 +964,7 @@ fn a_listening_agent_turns_away_wrong_tokens_garbage_and_crowds() {
         return;
     }
     let mut t = Target::start("attach_listen_hostile");
-    let port = free_port();
+    let port = common::free_port();
     assert_eq!(
         load(
             &t,
@@ -1035,9 +1006,7 @@ fn a_listening_agent_turns_away_wrong_tokens_garbage_and_crowds() {
     assert!(t.alive());
     assert_eq!(load(&t, Via::Tool, "stop"), 0);
     next.read_to_end();
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     let lines = agent_lines(&err);
     assert!(
         lines.iter().any(
@@ -1077,9 +1046,7 @@ fn stop_and_a_second_load_during_a_heap_dump_wait_or_are_refused() {
     assert!(t.alive());
     assert_eq!(t.ask("count"), "700000");
     let path = t.file("dump.hprof");
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(!t_file_exists(&path, "second.txt"));
     let p = hprof_rs::reader::read_all(&path).unwrap();
     // The data dump (unless the stop came first and it found nothing to
@@ -1118,7 +1085,7 @@ fn a_front_end_that_stops_reading_is_cut_off_and_the_program_goes_on() {
         return;
     }
     let mut t = Target::start("attach_listen_stalled");
-    let port = free_port();
+    let port = common::free_port();
     assert_eq!(
         load(
             &t,
@@ -1200,9 +1167,7 @@ fn a_front_end_that_stops_reading_is_cut_off_and_the_program_goes_on() {
     assert!(got == rec);
     let sections = got.matches("CPU SAMPLES END").count();
     assert!(sections >= 2, "{sections}");
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(
         agent_lines(&err)
             .iter()
@@ -1224,7 +1189,7 @@ fn outward_address() -> Option<std::net::IpAddr> {
 #[test]
 fn a_listening_agent_binds_to_loopback_and_the_exit_ends_the_stream() {
     let mut t = Target::start("attach_listen_exit");
-    let port = free_port();
+    let port = common::free_port();
     assert_eq!(
         load(&t, Via::Jcmd, &format!("heap=sites,depth=1,listen={port}")),
         0
@@ -1284,9 +1249,7 @@ fn a_profile_loaded_at_start_up_is_stopped_and_an_attach_follows() {
     );
     assert_eq!(t.ask("fresh 300"), "fresh 300");
     let dir = t.dir.clone();
-    let (st, err) = t.exit();
-    assert!(st.success(), "{err}");
-    no_internal_errors(&err);
+    let err = t.exit_cleanly();
     assert!(
         err.contains("hprof-rs is already profiling this JVM (loaded at start-up "),
         "{err}"

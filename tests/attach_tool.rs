@@ -188,32 +188,9 @@ fn lines(s: &str) -> Vec<String> {
     s.lines().map(String::from).collect()
 }
 
-/// `java.version` of the JDK under test.
-fn java_version() -> &'static str {
-    static V: OnceLock<String> = OnceLock::new();
-    V.get_or_init(|| {
-        let out = Command::new(common::java())
-            .args(["-XshowSettings:properties", "-version"])
-            .output()
-            .unwrap();
-        common::stderr(&out)
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("java.version = ").map(String::from))
-            .expect("java.version in -XshowSettings:properties")
-    })
-}
-
-fn java_major() -> u32 {
-    java_version()
-        .split(['.', '-', '+'])
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap()
-}
-
 /// The attach protocol the tool picks: 2 from JDK 24 on.
 fn protocol() -> u32 {
-    if java_major() >= 24 {
+    if common::java_major() >= 24 {
         2
     } else {
         1
@@ -233,7 +210,7 @@ fn default_agent() -> String {
 /// What JDK 21 and later print on the target's stderr for each library
 /// loaded by attach (nothing before JDK 21).
 fn dynamic_load_warning(lib: &str) -> String {
-    if java_major() < 21 {
+    if common::java_major() < 21 {
         return String::new();
     }
     format!(
@@ -287,7 +264,7 @@ fn jvms_lists_each_fixture_with_its_command_version_and_agent() {
             .unwrap_or_else(|| panic!("no row for {pid}:\n{out}"))
             .clone()
     };
-    let v = java_version();
+    let v = common::java_version();
     let with_agent_dir = with_agent.dir.clone();
     let (p1, p2, p3, p4) = (
         plain.pid(),
@@ -339,7 +316,12 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     };
 
     let r = tool(&["attach", &pid, "heap=sites,file=sites.txt"]);
-    assert_eq!(r.output.status.code(), Some(0), "{}", common::stderr(&r.output));
+    assert_eq!(
+        r.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&r.output)
+    );
     assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
     assert_eq!(
         lines(&common::stderr(&r.output)),
@@ -372,11 +354,19 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
 
     // stop: the final report, and the program goes on.
     let r = tool(&["attach", &pid, "stop"]);
-    assert_eq!(r.output.status.code(), Some(0), "{}", common::stderr(&r.output));
+    assert_eq!(
+        r.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&r.output)
+    );
     assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
     assert_eq!(
         lines(&common::stderr(&r.output)),
-        [loading("stop"), format!("hprof-rs attach: profiling stopped in JVM {pid}")]
+        [
+            loading("stop"),
+            format!("hprof-rs attach: profiling stopped in JVM {pid}")
+        ]
     );
     let report = std::fs::read_to_string(t.dir.join("sites.txt")).unwrap();
     assert!(
@@ -435,7 +425,7 @@ fn attach_prints_the_jvms_error_for_a_library_it_cannot_use() {
         "{missing} was not loaded.\n{missing}: cannot open shared object file: No such file or directory\n"
     );
     // JDK 21 and later report it after status 0, older ones after -1.
-    let status = if java_major() >= 21 { 0 } else { -1 };
+    let status = if common::java_major() >= 21 { 0 } else { -1 };
     assert_eq!(common::stdout(&r.output), format!("{status}\n{message}"));
     assert_eq!(
         common::stderr(&r.output),
@@ -563,7 +553,7 @@ fn protocol_version_2_carries_long_options_from_jdk_24_on() {
     assert_eq!(long.len(), 1100);
     let r = tool(&["attach", &pid, &long]);
     let err = lines(&common::stderr(&r.output));
-    if java_major() >= 24 {
+    if common::java_major() >= 24 {
         assert_eq!(r.output.status.code(), Some(0), "{err:?}");
         assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
         assert!(err[1].ends_with("... (1100 bytes))"), "{err:?}");
@@ -585,10 +575,10 @@ fn protocol_version_2_carries_long_options_from_jdk_24_on() {
     // Protocol 1 works everywhere: it stops the profile the long options
     // started (JDK 24 on), or finds nothing to stop.
     let r = tool(&["attach", &pid, "--protocol", "1", "stop"]);
-    let rc = if java_major() >= 24 { 0 } else { -1 };
+    let rc = if common::java_major() >= 24 { 0 } else { -1 };
     assert_eq!(common::stdout(&r.output), format!("0\nreturn code: {rc}\n"));
     assert!(common::stderr(&r.output).contains("(attach protocol 1, options \"stop\")"));
-    if java_major() >= 24 {
+    if common::java_major() >= 24 {
         let report = std::fs::read_to_string(t.dir.join("long1.txt")).unwrap();
         assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
     }
@@ -596,7 +586,7 @@ fn protocol_version_2_carries_long_options_from_jdk_24_on() {
     // Protocol 2 before JDK 24: the JVM answers status 101.
     let r = tool(&["attach", &pid, "--protocol", "2", "stop"]);
     assert_eq!(r.output.status.code(), Some(1));
-    if java_major() >= 24 {
+    if common::java_major() >= 24 {
         assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
     } else {
         assert_eq!(common::stdout(&r.output), "101\n");
@@ -782,11 +772,22 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
         .unwrap_or_else(|| panic!("no row for {pid}:\n{out}"));
     assert_eq!(
         row,
-        [pid.as_str(), java_version(), "-", "yes", "HoldObjects"]
+        [
+            pid.as_str(),
+            common::java_version(),
+            "-",
+            "yes",
+            "HoldObjects"
+        ]
     );
 
     let r = tool(&["attach", &pid, "cpu=samples"]);
-    assert_eq!(r.output.status.code(), Some(0), "{}", common::stderr(&r.output));
+    assert_eq!(
+        r.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&r.output)
+    );
     assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
     assert_eq!(
         lines(&common::stderr(&r.output)),

@@ -86,14 +86,6 @@ fn wd(port: u16, method: &str, path: &str, body: Option<Value>) -> Result<(u16, 
     Ok((status, json))
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn which(name: &str) -> Option<String> {
     let out = Command::new("sh")
         .arg("-c")
@@ -112,7 +104,7 @@ fn start_browser(profile_dir: &std::path::Path) -> Option<Driver> {
         );
         return None;
     };
-    let port = free_port();
+    let port = common::free_port();
     let child = Command::new(driver)
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())

@@ -36,6 +36,39 @@ pub fn java() -> PathBuf {
     jdk_home().join("bin/java")
 }
 
+/// `java.version` of the JDK under test.
+pub fn java_version() -> &'static str {
+    static V: OnceLock<String> = OnceLock::new();
+    V.get_or_init(|| {
+        let out = Command::new(java())
+            .args(["-XshowSettings:properties", "-version"])
+            .output()
+            .unwrap();
+        stderr(&out)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("java.version = ").map(String::from))
+            .expect("java.version in -XshowSettings:properties")
+    })
+}
+
+/// The feature release of the JDK under test (11, 17, 21, 25).
+pub fn java_major() -> u32 {
+    java_version()
+        .split(['.', '-', '+'])
+        .next()
+        .and_then(|m| m.parse().ok())
+        .expect("a numeric java.version")
+}
+
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// javac always comes from the build JDK (JDK 17 on the PATH, or
 /// HPROF_JAVAC_HOME): runtime-only JDKs used for the cross-version runs
 /// have no compiler, and fixtures are compiled for release 11 so every
