@@ -372,17 +372,17 @@ fn heap_dump_attached_counts_match_jmap_and_the_exit_dump_follows() {
     assert_eq!(t.ask("alloc 1000"), "allocated 1000");
     assert_eq!(load(&t, Via::Jcmd, "heap=dump,format=b,file=dump.hprof"), 0);
     assert_eq!(t.ask("alloc 2000"), "allocated 2000");
-    let histo = jmap_histo_live(t.pid);
+    let histo = common::jmap_histo_live(t.pid);
     jcmd(t.pid, "JVMTI.data_dump");
     let path = t.file("dump.hprof");
-    wait_for_dumps(&path, 1);
+    common::wait_for_dumps(&path, 1);
     assert_eq!(t.ask("count"), "5250");
     let err = t.exit_cleanly();
     assert!(!err.contains("HPROF ERROR"), "{err}");
 
     let p = hprof_rs::reader::read_all(&path).unwrap();
     assert_eq!(p.heap_dumps.len(), 2, "jcmd JVMTI.data_dump and the exit");
-    let c = counts(&p, &p.heap_dumps[0]);
+    let c = common::instance_counts(&p, &p.heap_dumps[0]);
     // Objects from before the attach are in a dump too: it walks the heap.
     assert_eq!(c.get("AttachTarget$Kept"), Some(&3750));
     assert_eq!(
@@ -402,62 +402,6 @@ fn heap_dump_attached_counts_match_jmap_and_the_exit_dump_follows() {
         );
     }
     assert_eq!(c.get("AttachTarget$Lock"), Some(&1));
-}
-
-/// `jmap -histo:live` instance counts by class name (Java style).
-fn jmap_histo_live(pid: u32) -> HashMap<String, u64> {
-    let mut c = Command::new(common::jdk_home().join("bin/jmap"));
-    c.args(["-histo:live", &pid.to_string()]);
-    let r = common::run_command_bounded(c, LIMIT);
-    assert!(
-        r.output.status.success(),
-        "jmap: {}",
-        common::stderr(&r.output)
-    );
-    let mut m = HashMap::new();
-    for line in common::stdout(&r.output).lines() {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        if cols.len() >= 4 && cols[0].ends_with(':') {
-            m.insert(
-                hprof_rs::reader::java_class_name(cols[3]),
-                cols[1].parse().unwrap(),
-            );
-        }
-    }
-    m
-}
-
-fn wait_for_dumps(path: &Path, n: usize) {
-    let start = Instant::now();
-    while start.elapsed() < LIMIT {
-        if let Ok(p) = hprof_rs::reader::read_all(path) {
-            if p.heap_dumps.iter().filter(|d| d.ended).count() >= n {
-                return;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("no complete heap dump in {}", path.display());
-}
-
-fn counts(p: &hprof_rs::reader::Parsed, d: &hprof_rs::reader::HeapDump) -> HashMap<String, u64> {
-    let mut m: HashMap<String, u64> = HashMap::new();
-    let name = |id: u64| {
-        p.class_name(id)
-            .map(hprof_rs::reader::java_class_name)
-            .unwrap_or_else(|| format!("?{id:x}"))
-    };
-    for i in &d.instances {
-        *m.entry(name(i.class_id)).or_default() += 1;
-    }
-    for a in &d.object_arrays {
-        *m.entry(name(a.array_class_id)).or_default() += 1;
-    }
-    for a in &d.primitive_arrays {
-        *m.entry(format!("{}[]", a.element_type.java_name()))
-            .or_default() += 1;
-    }
-    m
 }
 
 /// SITES rows of one text report by (class, top frame method), summed.
@@ -1058,7 +1002,10 @@ fn stop_and_a_second_load_during_a_heap_dump_wait_or_are_refused() {
     );
     for d in &p.heap_dumps {
         assert!(d.ended, "a dump cut short");
-        assert_eq!(counts(&p, d).get("AttachTarget$Kept"), Some(&500000));
+        assert_eq!(
+            common::instance_counts(&p, d).get("AttachTarget$Kept"),
+            Some(&500000)
+        );
     }
     let lines = agent_lines(&err);
     assert!(

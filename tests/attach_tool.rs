@@ -184,6 +184,19 @@ fn tool_in(mut cmd: Command, args: &[&str]) -> common::BoundedRun {
     r
 }
 
+/// The tool's exit status (0 only when the agent started or stopped) and
+/// the JVM's answer `return code: RC`, exactly.
+fn assert_answered(r: &common::BoundedRun, rc: i32) {
+    let status = if rc == 0 { 0 } else { 1 };
+    assert_eq!(
+        r.output.status.code(),
+        Some(status),
+        "{}",
+        common::stderr(&r.output)
+    );
+    assert_eq!(common::stdout(&r.output), format!("0\nreturn code: {rc}\n"));
+}
+
 fn lines(s: &str) -> Vec<String> {
     s.lines().map(String::from).collect()
 }
@@ -316,13 +329,7 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     };
 
     let r = tool(&["attach", &pid, "heap=sites,file=sites.txt"]);
-    assert_eq!(
-        r.output.status.code(),
-        Some(0),
-        "{}",
-        common::stderr(&r.output)
-    );
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
+    assert_answered(&r, 0);
     assert_eq!(
         lines(&common::stderr(&r.output)),
         [
@@ -339,8 +346,7 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     // A second load while the first profile runs: the agent's refusal
     // (the listener runs now: the socket is used as it is).
     let r = tool(&["attach", &pid, "cpu=samples"]);
-    assert_eq!(r.output.status.code(), Some(1));
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
+    assert_answered(&r, -1);
     assert_eq!(
         lines(&common::stderr(&r.output)),
         [
@@ -354,13 +360,7 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
 
     // stop: the final report, and the program goes on.
     let r = tool(&["attach", &pid, "stop"]);
-    assert_eq!(
-        r.output.status.code(),
-        Some(0),
-        "{}",
-        common::stderr(&r.output)
-    );
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
+    assert_answered(&r, 0);
     assert_eq!(
         lines(&common::stderr(&r.output)),
         [
@@ -376,8 +376,7 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     assert!(t.alive());
     // Nothing left to stop.
     let r = tool(&["attach", &pid, "stop"]);
-    assert_eq!(r.output.status.code(), Some(1));
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
+    assert_answered(&r, -1);
     assert_eq!(
         lines(&common::stderr(&r.output))[1],
         format!(
@@ -782,13 +781,7 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
     );
 
     let r = tool(&["attach", &pid, "cpu=samples"]);
-    assert_eq!(
-        r.output.status.code(),
-        Some(0),
-        "{}",
-        common::stderr(&r.output)
-    );
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
+    assert_answered(&r, 0);
     assert_eq!(
         lines(&common::stderr(&r.output)),
         [

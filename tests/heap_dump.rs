@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const FIXTURE_CLASSES: [(&str, u64); 4] = [
     ("HeapGraph$Node", 1000),
@@ -61,75 +61,12 @@ impl Running {
     }
 }
 
-/// `jmap -histo:live` instance counts by class name (Java style).
-fn jmap_histo_live(pid: u32) -> HashMap<String, u64> {
-    let jmap = common::jdk_home().join("bin/jmap");
-    let jmap = if jmap.exists() {
-        jmap
-    } else {
-        PathBuf::from("jmap")
-    };
-    let out = Command::new(jmap)
-        .args(["-histo:live", &pid.to_string()])
-        .output()
-        .expect("run jmap");
-    assert!(
-        out.status.success(),
-        "jmap: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut m = HashMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        if cols.len() >= 4 && cols[0].ends_with(':') {
-            let name = hprof_rs::reader::java_class_name(cols[3]);
-            m.insert(name, cols[1].parse().unwrap());
-        }
-    }
-    m
-}
-
 fn send_sigquit(pid: u32) {
     let st = Command::new("kill")
         .args(["-QUIT", &pid.to_string()])
         .status()
         .unwrap();
     assert!(st.success());
-}
-
-/// Wait until the binary file holds `n` complete heap dumps.
-fn wait_for_dumps(path: &Path, n: usize) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(60) {
-        if let Ok(p) = read_all(path) {
-            if p.heap_dumps.iter().filter(|d| d.ended).count() >= n {
-                return;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("no complete heap dump in {}", path.display());
-}
-
-/// Instances and arrays per class name in one dump.
-fn counts(p: &Parsed, d: &HeapDump) -> HashMap<String, u64> {
-    let mut m: HashMap<String, u64> = HashMap::new();
-    let name = |id: u64| {
-        p.class_name(id)
-            .map(hprof_rs::reader::java_class_name)
-            .unwrap_or_else(|| format!("?{id:x}"))
-    };
-    for i in &d.instances {
-        *m.entry(name(i.class_id)).or_default() += 1;
-    }
-    for a in &d.object_arrays {
-        *m.entry(name(a.array_class_id)).or_default() += 1;
-    }
-    for a in &d.primitive_arrays {
-        *m.entry(format!("{}[]", a.element_type.java_name()))
-            .or_default() += 1;
-    }
-    m
 }
 
 fn fields(p: &Parsed, d: &HeapDump, obj: u64) -> HashMap<String, Value> {
@@ -171,7 +108,7 @@ fn prim_elements(d: &HeapDump, id: Value) -> Vec<Value> {
 
 /// Everything the fixture makes knowable, checked on one binary dump.
 fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
-    let c = counts(p, d);
+    let c = common::instance_counts(p, d);
     for (class, n) in FIXTURE_CLASSES {
         assert_eq!(c.get(class).copied(), Some(n), "instances of {class}");
     }
@@ -405,7 +342,7 @@ fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
 fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     // -Xmx512m: 1.0.1, each dump one HEAP DUMP record, staged in out.hprof.TMP.
     let run = Running::start("hd_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
-    let histo = jmap_histo_live(run.pid());
+    let histo = common::jmap_histo_live(run.pid());
     for (class, n) in FIXTURE_CLASSES {
         assert_eq!(
             histo.get(class).copied(),
@@ -415,7 +352,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     }
     send_sigquit(run.pid());
     let path = run.dir.join("out.hprof");
-    wait_for_dumps(&path, 1);
+    common::wait_for_dumps(&path, 1);
     assert!(
         !run.dir.join("out.hprof.TMP").exists(),
         "temporary file removed once the dump is out"
@@ -439,7 +376,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     for d in &p.heap_dumps {
         assert!(d.ended && !d.segmented && d.records == 1);
         // Same counts as jmap -histo:live for the fixture's classes.
-        let c = counts(&p, d);
+        let c = common::instance_counts(&p, d);
         for (class, _) in FIXTURE_CLASSES {
             assert_eq!(c.get(class), histo.get(class), "{class}");
         }

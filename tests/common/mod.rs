@@ -290,3 +290,69 @@ pub fn run_command_bounded(mut cmd: Command, limit: std::time::Duration) -> Boun
         elapsed,
     }
 }
+
+/// Instances and arrays per class name (Java style; `int[]` for
+/// primitive arrays) in one heap dump.
+pub fn instance_counts(
+    p: &hprof_rs::reader::Parsed,
+    d: &hprof_rs::reader::HeapDump,
+) -> std::collections::HashMap<String, u64> {
+    let mut m = std::collections::HashMap::new();
+    let name = |id: u64| {
+        p.class_name(id)
+            .map(hprof_rs::reader::java_class_name)
+            .unwrap_or_else(|| format!("?{id:x}"))
+    };
+    for i in &d.instances {
+        *m.entry(name(i.class_id)).or_default() += 1;
+    }
+    for a in &d.object_arrays {
+        *m.entry(name(a.array_class_id)).or_default() += 1;
+    }
+    for a in &d.primitive_arrays {
+        *m.entry(format!("{}[]", a.element_type.java_name()))
+            .or_default() += 1;
+    }
+    m
+}
+
+/// `jmap -histo:live` instance counts by class name (Java style), from
+/// the JDK under test's jmap (or the PATH's), within a minute.
+pub fn jmap_histo_live(pid: u32) -> std::collections::HashMap<String, u64> {
+    let jmap = jdk_home().join("bin/jmap");
+    let jmap = if jmap.exists() {
+        jmap
+    } else {
+        PathBuf::from("jmap")
+    };
+    let mut c = Command::new(jmap);
+    c.args(["-histo:live", &pid.to_string()]);
+    let r = run_command_bounded(c, std::time::Duration::from_secs(60));
+    assert!(r.output.status.success(), "jmap: {}", stderr(&r.output));
+    let mut m = std::collections::HashMap::new();
+    for line in stdout(&r.output).lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.len() >= 4 && cols[0].ends_with(':') {
+            m.insert(
+                hprof_rs::reader::java_class_name(cols[3]),
+                cols[1].parse().unwrap(),
+            );
+        }
+    }
+    m
+}
+
+/// Wait (at most a minute) until the binary file holds `n` complete heap
+/// dumps.
+pub fn wait_for_dumps(path: &Path, n: usize) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(60) {
+        if let Ok(p) = hprof_rs::reader::read_all(path) {
+            if p.heap_dumps.iter().filter(|d| d.ended).count() >= n {
+                return;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("no complete heap dump in {}", path.display());
+}
