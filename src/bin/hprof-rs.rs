@@ -16,6 +16,21 @@ struct Args {
     cmd: Cmd,
 }
 
+/// What a front-end session (`listen`, `connect`) does with the stream.
+#[derive(clap::Args)]
+struct FrontEnd {
+    /// File that receives the stream exactly as sent.
+    #[arg(long)]
+    out: String,
+    /// Command to send, in order (repeatable); `sleep MS` pauses.
+    /// Run `hprof-rs commands` for the list.
+    #[arg(long = "send", value_name = "CMD")]
+    send: Vec<String>,
+    /// After the script, read commands from standard input.
+    #[arg(long)]
+    interactive: bool,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Wait for an agent started with net=HOST:PORT, record its stream,
@@ -26,16 +41,8 @@ enum Cmd {
         /// Port to listen on (0: any free port; the chosen one is printed).
         #[arg(long)]
         port: u16,
-        /// File that receives the stream exactly as sent.
-        #[arg(long)]
-        out: String,
-        /// Command to send, in order (repeatable); `sleep MS` pauses.
-        /// Run `hprof-rs commands` for the list.
-        #[arg(long = "send", value_name = "CMD")]
-        send: Vec<String>,
-        /// After the script, read commands from standard input.
-        #[arg(long)]
-        interactive: bool,
+        #[command(flatten)]
+        session: FrontEnd,
     },
     /// Connect to an agent started with listen=[HOST:]PORT, record its
     /// stream (from its first byte), summarise each record and send it
@@ -46,15 +53,8 @@ enum Cmd {
         /// File whose first line is the agent's token (token=/tokenfile=).
         #[arg(long, value_name = "FILE")]
         token_file: Option<String>,
-        /// File that receives the stream exactly as sent.
-        #[arg(long)]
-        out: String,
-        /// Command to send, in order (repeatable); `sleep MS` pauses.
-        #[arg(long = "send", value_name = "CMD")]
-        send: Vec<String>,
-        /// After the script, read commands from standard input.
-        #[arg(long)]
-        interactive: bool,
+        #[command(flatten)]
+        session: FrontEnd,
         /// Seconds to wait for the connection.
         #[arg(long, value_name = "SECS", default_value_t = 10.0)]
         timeout: f64,
@@ -155,9 +155,12 @@ fn main() {
         Cmd::Listen {
             host,
             port,
-            out,
-            send,
-            interactive,
+            session:
+                FrontEnd {
+                    out,
+                    send,
+                    interactive,
+                },
         } => cli::listen::run(cli::listen::ListenArgs {
             host,
             port,
@@ -194,9 +197,12 @@ fn main() {
         Cmd::Connect {
             addr,
             token_file,
-            out,
-            send,
-            interactive,
+            session:
+                FrontEnd {
+                    out,
+                    send,
+                    interactive,
+                },
             timeout,
         } => cli::attach::seconds(timeout, "--timeout").and_then(|timeout| {
             cli::listen::connect(cli::listen::ConnectArgs {
