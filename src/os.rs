@@ -15,3 +15,28 @@ pub fn local_utc_offset(unix_secs: i64) -> i32 {
         tm.tm_gmtoff as i32
     }
 }
+
+/// Frees the blocks of `len` bytes of `file` from `offset` (they read as
+/// zeros afterwards; the file keeps its size). Fails on filesystems that
+/// cannot do it (EOPNOTSUPP).
+pub fn punch_hole(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    let (Ok(off), Ok(n)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    };
+    // SAFETY: fallocate only reads its integer arguments; the descriptor is
+    // open for as long as `file` is borrowed.
+    let r = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            off,
+            n,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -40,10 +40,68 @@ fn sh(cmd: &str, args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// A tmpfs of `size` mounted at `dir/small`, unmounted when dropped;
+/// `None` (after saying SKIPPED) without the right to mount.
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path, size: &str, what: &str) -> Option<SmallDisk> {
+        let small = dir.join("small");
+        std::fs::create_dir_all(&small).unwrap();
+        let opts = format!("size={size}");
+        if !sh("mount", &["-t", "tmpfs", "-o", &opts, "tmpfs", small.to_str().unwrap()]) {
+            eprintln!("SKIPPED: mounting a small tmpfs needs root; {what} not run");
+            return None;
+        }
+        Some(SmallDisk(small))
+    }
+}
+
+/// A small disk with the output FIFO `out.hprof` on it, drained by a
+/// thread (see `drain_fifo`).
+fn small_disk_with_fifo(
+    dir: &Path,
+    size: &str,
+    what: &str,
+    pause_after: usize,
+) -> Option<(SmallDisk, std::path::PathBuf, std::thread::JoinHandle<Vec<u8>>)> {
+    let disk = SmallDisk::mount(dir, size, what)?;
+    let fifo = disk.0.join("out.hprof");
+    assert!(sh("mkfifo", &[fifo.to_str().unwrap()]));
+    let reader = drain_fifo_pausing(&fifo, pause_after, Duration::from_secs(3));
+    Some((disk, fifo, reader))
+}
+
+/// The VM's private directory is gone from `small`, and what the FIFO
+/// gave (`bytes`, kept in `dir`) parses.
+fn vm_dir_gone_and_parsed(small: &Path, dir: &Path, bytes: &[u8], what: &str) -> hprof_rs::reader::Parsed {
+    let left: Vec<_> = std::fs::read_dir(small)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".vmdump."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    let copy = dir.join("copy.hprof");
+    std::fs::write(&copy, bytes).unwrap();
+    read_all(&copy).expect(what)
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
 /// Reads a FIFO to its end on a thread, for at most `LIMIT`: opened
 /// without blocking (so a writer that never comes cannot hang the test),
 /// it is read until a writer has come and gone.
 fn drain_fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    drain_fifo_pausing(path, usize::MAX, Duration::ZERO)
+}
+
+/// As `drain_fifo`, and stops reading for `pause` once `after` bytes came
+/// (the writer then blocks: a stalled consumer).
+fn drain_fifo_pausing(path: &Path, after: usize, pause: Duration) -> std::thread::JoinHandle<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
     let p = path.to_path_buf();
     std::thread::spawn(move || {
@@ -58,7 +116,13 @@ fn drain_fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
             match f.read(&mut buf) {
                 Ok(0) if !v.is_empty() => break,
                 Ok(0) => std::thread::sleep(Duration::from_millis(5)),
-                Ok(n) => v.extend_from_slice(&buf[..n]),
+                Ok(n) => {
+                    let before = v.len();
+                    v.extend_from_slice(&buf[..n]);
+                    if before < after && v.len() >= after {
+                        std::thread::sleep(pause);
+                    }
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     std::thread::sleep(Duration::from_millis(1))
                 }
@@ -205,32 +269,10 @@ fn heap_dumps_are_private() {
 fn a_full_disk_under_the_scratch_file_loses_nothing() {
     let _only_jvm = common::exclusive();
     let dir = common::scratch("faults_full");
-    let small = dir.join("small");
-    std::fs::create_dir_all(&small).unwrap();
-    if !sh(
-        "mount",
-        &[
-            "-t",
-            "tmpfs",
-            "-o",
-            "size=1m",
-            "tmpfs",
-            small.to_str().unwrap(),
-        ],
-    ) {
-        eprintln!("SKIPPED: mounting a small tmpfs needs root; full-disk check not run");
+    let Some((disk, fifo, reader)) = small_disk_with_fifo(&dir, "1m", "full-disk check", usize::MAX) else {
         return;
-    }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _mounted = Unmount(&small);
-    let fifo = small.join("out.hprof");
-    assert!(sh("mkfifo", &[fifo.to_str().unwrap()]));
-    let reader = drain_fifo(&fifo);
+    };
+    let small = disk.0.clone();
     let r = run_staged(
         &dir,
         &format!("heap=dump,format=b,file={}", fifo.display()),
@@ -249,9 +291,17 @@ fn a_full_disk_under_the_scratch_file_loses_nothing() {
         1,
         "{err}"
     );
-    let copy = dir.join("copy.hprof");
-    std::fs::write(&copy, &bytes).unwrap();
-    let dump = read_all(&copy).expect("the dump parses");
+    // The VM's dumper (heap=dump's default) writes its file beside the
+    // output too: it fails on the full disk before any of its dump was
+    // copied, says so once, and the walk makes the dump; its private
+    // directory is gone.
+    assert_eq!(
+        err.matches("the VM's dumper could not make it").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("the JVMTI walk makes it instead"), "{err}");
+    let dump = vm_dir_gone_and_parsed(&small, &dir, &bytes, "the dump parses");
     let d = &dump.heap_dumps[0];
     assert!(d.ended, "a complete HEAP DUMP record");
     assert!(!d.roots.is_empty(), "ROOT records kept");
@@ -267,4 +317,67 @@ fn a_full_disk_under_the_scratch_file_loses_nothing() {
         .filter(|i| i.class_id == held_a.class_id)
         .count();
     assert_eq!(count, 3000 * 20);
+}
+
+/// The VM's dumper running out of disk after some of its heap records
+/// were copied (a 16 MiB tmpfs holds its directory: room for the VM's
+/// first records, whatever its segment size; the output is a FIFO
+/// there, read by the test, which stops reading for 3 s after 3 MiB, so
+/// the copy stalls and the VM's file is not freed as it is copied;
+/// -Xmx2100m for 1.0.2, whose segments are copied while the VM writes): the output ends with HEAP DUMP END and parses,
+/// one message says the dump is incomplete, no walk follows (its objects
+/// would be counted twice), the program exits normally and the VM's
+/// directory is removed.
+#[test]
+fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_vm_midway");
+    let Some((disk, fifo, reader)) = small_disk_with_fifo(&dir, "16m", "VM dump cut-short check", 3 << 20) else {
+        return;
+    };
+    let small = disk.0.clone();
+    let agent = format!(
+        "-agentpath:{}=heap=dump,format=b,file={}",
+        common::agent_path().display(),
+        fifo.display()
+    );
+    // 400 x (3000 HeldA + ...): a VM dump of about 60 MiB.
+    let r = common::run_java_bounded(&dir, &["-Xmx2100m", &agent], "HoldObjects", &["400"], LIMIT);
+    assert!(!r.timed_out, "did not finish");
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    let bytes = reader.join().unwrap();
+    if common::java_major() >= 22 {
+        // JDK 22 and later write the heap part of their dump into a part
+        // file (`<name>.p0`) and append it to the dump file only at the
+        // end (docs/heap_dump.md): the disk fills before any heap record
+        // could be copied, so the walk makes the dump.
+        assert_eq!(err.matches("the VM's dumper could not make it").count(), 1, "{err}");
+        assert!(err.contains("the JVMTI walk makes it instead"), "{err}");
+        let dump = vm_dir_gone_and_parsed(&small, &dir, &bytes, "the walk's dump parses");
+        assert_eq!(dump.heap_dumps.len(), 1);
+        assert!(dump.heap_dumps[0].ended);
+        return;
+    }
+    assert_eq!(
+        err.matches("the VM's dumper failed after part of its dump was written").count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("the JVMTI walk makes it instead"), "{err}");
+    let dump = vm_dir_gone_and_parsed(&small, &dir, &bytes, "the cut dump parses");
+    assert_eq!(dump.header.version, "1.0.2");
+    assert_eq!(dump.header.id_size, 8, "the VM's dump");
+    assert_eq!(dump.heap_dumps.len(), 1);
+    let d = &dump.heap_dumps[0];
+    assert!(d.ended, "closed with HEAP DUMP END");
+    let objects = d.instances.len() + d.primitive_arrays.len() + d.object_arrays.len();
+    assert!(objects > 0, "the copied part is kept");
+    let held_a = dump
+        .classes
+        .iter()
+        .find(|c| c.name.as_deref() == Some("HoldObjects$HeldA"))
+        .map(|c| c.class_id);
+    let a = d.instances.iter().filter(|i| Some(i.class_id) == held_a).count();
+    assert!(a < 3000 * 400, "only part of the heap fits the disk: {a} HeldA");
 }

@@ -81,12 +81,22 @@ fn fields(p: &Parsed, d: &HeapDump, obj: u64) -> HashMap<String, Value> {
         .collect()
 }
 
+/// The class object ID of `name` in dump `d`: a file with several dumps by
+/// the VM's dumper has one LOAD CLASS per class and dump (their IDs are
+/// tagged with the dump's number), so the name is looked up among the
+/// dump's own CLASS DUMPs.
+fn class_id(p: &Parsed, d: &HeapDump, name: &str) -> u64 {
+    let want = hprof_rs::reader::java_class_name(name);
+    d.class_dumps
+        .iter()
+        .map(|c| c.class_id)
+        .find(|&id| p.class_name(id).map(hprof_rs::reader::java_class_name) == Some(want.clone()))
+        .unwrap_or_else(|| panic!("no CLASS DUMP named {name}"))
+}
+
 fn statics(p: &Parsed, d: &HeapDump, class: &str) -> HashMap<String, Value> {
-    let c = p
-        .class_by_name(class)
-        .unwrap_or_else(|| panic!("LOAD CLASS {class}"));
     let cd = d
-        .class_dump(c.class_id)
+        .class_dump(class_id(p, d, class))
         .unwrap_or_else(|| panic!("CLASS DUMP {class}"));
     cd.static_fields
         .iter()
@@ -124,7 +134,7 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
         assert!(p.class(id).is_some(), "LOAD CLASS for {id:x}");
     }
     // Node fields by value, following `next` from the list head.
-    let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
+    let node = class_id(p, d, "HeapGraph$Node");
     let by_value: HashMap<i64, u64> = d
         .instances_of(node)
         .map(|i| {
@@ -152,7 +162,7 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
         return;
     }
     assert_eq!(by_value.len(), 1000, "distinct values 0..999");
-    let leaf = p.class_by_name("HeapGraph$Leaf").unwrap().class_id;
+    let leaf = class_id(p, d, "HeapGraph$Leaf");
     for i in [0i64, 1, 7, 500, 998, 999] {
         let f = fields(p, d, by_value[&i]);
         assert_eq!(f["baseId"].as_i64(), Some(1_000_000_000_000 + i));
@@ -179,10 +189,14 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
     }
     // node 0's name is the String "node-zero" (its value array holds the text).
     let name = fields(p, d, by_value[&0])["name"].as_object_id().unwrap();
-    assert!(d
-        .instances
-        .iter()
-        .any(|x| x.object_id == name && p.class_name(x.class_id) == Some("java.lang.String")));
+    let s = d.instances.iter().find(|x| x.object_id == name);
+    assert_eq!(
+        s.and_then(|x| p.class_name(x.class_id)),
+        Some("java.lang.String"),
+        "{:?} {:?}",
+        s,
+        s.and_then(|x| p.class(x.class_id))
+    );
 
     // Statics of every type, with values.
     let s = statics(p, d, "HeapGraph$Holder");
@@ -254,24 +268,29 @@ fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
 /// and it sees `nodes_per_dump` HeapGraph$Node instances in each dump.
 /// jvm-hprof asserts that CLASS DUMPs have an empty constant pool (as
 /// HotSpot writes them), which our 8-byte-ID mode does.
-fn check_with_jvm_hprof(bytes: &[u8], node: u64, nodes_per_dump: &[u64]) {
+fn check_with_jvm_hprof(bytes: &[u8], p: &Parsed, nodes_per_dump: &[u64]) {
+    let nodes: Vec<u64> = p
+        .heap_dumps
+        .iter()
+        .map(|d| class_id(p, d, "HeapGraph$Node"))
+        .collect();
     let theirs = jvm_hprof::parse_hprof(bytes).expect("jvm-hprof header");
     let mut per_dump = Vec::new();
     for rec in theirs.records_iter() {
         let rec = rec.expect("jvm-hprof record");
         if let Some(seg) = rec.as_heap_dump_segment() {
             let seg = seg.expect("jvm-hprof heap dump");
-            let mut nodes = 0;
+            let mut n = 0;
             for s in seg.sub_records() {
                 if let jvm_hprof::heap_dump::SubRecord::Instance(i) =
                     s.expect("jvm-hprof sub-record")
                 {
-                    if i.class_obj_id().id() == node {
-                        nodes += 1;
+                    if nodes.contains(&i.class_obj_id().id()) {
+                        n += 1;
                     }
                 }
             }
-            per_dump.push(nodes);
+            per_dump.push(n);
         }
     }
     // Segments of one dump add up.
@@ -322,15 +341,32 @@ fn slurp_counts(tool: &Path, dump: &Path) -> HashMap<String, u64> {
         let cols: Vec<&str> = line.split('|').map(str::trim).collect();
         if cols.len() == 6 {
             if let Ok(n) = cols[2].parse::<u64>() {
-                m.insert(cols[4].to_string(), n);
+                // One row per class object: the VM's dumps give a class a
+                // new ID in each dump (tagged with its number), so a name
+                // has one row per dump.
+                *m.entry(cols[4].to_string()).or_insert(0) += n;
             }
         }
     }
     m
 }
 
+/// hprof-slurp, if installed, finds the fixture's objects twice in `path`
+/// (a SIGQUIT dump and the exit dump).
+fn check_twice_with_slurp(path: &Path) {
+    match hprof_slurp() {
+        Some(tool) => {
+            let c = slurp_counts(&tool, path);
+            for (class, n) in FIXTURE_CLASSES {
+                assert_eq!(c.get(class).copied(), Some(2 * n), "hprof-slurp count of {class}: {c:?}");
+            }
+        }
+        None => eprintln!("hprof-slurp not installed (cargo install hprof-slurp; or set HPROF_SLURP): check skipped"),
+    }
+}
+
 fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
-    let c = p.class_by_name("HeapGraph$Node[]").unwrap().class_id;
+    let c = class_id(p, d, "HeapGraph$Node[]");
     d.object_arrays
         .iter()
         .find(|a| a.array_class_id == c)
@@ -340,8 +376,13 @@ fn node_array_len(p: &Parsed, d: &HeapDump) -> u32 {
 
 #[test]
 fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
-    // -Xmx512m: 1.0.1, each dump one HEAP DUMP record, staged in out.hprof.TMP.
-    let run = Running::start("hd_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
+    // The JVMTI walk. -Xmx512m: 1.0.1, each dump one HEAP DUMP record,
+    // staged in out.hprof.TMP.
+    let run = Running::start(
+        "hd_bin",
+        &["-Xmx512m"],
+        "heap=dump,format=b,file=out.hprof,dumper=jvmti",
+    );
     let histo = common::jmap_histo_live(run.pid());
     for (class, n) in FIXTURE_CLASSES {
         assert_eq!(
@@ -358,7 +399,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
         "temporary file removed once the dump is out"
     );
     let (dir, err) = run.finish();
-    assert!(err.contains("Dumping Java heap ... done."), "{err}");
+    assert!(err.contains("Dumping Java heap (JVMTI walk) ... done."), "{err}");
     assert!(!err.contains("HPROF ERROR"), "{err}");
     let left: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -368,6 +409,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     assert!(left.is_empty(), "temporary files left after exit: {left:?}");
 
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.header.id_size, 4, "the walk keeps the original's 4-byte IDs");
     assert_eq!(
         p.header.version, "1.0.1",
         "-Xmx512m: 1.0.1, one HEAP DUMP record per dump"
@@ -417,7 +459,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
             .any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
         // Object IDs are per-dump handles (0x6xxxxxxx); Thread objects and
         // classes keep their table handles (0x5xxxxxxx).
-        let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
+        let node = class_id(&p, d, "HeapGraph$Node");
         assert!(d.instances_of(node).all(|i| i.object_id >> 28 == 6));
         assert!(d
             .instances
@@ -427,53 +469,197 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     }
     // The two dumps describe the same objects: each holds the fixture's
     // 1000 nodes, whose `next` chains are intact (checked above).
-    let node = p.class_by_name("HeapGraph$Node").unwrap().class_id;
     for d in &p.heap_dumps {
+        let node = class_id(&p, d, "HeapGraph$Node");
         assert_eq!(d.instances_of(node).count(), 1000);
         assert!(d.instances.len() >= 3000);
     }
     // A real tool reads the file and finds the fixture's objects, twice.
-    match hprof_slurp() {
-        Some(tool) => {
-            let c = slurp_counts(&tool, &dir.join("out.hprof"));
-            for (class, n) in FIXTURE_CLASSES {
-                assert_eq!(c.get(class).copied(), Some(2 * n), "hprof-slurp count of {class}: {c:?}");
+    check_twice_with_slurp(&dir.join("out.hprof"));
+}
+
+/// Scratch directories of the VM's dumper left in `dir`.
+fn vm_scratch_left(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".vmdump.") || n.contains(".TMP"))
+        .collect()
+}
+
+/// What every dump by the VM's dumper in `p` must satisfy: the fixture's
+/// graph, jmap's counts, identifiers tagged with the dump's number, every
+/// class named, thread roots with their stack traces, frames naming
+/// classes.
+fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
+    assert_eq!(p.header.id_size, 8);
+    for (k, d) in p.heap_dumps.iter().enumerate() {
+        let tag = (k as u64 + 1) << 48;
+        assert!(d.ended);
+        let c = common::instance_counts(p, d);
+        for (class, _) in FIXTURE_CLASSES {
+            assert_eq!(c.get(class), histo.get(class), "dump {k}: {class}");
+        }
+        check_graph(p, d, true);
+        // HotSpot writes object arrays with their full length.
+        assert_eq!(node_array_len(p, d), 1200);
+        let ids = d
+            .instances
+            .iter()
+            .map(|i| i.object_id)
+            .chain(d.object_arrays.iter().map(|a| a.array_id))
+            .chain(d.primitive_arrays.iter().map(|a| a.array_id))
+            .chain(d.class_dumps.iter().map(|c| c.class_id));
+        for id in ids {
+            assert_eq!(id >> 48, tag >> 48, "dump {k}: ID 0x{id:x}");
+        }
+        for cd in &d.class_dumps {
+            assert!(p.class_name(cd.class_id).is_some(), "LOAD CLASS of 0x{:x}", cd.class_id);
+            for f in cd.static_fields.iter().map(|f| f.name_id).chain(cd.instance_fields.iter().map(|f| f.name_id)) {
+                assert!(p.string(f).is_some(), "field name 0x{f:x}");
             }
         }
-        None => eprintln!("hprof-slurp not installed (cargo install hprof-slurp; or set HPROF_SLURP): check skipped"),
+        // Thread roots name a stack trace the file holds; every frame's
+        // class has a LOAD CLASS.
+        let mut threads = 0;
+        for r in &d.roots {
+            if let hprof_rs::reader::RootKind::ThreadObject { trace_serial, .. } = r.kind {
+                threads += 1;
+                assert!(p.traces.iter().any(|t| t.serial == trace_serial), "TRACE {trace_serial}");
+            }
+        }
+        assert!(threads >= 2, "main thread and the VM's own");
+        assert!(d
+            .roots
+            .iter()
+            .any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
+    }
+    for f in &p.frames {
+        assert!(
+            p.classes.iter().any(|c| c.serial == f.class_serial),
+            "FRAME class serial {}",
+            f.class_serial
+        );
     }
 }
 
 #[test]
-fn text_dump_gives_the_same_counts() {
-    let run = Running::start("hd_txt", &[], "heap=dump,file=out.txt");
-    let (dir, _) = run.finish();
-    let text = std::fs::read_to_string(dir.join("out.txt")).unwrap();
-    let begin = text.find("\nHEAP DUMP BEGIN (").expect("HEAP DUMP BEGIN") + 1;
-    let end = text.find("\nHEAP DUMP END\n").expect("HEAP DUMP END");
-    let dump = &text[begin..end];
+fn vm_dumper_binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
+    // -Xmx512m: 1.0.1, each dump one HEAP DUMP record.
+    let run = Running::start("hd_vm_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
+    let histo = common::jmap_histo_live(run.pid());
+    send_sigquit(run.pid());
+    let path = run.dir.join("out.hprof");
+    common::wait_for_dumps(&path, 1);
+    assert!(vm_scratch_left(&run.dir).is_empty(), "the VM's file is removed once copied");
+    let (dir, err) = run.finish();
+    assert_eq!(err.matches("Dumping Java heap (VM dumper) ... done.").count(), 2, "{err}");
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    assert!(vm_scratch_left(&dir).is_empty(), "{:?}", vm_scratch_left(&dir));
+    let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.header.version, "1.0.1");
+    assert_eq!(p.heap_dumps.len(), 2, "SIGQUIT and exit");
+    for d in &p.heap_dumps {
+        assert!(!d.segmented && d.records == 1);
+    }
+    check_vm_dumps(&p, &histo);
+    let bytes = std::fs::read(dir.join("out.hprof")).unwrap();
+    check_with_jvm_hprof(&bytes, &p, &[1000, 1000]);
+    check_twice_with_slurp(&dir.join("out.hprof"));
+}
+
+/// A storm of SIGQUITs while the VM's dumper runs (1.0.2, so its segments
+/// are copied while the VM writes): every dump the storm causes is whole
+/// and right, none overlaps another, the JVM survives and the exit dump
+/// follows. (HotSpot prints a thread dump per SIGQUIT: stdout is drained.)
+#[test]
+fn sigquit_storm_during_vm_dumps() {
+    let mut run = Running::start("hd_vm_storm", &["-Xmx2100m"], "heap=dump,format=b,file=out.hprof");
+    let histo = common::jmap_histo_live(run.pid());
+    let mut stdout = run.child.stdout.take().unwrap();
+    let drain = std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut sink);
+    });
+    for _ in 0..12 {
+        send_sigquit(run.pid());
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let path = run.dir.join("out.hprof");
+    common::wait_for_dumps(&path, 1);
+    // Let the dumps the storm queued finish before the exit dump.
+    std::thread::sleep(Duration::from_secs(2));
+    let (dir, err) = run.finish();
+    drain.join().unwrap();
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.header.version, "1.0.2");
+    let done = err.matches("Dumping Java heap (VM dumper) ... done.").count();
+    assert_eq!(p.heap_dumps.len(), done, "{err}");
+    assert!(done >= 2 && done <= 13, "{done} dumps for 12 SIGQUITs and the exit");
+    check_vm_dumps(&p, &histo);
+    assert!(vm_scratch_left(&dir).is_empty(), "{:?}", vm_scratch_left(&dir));
+}
+
+/// Symlinks planted at the names of the VM's private directory (one to a
+/// directory of the user's, one to a name that does not exist) are left
+/// alone: nothing is written through them, the next free name is used,
+/// and the dump is the VM dumper's, whole.
+#[test]
+fn symlinks_at_the_vm_dump_directory_names_are_not_followed() {
+    let run = Running::start("hd_vm_links", &[], "heap=dump,format=b,file=out.hprof");
+    let histo = common::jmap_histo_live(run.pid());
+    let precious = run.dir.join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("keep"), b"keep me").unwrap();
+    let nowhere = run.dir.join("created-through-link");
+    let base = format!("out.hprof.vmdump.{}", run.pid());
+    std::os::unix::fs::symlink(&precious, run.dir.join(format!("{base}.0"))).unwrap();
+    std::os::unix::fs::symlink(&nowhere, run.dir.join(format!("{base}.1"))).unwrap();
+    send_sigquit(run.pid());
+    common::wait_for_dumps(&run.dir.join("out.hprof"), 1);
+    let (dir, err) = run.finish();
+    assert_eq!(err.matches("Dumping Java heap (VM dumper) ... done.").count(), 2, "{err}");
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    let names: Vec<String> = std::fs::read_dir(&precious)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["keep"]);
+    assert_eq!(std::fs::read(precious.join("keep")).unwrap(), b"keep me");
+    assert!(!nowhere.exists(), "created through the link");
+    for n in [0, 1] {
+        let link = dir.join(format!("{base}.{n}"));
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
+    let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.heap_dumps.len(), 2);
+    check_vm_dumps(&p, &histo);
+}
+
+/// The text checks both dumpers' output must pass: jmap's counts of the
+/// fixture's classes, object arrays' text length, reference field lines,
+/// a class with its static references.
+fn check_text_dump(dump: &str, histo: Option<&HashMap<String, u64>>) {
     let lines: Vec<&str> = dump.lines().collect();
-    assert!(
-        lines[1].starts_with("ROOT 0 (kind=<thread>, id=200000, trace="),
-        "{}",
-        lines[1]
-    );
     let objs = |class: &str| {
         lines
             .iter()
             .filter(|l| l.starts_with("OBJ ") && l.contains(&format!("class={class}@")))
-            .count()
+            .count() as u64
     };
-    assert_eq!(objs("HeapGraph$Node"), 1000);
-    assert_eq!(objs("HeapGraph$Leaf"), 777);
-    assert_eq!(objs("HeapGraph$Pair"), 3);
+    for (class, n) in &FIXTURE_CLASSES[..3] {
+        assert_eq!(objs(class), *n, "{class}");
+        if let Some(h) = histo {
+            assert_eq!(Some(objs(class)), h.get(*class).copied(), "jmap count of {class}");
+        }
+    }
     let node_arr: Vec<&&str> = lines
         .iter()
         .filter(|l| l.starts_with("ARR ") && l.contains("elem type=HeapGraph$Node[]@"))
         .collect();
     assert_eq!(node_arr.len(), 1);
     assert!(node_arr[0].contains("nelems=1000,"), "{}", node_arr[0]);
-    // Field lines: 999 nodes have `next`, each node has `baseRef`.
     let node_blocks: Vec<&str> = dump
         .split("\nOBJ ")
         .filter(|b| b.contains("class=HeapGraph$Node@"))
@@ -492,21 +678,54 @@ fn text_dump_gives_the_same_counts() {
         .iter()
         .filter(|b| b.contains("\tnext"))
         .all(|b| b.find("baseRef") < b.find("\tnext")));
+    let holder = dump
+        .split("\nCLS ")
+        .find(|c| c.contains("(name=HeapGraph$Holder,"))
+        .expect("CLS Holder");
+    assert!(holder.contains("\tstatic so\t"), "{holder}");
+    assert!(holder.contains("\tstatic ia\t"));
+}
+
+#[test]
+fn vm_dumper_text_dump_matches_jmap() {
+    let run = Running::start("hd_vm_txt", &[], "heap=dump,file=out.txt");
+    let histo = common::jmap_histo_live(run.pid());
+    let (dir, err) = run.finish();
+    assert!(err.contains("Dumping Java heap (VM dumper) ... done."), "{err}");
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    assert!(vm_scratch_left(&dir).is_empty());
+    let text = std::fs::read_to_string(dir.join("out.txt")).unwrap();
+    assert_eq!(text.matches("\nHEAP DUMP BEGIN (").count(), 1);
+    let begin = text.find("\nHEAP DUMP BEGIN (").unwrap() + 1;
+    let end = text.find("\nHEAP DUMP END\n").expect("HEAP DUMP END");
+    let dump = &text[begin..end];
+    check_text_dump(dump, Some(&histo));
+    // HotSpot's order: classes first, then objects, then roots.
+    let lines: Vec<&str> = dump.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("ROOT ") && l.contains("(kind=<thread>")));
+    assert!(lines.iter().any(|l| l.starts_with("ROOT ") && l.contains("(kind=<Java stack>")));
+}
+
+#[test]
+fn text_dump_gives_the_same_counts() {
+    let run = Running::start("hd_txt", &[], "heap=dump,file=out.txt,dumper=jvmti");
+    let (dir, _) = run.finish();
+    let text = std::fs::read_to_string(dir.join("out.txt")).unwrap();
+    let begin = text.find("\nHEAP DUMP BEGIN (").expect("HEAP DUMP BEGIN") + 1;
+    let end = text.find("\nHEAP DUMP END\n").expect("HEAP DUMP END");
+    let dump = &text[begin..end];
+    let lines: Vec<&str> = dump.lines().collect();
+    assert!(
+        lines[1].starts_with("ROOT 0 (kind=<thread>, id=200000, trace="),
+        "{}",
+        lines[1]
+    );
+    check_text_dump(dump, None);
     // Primitive arrays: sz = element bytes, e.g. Holder.da (3 doubles).
     assert!(lines.iter().any(|l| l.starts_with("ARR ")
         && l.contains("(sz=24, trace=")
         && l.contains("nelems=3, elem type=double[])")));
-    // Classes: Holder with its static reference, superclass chain of Node.
-    let holder = dump
-        .find("CLS ")
-        .map(|_| {
-            dump.split("\nCLS ")
-                .find(|c| c.contains("(name=HeapGraph$Holder,"))
-        })
-        .flatten()
-        .expect("CLS Holder");
-    assert!(holder.contains("\tstatic so\t"), "{holder}");
-    assert!(holder.contains("\tstatic ia\t"));
+    // Classes: the superclass chain of Node comes first.
     let cls_pos = |name: &str| {
         dump.find(&format!("(name={name},"))
             .unwrap_or_else(|| panic!("CLS {name}"))
@@ -527,6 +746,9 @@ fn text_dump_gives_the_same_counts() {
 
 #[test]
 fn gzip_eight_byte_ids_segments_and_true_array_length() {
+    // The VM's dumper (heap=dump, binary, 8-byte IDs), 1.0.2 segments,
+    // through gzip; HotSpot writes object arrays at their full length
+    // (what arraylen=y asks of the walk).
     let run = Running::start(
         "hd_gz",
         &["-Xmx2g"],
@@ -565,11 +787,7 @@ fn gzip_eight_byte_ids_segments_and_true_array_length() {
     );
     let mut plain = Vec::new();
     std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut plain).unwrap();
-    check_with_jvm_hprof(
-        &plain,
-        p.class_by_name("HeapGraph$Node").unwrap().class_id,
-        &[1000],
-    );
+    check_with_jvm_hprof(&plain, &p, &[1000]);
 }
 
 #[test]
@@ -612,15 +830,27 @@ fn logflags_4_checks_the_binary_output_at_exit() {
     let p = read_all(dir.join("out.hprof")).unwrap();
     let d = &p.heap_dumps[0];
     assert!(check.contains("header: 1.0."), "{check}");
-    let want = format!(
-        "roots {}, classes {}, instances {}, object arrays {}, primitive arrays {}",
+    // One count line per heap record (the VM's dumper writes several
+    // segments): their sum is the dump.
+    let mut sum = [0u64; 5];
+    for line in check.lines().filter(|l| l.trim_start().starts_with("roots ")) {
+        let n: Vec<u64> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        for (s, v) in sum.iter_mut().zip(n) {
+            *s += v;
+        }
+    }
+    let want = [
         d.roots.len(),
         d.class_dumps.len(),
         d.instances.len(),
         d.object_arrays.len(),
-        d.primitive_arrays.len()
-    );
-    assert!(check.contains(&want), "{want} not in:\n{check}");
+        d.primitive_arrays.len(),
+    ]
+    .map(|n| n as u64);
+    assert_eq!(sum, want, "{check}");
     assert!(
         check.ends_with(&format!("{} records, no error\n", p.records.len())),
         "{check}"

@@ -523,38 +523,68 @@ fn hprof_rs_listen_records_summarises_and_sends_a_script() {
     assert!(text.contains("TRACE 300000:\n\t<empty>\n"));
 }
 
+/// DUMP HEAP over the socket, by the VM's dumper (heap=dump's default)
+/// and by the walk: the dump arrives whole (every sub-record parses, every
+/// instance's class has its CLASS DUMP and LOAD CLASS, the fixture's
+/// objects are all there), and the agent says which dumper made it.
 #[test]
 fn dump_heap_command_streams_a_heap_dump() {
-    let dir = common::scratch("net_heap");
-    let (l, port) = Server::listen();
-    let child = spawn_java(
-        &dir,
-        &format!("heap=dump,format=b,doe=n,net=127.0.0.1:{port}"),
-        "CpuSplit",
-        &["3"],
-    );
-    let mut s = Server::accept(&l);
-    s.wait_for("header", |r| {
-        r.iter()
-            .any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
-    });
-    s.send(Command::DumpHeap);
-    let recs = s.wait_for("HEAP DUMP END", |r| {
-        r.iter().any(|r| matches!(r.body, RecordBody::HeapDumpEnd))
-    });
-    let segments = recs
-        .iter()
-        .filter(|r| matches!(r.body, RecordBody::HeapDumpStart { .. }))
-        .count();
-    assert!(
-        segments >= 1,
-        "at least one HEAP DUMP SEGMENT before the END"
-    );
-    let (code, _, err) = finish(child);
-    assert_eq!(code, 0, "{err}");
-    s.wait_closed();
-    // doe=n: the command's dump is the only one.
-    assert_eq!(s.count(|b| matches!(b, RecordBody::HeapDumpEnd)), 1);
+    for (extra, vm) in [("", true), (",dumper=jvmti", false)] {
+        let dir = common::scratch("net_heap");
+        let (l, port) = Server::listen();
+        let marker = dir.join("marker");
+        let mut child = spawn_java(
+            &dir,
+            &format!("heap=dump,format=b,doe=n,logflags=1,net=127.0.0.1:{port}{extra}"),
+            "HeapGraph",
+            &[marker.to_str().unwrap(), "60"],
+        );
+        let mut s = Server::accept(&l);
+        s.wait_for("header", |r| {
+            r.iter()
+                .any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
+        });
+        // The graph is complete once the fixture says "ready" (asking
+        // before that dumped part of it now and then).
+        let mut ready = [0u8; 6];
+        child.stdout.as_mut().unwrap().read_exact(&mut ready).unwrap();
+        assert_eq!(&ready, b"ready\n");
+        s.send(Command::DumpHeap);
+        s.wait_for("HEAP DUMP END", |r| {
+            r.iter().any(|r| matches!(r.body, RecordBody::HeapDumpEnd))
+        });
+        std::fs::write(&marker, b"").unwrap();
+        let (code, _, err) = finish(child);
+        assert_eq!(code, 0, "{err}");
+        s.wait_closed();
+        let bytes = s.bytes.lock().unwrap().clone();
+        let p = hprof_rs::reader::collect(HprofReader::new(&bytes[..]).unwrap())
+            .unwrap_or_else(|e| panic!("{extra}: the stream parses whole: {e}"));
+        // doe=n: the command's dump is the only one.
+        assert_eq!(p.heap_dumps.len(), 1, "{extra}");
+        let d = &p.heap_dumps[0];
+        assert!(d.ended && d.segmented, "{extra}");
+        for i in &d.instances {
+            assert!(d.class_dump(i.class_id).is_some(), "{extra}: CLASS DUMP 0x{:x}", i.class_id);
+            assert!(p.class_name(i.class_id).is_some(), "{extra}: LOAD CLASS 0x{:x}", i.class_id);
+        }
+        let named = |n: &str| {
+            d.instances
+                .iter()
+                .filter(|i| p.class_name(i.class_id) == Some(n))
+                .count()
+        };
+        assert_eq!(named("HeapGraph$Node"), 1000, "{extra}");
+        assert_eq!(named("HeapGraph$Leaf"), 777, "{extra}");
+        // The VM's identifiers carry the dump's number in their top bits.
+        assert_eq!(
+            d.instances.iter().all(|i| i.object_id >> 48 == 1),
+            vm,
+            "{extra}"
+        );
+        // logflags=1 logs the phases of a dump by the VM's dumper.
+        assert_eq!(err.contains("heap dump phases (VM dumper)"), vm, "{extra}: {err}");
+    }
 }
 
 /// heap=sites over the socket: HEAP SUMMARY and ALLOC SITES answer with the

@@ -15,9 +15,9 @@
 //! the socket, which does not reset the counts) are counted once by `all`.
 //! When the traces were cut by the agent's `depth`, the output says so.
 
-use super::symbols::Symbols;
 use super::CliResult;
 use crate::reader::{HprofReader, RecordBody};
+use crate::transcode::symbols::Symbols;
 use std::collections::BTreeMap;
 use std::io::Read;
 

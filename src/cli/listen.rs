@@ -369,7 +369,7 @@ fn summarize_binary(r: impl Read) -> Result<u64, String> {
     let mut out = io::stdout().lock();
     let h = reader.header().clone();
     let _ = writeln!(out, "binary: {} (identifier size {})", h.label, h.id_size);
-    let mut syms = super::symbols::Symbols::default();
+    let mut syms = crate::transcode::symbols::Symbols::default();
     let mut n = 0u64;
     while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
         n += 1;
@@ -406,7 +406,7 @@ fn summarize_binary(r: impl Read) -> Result<u64, String> {
     Ok(n)
 }
 
-fn describe(body: &RecordBody, syms: &super::symbols::Symbols) -> String {
+fn describe(body: &RecordBody, syms: &crate::transcode::symbols::Symbols) -> String {
     match body {
         RecordBody::Utf8 { id, text } => format!("id=0x{id:x} {text:?}"),
         RecordBody::LoadClass(c) => format!(

@@ -11,7 +11,6 @@ pub mod histo_fast;
 pub mod listen;
 pub mod print;
 pub mod progress;
-pub mod symbols;
 
 /// A tool error: message for stderr, exit status 1.
 pub type CliResult<T> = Result<T, String>;

@@ -6,17 +6,21 @@
 //! HEAP SUMMARY) get one line each in the same style. UTF8 and FRAME
 //! records are shown through the records that use them.
 //!
+//! The records are turned into text by `crate::transcode::text`, which the
+//! agent also uses for text heap dumps made by the VM's own dumper.
+//!
 //! Two passes: the first collects the class layouts needed to name the
 //! reference fields of INSTANCE DUMPs (our agent writes CLASS DUMPs after
 //! the instances) and the object counts of each heap dump; the second
 //! prints.
 
-use super::symbols::{class_signature, Symbols};
 use super::CliResult;
 use crate::format::{self as fmt, AsciiFormat, AsciiOptions, ProfileFormat, Stamp};
 use crate::reader::{
-    self as rd, ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody, RootKind,
+    self as rd, ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody,
 };
+use crate::transcode::symbols::Symbols;
+use crate::transcode::text;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -116,7 +120,7 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
         let at = stamp(rec.time);
         if syms.learn(&rec.body) {
             if let RecordBody::Trace(t) = &rec.body {
-                print_trace(&mut f, &mut buf, at, &syms, t);
+                text::trace(&mut f, &mut buf, at, &syms, t);
             } else if let RecordBody::LoadClass(lc) = &rec.body {
                 let name = syms.string(lc.name_id).unwrap_or("<unknown>");
                 buf.extend_from_slice(
@@ -145,8 +149,8 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
                     f.thread_start(&mut buf, at, &ts);
                 }
                 RecordBody::EndThread { thread_serial } => f.thread_end(&mut buf, at, *thread_serial),
-                RecordBody::CpuSamples(cs) => print_cpu(&mut f, &mut buf, at, &syms, cs),
-                RecordBody::AllocSites(s) => print_sites(&mut f, &mut buf, at, &syms, s),
+                RecordBody::CpuSamples(cs) => text::cpu(&mut f, &mut buf, at, &syms, cs),
+                RecordBody::AllocSites(s) => text::sites(&mut f, &mut buf, at, &syms, s),
                 RecordBody::HeapSummary(s) => buf.extend_from_slice(
                     format!(
                         "HEAP SUMMARY (live: {} bytes in {} instances; allocated: {} bytes in {} instances)\n",
@@ -174,7 +178,7 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
                     }
                     open_segments = *segment;
                     while let Some(sub) = r.next_heap_sub_record().map_err(err)? {
-                        print_sub(&mut f, &mut buf, &syms, &pre.layouts, r.id_size(), &sub);
+                        text::heap_sub(&mut f, &mut buf, &syms, &pre.layouts, r.id_size(), &sub);
                         if buf.len() >= 1 << 16 {
                             out.write_all(&buf).map_err(io)?;
                             buf.clear();
@@ -206,360 +210,4 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
         out.write_all(&buf).map_err(io)?;
     }
     out.flush().map_err(io)
-}
-
-fn signature_of_serial(syms: &Symbols, serial: u32) -> String {
-    syms.class_name(serial)
-        .map(class_signature)
-        .unwrap_or_else(|| "L<unknown>;".into())
-}
-
-fn signature_of_id(syms: &Symbols, id: u64) -> String {
-    syms.class_name_by_id(id)
-        .map(class_signature)
-        .unwrap_or_else(|| format!("Lclass@{id:x};"))
-}
-
-fn print_trace(f: &mut AsciiFormat, buf: &mut Vec<u8>, at: Stamp, syms: &Symbols, t: &rd::Trace) {
-    struct Owned {
-        id: u64,
-        class: String,
-        serial: u32,
-        method: String,
-        sig: String,
-        source: Option<String>,
-        line: i32,
-    }
-    let frames: Vec<Owned> = t
-        .frame_ids
-        .iter()
-        .map(|&id| match syms.frames.get(&id) {
-            Some(fr) => Owned {
-                id,
-                class: signature_of_serial(syms, fr.class_serial),
-                serial: fr.class_serial,
-                method: syms.string(fr.method_name_id).unwrap_or("").to_string(),
-                sig: syms.string(fr.signature_id).unwrap_or("").to_string(),
-                source: syms.string(fr.source_file_id).map(str::to_string),
-                line: fr.line,
-            },
-            None => Owned {
-                id,
-                class: "L<unknown>;".into(),
-                serial: 0,
-                method: String::new(),
-                sig: String::new(),
-                source: None,
-                line: -1,
-            },
-        })
-        .collect();
-    let info = fmt::TraceInfo {
-        serial: t.serial,
-        thread_serial: None,
-        phase: Default::default(),
-        frames: frames
-            .iter()
-            .map(|o| fmt::FrameInfo {
-                frame_id: o.id,
-                class_sig: &o.class,
-                class_serial: o.serial,
-                method_name: &o.method,
-                method_sig: &o.sig,
-                source_file: o.source.as_deref(),
-                line: o.line,
-            })
-            .collect(),
-    };
-    f.traces(buf, at, std::slice::from_ref(&info));
-}
-
-/// (class signature, method name) of a trace's top frame.
-fn top_frame(syms: &Symbols, serial: u32) -> Option<(String, String)> {
-    let t = syms.traces.get(&serial)?;
-    let fr = syms.frames.get(t.frame_ids.first()?)?;
-    Some((
-        signature_of_serial(syms, fr.class_serial),
-        syms.string(fr.method_name_id).unwrap_or("").to_string(),
-    ))
-}
-
-fn print_cpu(
-    f: &mut AsciiFormat,
-    buf: &mut Vec<u8>,
-    at: Stamp,
-    syms: &Symbols,
-    cs: &rd::CpuSamples,
-) {
-    let tops: Vec<Option<(String, String)>> = cs
-        .entries
-        .iter()
-        .map(|e| top_frame(syms, e.trace_serial))
-        .collect();
-    let report = fmt::CpuReport {
-        title: fmt::CpuTitle::Samples,
-        cutoff: 0.0,
-        total: u64::from(cs.total),
-        rows: cs
-            .entries
-            .iter()
-            .zip(&tops)
-            .map(|(e, top)| fmt::CpuRow {
-                trace_serial: e.trace_serial,
-                hits: e.count,
-                cost: u64::from(e.count),
-                top_frame: top.as_ref().map(|(c, m)| fmt::MethodRef {
-                    class_sig: c,
-                    method_name: m,
-                    method_sig: "",
-                }),
-            })
-            .collect(),
-    };
-    f.cpu(buf, at, &report);
-}
-
-fn print_sites(
-    f: &mut AsciiFormat,
-    buf: &mut Vec<u8>,
-    at: Stamp,
-    syms: &Symbols,
-    s: &rd::AllocSites,
-) {
-    let sigs: Vec<String> = s
-        .sites
-        .iter()
-        .map(|site| match rd::BasicType::from_code(site.array_type) {
-            Some(t) if t != rd::BasicType::Object => {
-                class_signature(&format!("{}[]", t.java_name()))
-            }
-            _ => signature_of_serial(syms, site.class_serial),
-        })
-        .collect();
-    let report = fmt::SitesReport {
-        flags: s.flags,
-        cutoff: 0.0,
-        totals: fmt::HeapTotals {
-            live_bytes: s.total_live_bytes,
-            live_instances: s.total_live_instances,
-            alloc_bytes: s.total_bytes_allocated,
-            alloc_instances: s.total_instances_allocated,
-        },
-        rows: s
-            .sites
-            .iter()
-            .zip(&sigs)
-            .map(|(site, sig)| fmt::SiteRow {
-                class_sig: sig,
-                class_serial: site.class_serial,
-                trace_serial: site.trace_serial,
-                live_bytes: site.live_bytes,
-                live_instances: site.live_instances,
-                alloc_bytes: site.bytes_allocated,
-                alloc_instances: site.instances_allocated,
-            })
-            .collect(),
-    };
-    f.sites(buf, at, &report);
-}
-
-fn basic_type(t: rd::BasicType) -> fmt::BasicType {
-    match t {
-        rd::BasicType::Object => fmt::BasicType::Object,
-        rd::BasicType::Boolean => fmt::BasicType::Boolean,
-        rd::BasicType::Char => fmt::BasicType::Char,
-        rd::BasicType::Float => fmt::BasicType::Float,
-        rd::BasicType::Double => fmt::BasicType::Double,
-        rd::BasicType::Byte => fmt::BasicType::Byte,
-        rd::BasicType::Short => fmt::BasicType::Short,
-        rd::BasicType::Int => fmt::BasicType::Int,
-        rd::BasicType::Long => fmt::BasicType::Long,
-    }
-}
-
-fn value(v: rd::Value) -> fmt::Value {
-    match v {
-        rd::Value::Object(x) => fmt::Value::Object(x),
-        rd::Value::Boolean(x) => fmt::Value::Boolean(x),
-        rd::Value::Char(x) => fmt::Value::Char(x),
-        rd::Value::Float(x) => fmt::Value::Float(x),
-        rd::Value::Double(x) => fmt::Value::Double(x),
-        rd::Value::Byte(x) => fmt::Value::Byte(x),
-        rd::Value::Short(x) => fmt::Value::Short(x),
-        rd::Value::Int(x) => fmt::Value::Int(x),
-        rd::Value::Long(x) => fmt::Value::Long(x),
-    }
-}
-
-fn print_sub(
-    f: &mut AsciiFormat,
-    buf: &mut Vec<u8>,
-    syms: &Symbols,
-    layouts: &ClassLayouts,
-    id_size: u32,
-    sub: &HeapSubRecord,
-) {
-    let name = |id: u64| syms.string(id).unwrap_or("<unknown field>");
-    match sub {
-        HeapSubRecord::Root(root) => {
-            let obj_id = root.object_id;
-            let sticky;
-            let m = match root.kind {
-                RootKind::Unknown => fmt::Root::Unknown { obj_id },
-                RootKind::JniGlobal { jni_global_ref_id } => fmt::Root::JniGlobal {
-                    obj_id,
-                    global_ref_id: jni_global_ref_id,
-                    trace_serial: 0,
-                },
-                RootKind::JniLocal {
-                    thread_serial,
-                    frame_depth,
-                } => fmt::Root::JniLocal {
-                    obj_id,
-                    thread_serial,
-                    frame_depth: frame_depth as i32,
-                },
-                RootKind::JavaFrame {
-                    thread_serial,
-                    frame_depth,
-                } => fmt::Root::JavaFrame {
-                    obj_id,
-                    thread_serial,
-                    frame_depth: frame_depth as i32,
-                },
-                RootKind::NativeStack { thread_serial } => fmt::Root::NativeStack {
-                    obj_id,
-                    thread_serial,
-                },
-                RootKind::StickyClass => {
-                    sticky = signature_of_id(syms, obj_id);
-                    fmt::Root::StickyClass {
-                        obj_id,
-                        class_sig: &sticky,
-                    }
-                }
-                RootKind::ThreadBlock { thread_serial } => fmt::Root::ThreadBlock {
-                    obj_id,
-                    thread_serial,
-                },
-                RootKind::MonitorUsed => fmt::Root::MonitorUsed { obj_id },
-                RootKind::ThreadObject {
-                    thread_serial,
-                    trace_serial,
-                } => fmt::Root::ThreadObject {
-                    obj_id,
-                    thread_serial,
-                    trace_serial,
-                },
-            };
-            f.heap_root(buf, &m);
-        }
-        HeapSubRecord::ClassDump(cd) => {
-            let sig = signature_of_id(syms, cd.class_id);
-            let cp: Vec<fmt::ConstantPoolEntry> = cd
-                .constant_pool
-                .iter()
-                .map(|e| fmt::ConstantPoolEntry {
-                    index: e.index,
-                    obj_id: e.value.as_object_id().unwrap_or(0),
-                })
-                .collect();
-            let statics: Vec<fmt::NamedValue<'_>> = cd
-                .static_fields
-                .iter()
-                .map(|s| fmt::NamedValue {
-                    name: name(s.name_id),
-                    value: value(s.value),
-                })
-                .collect();
-            let fields: Vec<fmt::FieldDecl<'_>> = cd
-                .instance_fields
-                .iter()
-                .map(|d| fmt::FieldDecl {
-                    name: name(d.name_id),
-                    ty: basic_type(d.ty),
-                })
-                .collect();
-            f.heap_class(
-                buf,
-                &fmt::ClassDump {
-                    class_id: cd.class_id,
-                    class_sig: &sig,
-                    trace_serial: cd.trace_serial,
-                    super_id: cd.super_class_id,
-                    loader_id: cd.class_loader_id,
-                    signers_id: cd.signers_id,
-                    protection_domain_id: cd.protection_domain_id,
-                    instance_size: cd.instance_size,
-                    constant_pool: &cp,
-                    statics: &statics,
-                    instance_fields: &fields,
-                },
-            );
-        }
-        HeapSubRecord::InstanceDump(i) => {
-            let sig = signature_of_id(syms, i.class_id);
-            let bytes = i.values.as_deref().unwrap_or(&[]);
-            // Reference fields, superclass side first (the text layout).
-            let mut refs: Vec<(&str, u64)> = Vec::new();
-            if let Ok(values) = layouts.decode_values(i.class_id, bytes) {
-                let mut groups: Vec<Vec<(&str, u64)>> = Vec::new();
-                let mut last_class = None;
-                for v in values {
-                    if last_class != Some(v.class_id) {
-                        groups.push(Vec::new());
-                        last_class = Some(v.class_id);
-                    }
-                    if let Some(id) = v.value.as_object_id() {
-                        groups
-                            .last_mut()
-                            .expect("pushed")
-                            .push((name(v.name_id), id));
-                    }
-                }
-                refs = groups.into_iter().rev().flatten().collect();
-            }
-            f.heap_instance(
-                buf,
-                &fmt::InstanceDump {
-                    obj_id: i.object_id,
-                    size: i.values_len,
-                    trace_serial: i.trace_serial,
-                    class_id: i.class_id,
-                    class_sig: &sig,
-                    values: fmt::InstanceValues::Encoded {
-                        bytes,
-                        ref_fields: &refs,
-                    },
-                },
-            );
-        }
-        HeapSubRecord::ObjectArrayDump(a) => {
-            let sig = signature_of_id(syms, a.array_class_id);
-            let elements = a.elements.as_deref().unwrap_or(&[]);
-            f.heap_obj_array(
-                buf,
-                &fmt::ObjArrayDump {
-                    obj_id: a.array_id,
-                    size: a.length.saturating_mul(id_size),
-                    trace_serial: a.trace_serial,
-                    array_class_id: a.array_class_id,
-                    array_class_sig: &sig,
-                    elements,
-                },
-            );
-        }
-        HeapSubRecord::PrimitiveArrayDump(a) => {
-            let data = a.data.as_deref().unwrap_or(&[]);
-            f.heap_prim_array(
-                buf,
-                &fmt::PrimArrayDump {
-                    obj_id: a.array_id,
-                    size: a.data_len() as u32,
-                    trace_serial: a.trace_serial,
-                    elements: fmt::PrimElements::BigEndian(basic_type(a.element_type), data),
-                },
-            );
-        }
-    }
 }

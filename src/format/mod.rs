@@ -107,6 +107,12 @@ pub trait ProfileFormat: Send {
 
     fn heap_dump_end(&mut self, out: &mut Vec<u8>, at: Stamp);
 
+    /// The binary stream's options (`None` for text): what a caller that
+    /// writes records of its own into the stream must match.
+    fn binary_options(&self) -> Option<binary::BinaryOptions> {
+        None
+    }
+
     /// Output a record left pending (a heap dump staged in a temporary
     /// file, whose header is already out): append the next piece to `out`
     /// and return true, or false when nothing is pending. The writer calls

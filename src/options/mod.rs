@@ -68,6 +68,18 @@ pub enum Format {
     Binary,
 }
 
+/// Which dumper writes `heap=dump` heap dumps (`dumper=vm|jvmti`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum HeapDumper {
+    /// The VM's own dumper where the JVM has one (HotSpot) and the dump
+    /// needs nothing only the walk gives (allocation traces of objects with
+    /// `heap=all`); the JVMTI walk otherwise.
+    #[default]
+    Vm,
+    /// Always the agent's JVMTI heap walk.
+    Jvmti,
+}
+
 /// Destination of `net=HOST:PORT`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct NetAddr {
@@ -194,8 +206,12 @@ pub struct Options {
     pub heap_sample_bytes: u64,
     /// `gcbeforedump`: force a full GC before each report.
     pub gc_before_dump: bool,
-    /// `idsize`: identifier size of binary output, 4 or 8.
+    /// `idsize`: identifier size of binary output, 4 or 8. Without the
+    /// option: 8 when heap dumps come from the VM's dumper (whose
+    /// identifiers are 8-byte addresses), else 4.
     pub id_size: u8,
+    /// `dumper`: which dumper writes heap dumps.
+    pub dumper: HeapDumper,
     /// `arraylen`: object arrays carry their true length.
     /// `sitesorder=alloc`: SITES of dumps ordered by allocated bytes, and
     /// rows kept when they allocate or retain enough (docs/alloc_sites.md).
@@ -243,6 +259,7 @@ pub fn parse(combined: &str) -> Result<Options, OptionError> {
         });
     }
     opts.apply_default_profile();
+    opts.choose_id_size();
     Ok(opts)
 }
 
@@ -327,7 +344,8 @@ impl Options {
             x_mask: 0,
             heap_sample_bytes: 0,
             gc_before_dump: true,
-            id_size: 4,
+            id_size: 0,
+            dumper: HeapDumper::Vm,
             true_array_len: false,
             sites_by_alloc: false,
             pseudo_root: true,
@@ -446,6 +464,13 @@ impl Options {
                     values::decimal(name, tokens.value(), Bound::NonNegative)?.into();
             }
             "idsize" => self.id_size = values::one_of(name, tokens.value(), &[("4", 4), ("8", 8)])?,
+            "dumper" => {
+                self.dumper = values::one_of(
+                    name,
+                    tokens.value(),
+                    &[("vm", HeapDumper::Vm), ("jvmti", HeapDumper::Jvmti)],
+                )?
+            }
             "sitesorder" => {
                 self.sites_by_alloc =
                     values::one_of(name, tokens.value(), &[("live", false), ("alloc", true)])?
@@ -488,6 +513,27 @@ impl Options {
         } else {
             Ok(())
         }
+    }
+
+    /// `idsize` when not given: 8 when heap dumps may come from the VM's
+    /// dumper (binary output, `heap=dump` without allocation sites,
+    /// `dumper=vm`), since its identifiers are 8-byte addresses; else the
+    /// original's 4.
+    fn choose_id_size(&mut self) {
+        if self.id_size == 0 {
+            self.id_size = if self.vm_dumper_wanted() && self.format == Format::Binary {
+                8
+            } else {
+                4
+            };
+        }
+    }
+
+    /// Heap dumps should come from the VM's dumper where it has one: the
+    /// walk is not asked for, and objects need no allocation traces (which
+    /// only the walk gives, with `heap=all`).
+    pub fn vm_dumper_wanted(&self) -> bool {
+        self.heap_dump && !self.heap_sites && self.dumper == HeapDumper::Vm
     }
 
     /// `heap=all` when no profile at all was requested.
@@ -567,6 +613,7 @@ impl Default for Options {
     fn default() -> Self {
         let mut opts = Options::unprofiled("");
         opts.apply_default_profile();
+        opts.choose_id_size();
         opts
     }
 }

@@ -635,6 +635,7 @@ fn extension_names_fit_the_name_buffer() {
         "heapsample",
         "gcbeforedump",
         "idsize",
+        "dumper",
         "arraylen",
         "rootzero",
     ] {
@@ -675,6 +676,29 @@ fn idsize() {
             "{v}"
         );
     }
+}
+
+#[test]
+fn dumper_and_the_id_size_it_implies() {
+    use crate::options::HeapDumper;
+    assert_eq!(ok("").dumper, HeapDumper::Vm);
+    assert_eq!(ok("dumper=jvmti").dumper, HeapDumper::Jvmti);
+    assert_eq!(ok("dumper=jvmti,dumper=vm").dumper, HeapDumper::Vm);
+    assert_eq!(err("dumper="), "syntax error parsing dumper=vm|jvmti");
+    assert_eq!(err("dumper=hotspot"), "dumper option value must be vm|jvmti");
+    // The VM's dumper writes 8-byte IDs: binary heap=dump gets them unless
+    // idsize says otherwise; the walk and text keep the original's 4.
+    assert!(ok("heap=dump,format=b").vm_dumper_wanted());
+    assert_eq!(ok("heap=dump,format=b").id_size, 8);
+    assert_eq!(ok("heap=dump,format=b,idsize=4").id_size, 4);
+    assert_eq!(ok("heap=dump").id_size, 4);
+    assert_eq!(ok("heap=dump,format=b,dumper=jvmti").id_size, 4);
+    assert!(!ok("heap=dump,format=b,dumper=jvmti").vm_dumper_wanted());
+    // Allocation traces of objects come only from the walk.
+    assert!(!ok("heap=all,format=b").vm_dumper_wanted());
+    assert_eq!(ok("heap=all,format=b").id_size, 4);
+    assert_eq!(ok("format=b").id_size, 4, "the default profile is heap=all");
+    assert!(!ok("cpu=samples,format=b").vm_dumper_wanted());
 }
 
 #[test]
@@ -910,6 +934,7 @@ fn table_of_bad_option_strings() {
             "heapsample option value must be decimal and >= 0",
         ),
         ("idsize=2", "idsize option value must be 4|8"),
+        ("dumper=x", "dumper option value must be vm|jvmti"),
         ("gcbeforedump=1", "gcbeforedump option value must be y|n"),
         ("rootzero=", "rootzero option value must be y|n"),
     ];

@@ -17,6 +17,10 @@ pub(crate) fn id_from_be(bytes: &[u8]) -> u64 {
 pub(crate) struct Source<R: Read> {
     r: BufReader<Input<R>>,
     pos: u64,
+    /// While set, every byte consumed (read or skipped) is appended here
+    /// too: a caller that copies records on (the agent re-emitting the VM's
+    /// heap dump) gets their exact bytes without a second read.
+    pub(crate) capture: Option<Vec<u8>>,
 }
 
 impl<R: Read> Source<R> {
@@ -24,6 +28,7 @@ impl<R: Read> Source<R> {
         Source {
             r: BufReader::with_capacity(BUF_SIZE, input),
             pos: 0,
+            capture: None,
         }
     }
 
@@ -50,11 +55,26 @@ impl<R: Read> Source<R> {
     /// Fills `buf` completely or fails with `UnexpectedEof`; `pos` counts
     /// the bytes actually consumed, so after an EOF it is the input's end.
     pub(crate) fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        // Fast path: the bytes are buffered already (nearly always: fields
+        // are a few bytes and the buffer holds 64 KiB).
+        let n = buf.len();
+        if let Some(b) = self.r.buffer().get(..n) {
+            buf.copy_from_slice(b);
+            if let Some(c) = self.capture.as_mut() {
+                c.extend_from_slice(b);
+            }
+            self.r.consume(n);
+            self.pos += n as u64;
+            return Ok(());
+        }
         let mut got = 0;
         while got < buf.len() {
             match self.r.read(&mut buf[got..]) {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(n) => {
+                    if let Some(c) = self.capture.as_mut() {
+                        c.extend_from_slice(&buf[got..got + n]);
+                    }
                     got += n;
                     self.pos += n as u64;
                 }
@@ -77,6 +97,9 @@ impl<R: Read> Source<R> {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }
             let take = avail.min(usize::try_from(n).unwrap_or(usize::MAX));
+            if let Some(c) = self.capture.as_mut() {
+                c.extend_from_slice(&self.r.buffer()[..take]);
+            }
             self.r.consume(take);
             self.pos += take as u64;
             n -= take as u64;
@@ -91,6 +114,9 @@ impl<R: Read> Source<R> {
         let mut v = Vec::with_capacity(usize::try_from(n.min(BUF_SIZE as u64)).unwrap_or(0));
         let got = (&mut self.r).take(n).read_to_end(&mut v)?;
         self.pos += got as u64;
+        if let Some(c) = self.capture.as_mut() {
+            c.extend_from_slice(&v);
+        }
         if (got as u64) < n {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }

@@ -173,6 +173,20 @@ impl<R: Read> HprofReader<R> {
         }))
     }
 
+    /// Like [`next_heap_sub_record`](Self::next_heap_sub_record), and
+    /// appends the sub-record's exact bytes to `raw` (checked as strictly:
+    /// a sub-record that does not fit its record is an error). Payloads the
+    /// read options skip are copied to `raw` without being decoded.
+    pub fn next_heap_sub_record_raw(
+        &mut self,
+        raw: &mut Vec<u8>,
+    ) -> Result<Option<HeapSubRecord>, ReadError> {
+        self.src.capture = Some(std::mem::take(raw));
+        let r = self.next_heap_sub_record();
+        *raw = self.src.capture.take().unwrap_or_default();
+        r
+    }
+
     /// The next sub-record of the current heap dump record, or `None` when
     /// its body is exhausted (or no heap dump record is open).
     pub fn next_heap_sub_record(&mut self) -> Result<Option<HeapSubRecord>, ReadError> {

@@ -100,7 +100,7 @@ pub fn write_socket_bounded(mut s: &TcpStream, buf: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-pub use writer::{Writer, WriterJob};
+pub use writer::{Step, Stream, Writer, WriterJob};
 
 pub enum Sink {
     File(File),

@@ -20,7 +20,37 @@ enum Msg<F> {
     Job(WriterJob<F>),
     /// Write everything buffered to the sink, then acknowledge.
     Flush(Sender<()>),
+    /// Output produced piece by piece by the writer thread itself.
+    Stream(Box<dyn Stream<F>>),
 }
+
+/// What a [`Stream`] did in one step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// It appended output (possibly none) and has more to come at once.
+    More,
+    /// Nothing more can come yet (its input is still being produced): the
+    /// writer serves other jobs and asks again shortly. A stream returns
+    /// this only between complete records, where other records may go.
+    Wait,
+    /// Finished; it is dropped.
+    Done,
+}
+
+/// Output that the writer thread produces itself, a piece per step, until
+/// it is done: a large record copied from elsewhere (the VM's own heap
+/// dump) goes straight from its source to the sink without being queued
+/// whole, and no other job's output lands inside one of its records.
+/// `step` must return within a short time (it is never waited for by
+/// anything but the writer), and `abandon` is called instead of further
+/// steps when output has stopped or the writer is ending.
+pub trait Stream<F>: Send {
+    fn step(&mut self, format: &mut F, out: &mut Vec<u8>) -> Step;
+    fn abandon(&mut self) {}
+}
+
+/// How long the writer waits for a job before asking a waiting stream again.
+const STREAM_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Output a job left pending, piece by piece (see
 /// `ProfileFormat::drain_staged`): append the next piece and return true,
@@ -82,6 +112,27 @@ impl<F: Pending + Send + 'static> Writer<F> {
         }
     }
 
+    /// Hand the writer a stream to drain (see [`Stream`]); jobs queued
+    /// after it are served between its records. Dropped (abandoned) when
+    /// output has failed or stopped.
+    pub fn stream(&self, mut s: Box<dyn Stream<F>>) {
+        if self.failed.load(Ordering::Relaxed) {
+            s.abandon();
+            return;
+        }
+        let tx = self.tx.lock().clone();
+        match tx {
+            Some(tx) => {
+                if let Err(e) = tx.send(Msg::Stream(s)) {
+                    if let Msg::Stream(mut s) = e.into_inner() {
+                        s.abandon();
+                    }
+                }
+            }
+            None => s.abandon(),
+        }
+    }
+
     /// Block until everything queued so far is written to the sink.
     pub fn flush(&self) {
         let tx = self.tx.lock().clone();
@@ -138,11 +189,43 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
             ));
         }
     };
+    // Streams being drained, oldest first: only the first one runs.
+    let mut streams: std::collections::VecDeque<Box<dyn Stream<F>>> = Default::default();
     loop {
-        let msg = match rx.recv_timeout(IDLE_FLUSH) {
+        // A stream that has output to give runs before any queued job.
+        while let Some(s) = streams.front_mut() {
+            if failed.load(Ordering::Relaxed) {
+                s.abandon();
+                streams.pop_front();
+                continue;
+            }
+            let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                s.step(&mut format, &mut buf)
+            }))
+            .unwrap_or_else(|_| {
+                crate::diag::error("internal error while streaming output; stream dropped");
+                Step::Done
+            });
+            if buf.len() >= FLUSH_THRESHOLD {
+                push(&mut sink, &mut buf, false);
+            }
+            match step {
+                Step::More => {}
+                Step::Wait => break,
+                Step::Done => {
+                    streams.pop_front();
+                }
+            }
+        }
+        let wait = if streams.is_empty() {
+            IDLE_FLUSH
+        } else {
+            STREAM_POLL
+        };
+        let msg = match rx.recv_timeout(wait) {
             Ok(m) => m,
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                if !buf.is_empty() {
+                if !buf.is_empty() && streams.is_empty() {
                     push(&mut sink, &mut buf, true);
                 }
                 continue;
@@ -150,6 +233,7 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
         };
         match msg {
+            Msg::Stream(s) => streams.push_back(s),
             Msg::Job(job) => {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     job(&mut format, &mut buf)
@@ -169,6 +253,9 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
                 let _ = ack.send(());
             }
         }
+    }
+    for mut s in streams {
+        s.abandon();
     }
     push(&mut sink, &mut buf, true);
     if !failed.load(Ordering::Relaxed) {

@@ -329,10 +329,23 @@ pub fn root(b: &mut Vec<u8>, ids: IdSize, root: &Root<'_>) {
     }
 }
 
-/// CLASS DUMP. `names` holds the string IDs of the statics followed by
-/// those of the instance fields, already announced in UTF8 records.
+/// Name of the pseudo static field that carries constant-pool entry
+/// `index` of a CLASS DUMP. The format's constant-pool section is written
+/// empty, as HotSpot writes it (it puts the same references in a pseudo
+/// static `<resolved_references>`): some readers refuse anything else (the
+/// `jvm-hprof` crate asserts it is empty), while every reader takes static
+/// fields.
+pub fn constant_pool_field_name(index: u16) -> String {
+    format!("<constant pool[{index}]>")
+}
+
+/// CLASS DUMP. `names` holds the string IDs of the statics, then those of
+/// the constant-pool entries (in the order written: last entry first, like
+/// the original) as pseudo statics, then those of the instance fields, all
+/// already announced in UTF8 records.
 pub fn class_dump(b: &mut Vec<u8>, ids: IdSize, c: &ClassDump<'_>, names: &[u64]) {
-    let (static_names, field_names) = names.split_at(c.statics.len());
+    let (static_names, rest) = names.split_at(c.statics.len());
+    let (cp_names, field_names) = rest.split_at(c.constant_pool.len());
     enc::u1(b, sub::CLASS_DUMP);
     enc::id(b, ids, c.class_id);
     enc::u4(b, c.trace_serial);
@@ -343,17 +356,17 @@ pub fn class_dump(b: &mut Vec<u8>, ids: IdSize, c: &ClassDump<'_>, names: &[u64]
     enc::id(b, ids, 0);
     enc::id(b, ids, 0);
     enc::u4(b, c.instance_size);
-    enc::u2(b, c.constant_pool.len() as u16);
-    for e in c.constant_pool.iter().rev() {
-        enc::u2(b, e.index);
-        enc::u1(b, 2);
-        enc::id(b, ids, e.obj_id);
-    }
-    enc::u2(b, c.statics.len() as u16);
+    enc::u2(b, 0);
+    enc::u2(b, (c.statics.len() + c.constant_pool.len()) as u16);
     for (s, &name) in c.statics.iter().zip(static_names) {
         enc::id(b, ids, name);
         enc::u1(b, s.value.basic_type().code());
         enc::value(b, ids, &s.value);
+    }
+    for (e, &name) in c.constant_pool.iter().rev().zip(cp_names) {
+        enc::id(b, ids, name);
+        enc::u1(b, crate::format::BasicType::Object.code());
+        enc::id(b, ids, e.obj_id);
     }
     enc::u2(b, c.instance_fields.len() as u16);
     for (f, &name) in c.instance_fields.iter().zip(field_names) {

@@ -279,13 +279,15 @@ impl ProfileFormat for BinaryFormat {
         // Field-name UTF8 records go to the stream before the heap record.
         let mut names = std::mem::take(&mut self.name_ids);
         names.clear();
-        let all_names = c
-            .statics
-            .iter()
-            .map(|s| s.name)
-            .chain(c.instance_fields.iter().map(|f| f.name));
-        for name in all_names {
-            names.push(self.strings.id(out, time, ids, Some(name)));
+        for s in c.statics {
+            names.push(self.strings.id(out, time, ids, Some(s.name)));
+        }
+        for e in c.constant_pool.iter().rev() {
+            let name = heap::constant_pool_field_name(e.index);
+            names.push(self.strings.id(out, time, ids, Some(&name)));
+        }
+        for f in c.instance_fields {
+            names.push(self.strings.id(out, time, ids, Some(f.name)));
         }
         self.heap_writer()
             .sub_record(out, limit, |b| heap::class_dump(b, ids, c, &names));
@@ -317,6 +319,10 @@ impl ProfileFormat for BinaryFormat {
             .take()
             .unwrap_or_else(|| HeapWriter::new(time_of(&at)));
         self.draining = writer.finish(out, self.opts.version, time_of(&at));
+    }
+
+    fn binary_options(&self) -> Option<BinaryOptions> {
+        Some(self.opts)
     }
 
     fn drain_staged(&mut self, out: &mut Vec<u8>) -> bool {

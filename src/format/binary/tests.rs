@@ -509,7 +509,7 @@ fn class_dump_sub_record_and_its_utf8_records() {
     };
     f.heap_dump_begin(&mut out, at_us(3), &HeapTotals::default());
     f.heap_class(&mut out, &c);
-    let utf8s = ["ref", "flag", "c", "f", "d", "b", "s", "i", "j", "count"]
+    let utf8s = ["ref", "flag", "c", "f", "d", "b", "s", "i", "j", "<constant pool[9]>", "<constant pool[3]>", "count"]
         .iter()
         .enumerate()
         .fold(B::default(), |b, (i, s)| b.utf8(3, 0xA0000001 + i as u32, s));
@@ -519,8 +519,10 @@ fn class_dump_sub_record_and_its_utf8_records() {
         .u1(0x20).u4(0x50000100).u4(300042)
         .u4(0x50000001).u4(0x50000200).u4(0x50000300).u4(0x50000400).u4(0).u4(0)
         .u4(8)
-        .u2(2).u2(9).u1(2).u4(0x50000a02).u2(3).u1(2).u4(0x50000a01)
-        .u2(9)
+        // Constant-pool entries are pseudo statics after the real ones
+        // (last entry first); the constant-pool section is empty.
+        .u2(0)
+        .u2(11)
         .u4(0xA0000001).u1(2).u4(0x50000b01)
         .u4(0xA0000002).u1(4).u1(1)
         .u4(0xA0000003).u1(5).u2(0x41)
@@ -530,9 +532,11 @@ fn class_dump_sub_record_and_its_utf8_records() {
         .u4(0xA0000007).u1(9).u2(0xFFFE)
         .u4(0xA0000008).u1(10).u4(0x01020304)
         .u4(0xA0000009).u1(11).u8(0xFFFF_FFFF_FFFF_FFFD)
+        .u4(0xA000000A).u1(2).u4(0x50000a02)
+        .u4(0xA000000B).u1(2).u4(0x50000a01)
         .u2(2)
         .u4(0xA0000001).u1(2)
-        .u4(0xA000000A).u1(10);
+        .u4(0xA000000C).u1(10);
     let want = B(utf8s.0).rec(0x1C, 4, body.0.len() as u32).raw(&body.0).rec(0x2C, 4, 0);
     assert_eq!(out, want.0);
 }
@@ -686,15 +690,16 @@ fn eight_byte_ids_everywhere_ids_are_written() {
     let body = B::default()
         .u1(0x01).u8(1).u8(2)
         .u1(0x20).u8(1).u4(2).u8(3).u8(4).u8(5).u8(6).u8(0).u8(0).u4(8)
-        .u2(1).u2(1).u1(2).u8(7)
-        .u2(1).u8(0xA0000001).u1(2).u8(0x50000002)
+        .u2(0)
+        .u2(2).u8(0xA0000001).u1(2).u8(0x50000002).u8(0xA0000004).u1(2).u8(7)
         .u2(0)
         .u1(0x21).u8(9).u4(2).u8(1).u4(8).u8(0x50000003)
         .u1(0x22).u8(10).u4(2).u4(1).u8(11).u8(8)
         .u1(0x23).u8(12).u4(2).u4(0).u1(8);
     // "A" (static name) was already announced as the class name string, and
-    // INSTANCE DUMP carries no field names: no UTF8 record at all here.
-    let want = B::default().rec(0x1C, 1, body.0.len() as u32).raw(&body.0).rec(0x2C, 1, 0);
+    // INSTANCE DUMP carries no field names: the only UTF8 record names the
+    // constant-pool entry's pseudo static.
+    let want = B::default().utf8_8(1, 0xA0000004, "<constant pool[1]>").rec(0x1C, 1, body.0.len() as u32).raw(&body.0).rec(0x2C, 1, 0);
     assert_eq!(out, want.0);
 }
 

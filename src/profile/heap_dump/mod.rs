@@ -17,6 +17,7 @@
 
 pub mod epilogue;
 pub mod layout;
+pub mod vm;
 pub mod walk;
 
 use super::{Answer, Profile};
@@ -33,6 +34,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use layout::{ClassDesc, ClassKind, FieldDesc};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use walk::{Batch, BatchSink, ClassInfo, DumpContext, Leftovers, RootRec, WalkStats, Walker};
@@ -51,6 +53,14 @@ pub struct HeapDump {
     /// Scratch environments whose tags are still to be dropped.
     to_release: Mutex<Vec<ScratchEnv>>,
     releaser: AgentThread,
+    /// Dumps made by the VM's dumper so far (their identifiers are tagged
+    /// with their number: transcode::hotspot).
+    vm_dumps: AtomicU32,
+    /// The next fresh serial for the VM's classes, threads and traces.
+    vm_next_serial: Arc<AtomicU64>,
+    /// Why the VM's dumper cannot be used in this run, once found out
+    /// (a JVM without it): said once, then every dump uses the walk.
+    vm_unusable: Mutex<Option<String>>,
 }
 
 impl Default for HeapDump {
@@ -59,6 +69,28 @@ impl Default for HeapDump {
             descs: Mutex::default(),
             to_release: Mutex::default(),
             releaser: AgentThread::new(RELEASER_NAME),
+            vm_dumps: AtomicU32::new(0),
+            vm_next_serial: Arc::new(AtomicU64::new(u64::from(
+                crate::transcode::hotspot::FIRST_FRESH_SERIAL,
+            ))),
+            vm_unusable: Mutex::new(None),
+        }
+    }
+}
+
+/// Which dumper wrote a dump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dumper {
+    Vm,
+    Walk,
+}
+
+impl Dumper {
+    /// As `verbose` names it: `Dumping Java heap (VM dumper) ... done.`
+    fn label(self) -> &'static str {
+        match self {
+            Dumper::Vm => "VM dumper",
+            Dumper::Walk => "JVMTI walk",
         }
     }
 }
@@ -590,6 +622,15 @@ impl HeapDump {
     }
 }
 
+/// Why a dump by the VM's dumper did not happen as asked.
+struct VmFailure {
+    /// Part of it reached the output.
+    emitted: bool,
+    /// This JVM has no such dumper: do not try again.
+    permanent: bool,
+    reason: String,
+}
+
 /// Totals for the text `HEAP DUMP BEGIN` line (docs/output-formats.md,
 /// "HEAP DUMP"): with heap=sites the live objects and bytes of the
 /// allocation sites, as the original printed; without it the objects the
@@ -611,8 +652,175 @@ fn heap_totals(ctx: &Context) -> HeapTotals {
 }
 
 impl HeapDump {
-    /// Write one complete heap dump to the output.
-    fn write(&'static self, ctx: &Context, jni: Jni<'_>) -> WalkStats {
+    /// Why this dump cannot come from the VM's dumper, if it cannot.
+    fn vm_dumper_unusable(&self, ctx: &Context) -> Option<String> {
+        if ctx.opts.dumper == crate::options::HeapDumper::Jvmti {
+            return Some("dumper=jvmti".into());
+        }
+        if ctx.opts.heap_sites {
+            return Some("objects carry allocation traces (heap=sites), which only the walk gives".into());
+        }
+        if !ctx.opts.primfields || !ctx.opts.primarrays {
+            return Some("primfields=n or primarrays=n (the VM's dumper writes every value)".into());
+        }
+        if ctx.opts.format == crate::options::Format::Binary && ctx.opts.id_size != 8 {
+            return Some("idsize=4 (the VM's identifiers are 8-byte addresses)".into());
+        }
+        self.vm_unusable.lock().clone()
+    }
+
+    /// Write one complete heap dump to the output, by the VM's dumper when
+    /// it can make it, else by the JVMTI walk. `announce`: say which in the
+    /// `verbose` progress line of a full dump.
+    fn write(&'static self, ctx: &Context, jni: Jni<'_>, announce: bool) {
+        let say = |d: Dumper| {
+            if announce {
+                diag::verbose(ctx.opts.verbose, &format!(" Java heap ({}) ...", d.label()));
+            }
+        };
+        if let Some(why) = self.vm_dumper_unusable(ctx) {
+            if ctx.opts.logflags & crate::options::LOG_MISC != 0 {
+                crate::vm::log::log(ctx, &format!("heap dump by the JVMTI walk: {why}"));
+            }
+            say(Dumper::Walk);
+            self.write_walk(ctx, jni);
+            return;
+        }
+        say(Dumper::Vm);
+        match self.write_by_vm(ctx, jni) {
+            Ok(()) => {}
+            Err(f) if !f.emitted => {
+                if f.permanent {
+                    *self.vm_unusable.lock() = Some(f.reason.clone());
+                }
+                diag::error(&format!(
+                    "heap dump: the VM's dumper could not make it ({}); the JVMTI walk makes it instead",
+                    f.reason
+                ));
+                self.write_walk(ctx, jni);
+            }
+            Err(f) => diag::error(&format!(
+                "heap dump: the VM's dumper failed after part of its dump was written ({}): that heap dump is incomplete; no JVMTI walk follows it, since readers would count its objects twice",
+                f.reason
+            )),
+        }
+    }
+
+    /// One heap dump by the VM's own dumper, streamed into the output by
+    /// the writer thread (`vm::VmStream`) while the VM writes it.
+    fn write_by_vm(&'static self, ctx: &Context, jni: Jni<'_>) -> Result<(), VmFailure> {
+        let started = Instant::now();
+        let fail = |emitted, reason: String| VmFailure {
+            emitted,
+            permanent: false,
+            reason,
+        };
+        // Every class gets its serial and LOAD CLASS (HotSpot's classes
+        // take ours by name), and every trace a record may name is written.
+        classes::refresh(ctx, jni);
+        traces::submit_all_unprinted(ctx);
+        let mut ours = crate::transcode::hotspot::OurClasses {
+            system_trace: ctx.system_trace(),
+            ..Default::default()
+        };
+        for e in ctx.tables.classes.all() {
+            ours.add(&e.signature, e.serial, e.load_trace);
+        }
+        let base = if ctx.opts.net.is_some() {
+            std::env::temp_dir()
+                .join(format!("hprof-rs-{}", std::process::id()))
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            ctx.opts.file_name().to_string()
+        };
+        let dir = vm::ScratchDir::create(&base).map_err(|e| {
+            fail(
+                false,
+                format!("cannot create a private directory beside {base} for its file: {e}"),
+            )
+        })?;
+        let file = dir.dump_file();
+        let shared = Arc::new(vm::Shared::default());
+        let (done_tx, done_rx) = bounded(1);
+        let number = self.vm_dumps.fetch_add(1, Ordering::Relaxed) + 1;
+        let stream = vm::VmStream::new(
+            file.clone(),
+            shared.clone(),
+            done_tx,
+            ctx.opts.format == crate::options::Format::Ascii,
+            number,
+            ours,
+            self.vm_next_serial.clone(),
+            ctx.stamp(),
+            heap_totals(ctx),
+        );
+        ctx.out.stream(Box::new(stream));
+        let path = file.to_string_lossy().into_owned();
+        let made = crate::jvmti::jni::hotspot_dump_heap(jni, &path, ctx.opts.gc_before_dump);
+        shared.vm_state.store(
+            if made.is_ok() { vm::FINISHED } else { vm::FAILED },
+            std::sync::atomic::Ordering::Release,
+        );
+        let vm_done = Instant::now();
+        // Wait for the copy, as long as it makes progress.
+        let mut last = (0u64, Instant::now());
+        let mut last_report = Instant::now();
+        let outcome = loop {
+            match done_rx.recv_timeout(Duration::from_millis(500)) {
+                Ok(o) => break Some(o),
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break None,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    let copied = shared.consumed.load(Ordering::Relaxed);
+                    if copied != last.0 {
+                        last = (copied, Instant::now());
+                    } else if last.1.elapsed() > Duration::from_secs(60) {
+                        shared.abandoned.store(true, Ordering::Relaxed);
+                        break done_rx.recv_timeout(Duration::from_secs(10)).ok();
+                    }
+                    if ctx.opts.verbose && last_report.elapsed() >= Duration::from_secs(2) {
+                        last_report = Instant::now();
+                        diag::verbose(
+                            true,
+                            &format!(
+                                "\nHPROF heap dump (VM dumper): {} MB copied, {:.1} s",
+                                copied >> 20,
+                                started.elapsed().as_secs_f64()
+                            ),
+                        );
+                    }
+                }
+            }
+        };
+        drop(dir);
+        let outcome = outcome.ok_or_else(|| fail(true, "the copy into the output stopped".into()))?;
+        if ctx.opts.logflags & crate::options::LOG_MISC != 0 {
+            ctx.out.flush();
+            crate::vm::log::log(
+                ctx,
+                &format!(
+                    "heap dump phases (VM dumper): the VM's dump {:.2} s, copied {:.2} s after it, {} MB; {:?}",
+                    (vm_done - started).as_secs_f64(),
+                    vm_done.elapsed().as_secs_f64(),
+                    outcome.bytes >> 20,
+                    outcome.result
+                ),
+            );
+        }
+        match (made, outcome.result) {
+            (Ok(()), Ok(_)) => Ok(()),
+            (Err(e), _) => Err(VmFailure {
+                emitted: outcome.emitted,
+                // No such dumper in this JVM: the walk from now on.
+                permanent: e.contains("ClassNotFoundException") || e.contains("NoClassDefFoundError"),
+                reason: e,
+            }),
+            (Ok(()), Err(e)) => Err(fail(outcome.emitted, e)),
+        }
+    }
+
+    /// Write one complete heap dump by the JVMTI walk.
+    fn write_walk(&'static self, ctx: &Context, jni: Jni<'_>) -> WalkStats {
         let j = ctx.jvmti;
         let started = Instant::now();
         if ctx.opts.gc_before_dump {
@@ -763,8 +971,7 @@ impl Profile for HeapDump {
     }
 
     fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
-        diag::verbose(ctx.opts.verbose, " Java heap ...");
-        self.write(ctx, jni);
+        self.write(ctx, jni, true);
     }
 
     /// Nothing to set up: each dump walks the heap as it is then, with the
@@ -786,7 +993,7 @@ impl Profile for HeapDump {
         match cmd {
             // DUMP HEAP: a heap dump section, preceded by pending traces.
             Command::DumpHeap => {
-                self.write(ctx, jni);
+                self.write(ctx, jni, false);
                 Answer::Done
             }
             _ => Answer::NotMine,

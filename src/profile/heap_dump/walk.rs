@@ -342,13 +342,7 @@ impl Batch {
                             signers_id: signers,
                             protection_domain_id: domain,
                             instance_size: c.layout.instance_size,
-                            // 8-byte IDs: HotSpot-style empty constant pool
-                            // section (some HotSpot-oriented parsers insist).
-                            constant_pool: if ids == 8 {
-                                &[]
-                            } else {
-                                &self.cps[cp_at..cp_at + cp_len]
-                            },
+                            constant_pool: &self.cps[cp_at..cp_at + cp_len],
                             statics: &statics,
                             instance_fields: &fields,
                         },

@@ -1,5 +1,7 @@
 //! Names a binary HPROF file defines before it uses them: UTF8 strings,
-//! LOAD CLASS, FRAME and TRACE records. Shared by `print` and `flame`.
+//! LOAD CLASS, FRAME and TRACE records. Shared by the text transcoder (the
+//! tool's `print`, the agent's text heap dumps from the VM's dumper) and
+//! `flame`.
 
 use crate::reader::{java_class_name, Frame, LoadClass, RecordBody, Trace};
 use std::collections::HashMap;

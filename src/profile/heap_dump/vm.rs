@@ -1,0 +1,627 @@
+//! Heap dumps by the VM's own dumper (docs/heap_dump.md, "Two dumpers").
+//!
+//! HotSpot writes its dump into a file of a private directory the agent
+//! creates for it (mode 0700, beside the output file, or in the system's
+//! temporary directory with `net=`); the writer thread follows that file
+//! while it grows and copies its records into our output, one complete
+//! HotSpot record at a time ([`VmStream`], a `sink::Stream`): binary output
+//! gets them translated by `transcode::hotspot` (identifiers tagged per
+//! dump, serials ours or fresh), text output gets them through
+//! `transcode::text` and the text serializer. Nothing of the dump is held
+//! in memory but the record being copied (HotSpot's segments are 1-8 MiB).
+//!
+//! Our output keeps everything else: the records already written, the
+//! traces written before the dump, the framing of this run's version
+//! (1.0.2: HotSpot's segments as they are, then HEAP DUMP END; 1.0.1: one
+//! HEAP DUMP record, written once the VM's dump is complete since its
+//! length comes first), gzip and sockets (the sink's business).
+//!
+//! What HotSpot writes before its heap records (strings, classes, thread
+//! stacks) is held back until the first heap record, so a dump the VM
+//! fails to make early (no module, a full disk) leaves nothing in the
+//! output and the walk can take over. A failure after heap records went
+//! out ends the dump there, well-formed, and is reported.
+
+use crate::format::{HeapTotals, HprofVersion, Stamp};
+use crate::reader::{ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody};
+use crate::sink::{Step, Stream};
+use crate::transcode::hotspot::{self, BadDump, Counts, OurClasses, Translator};
+use crate::transcode::symbols::Symbols;
+use crate::transcode::text;
+use crate::vm::output::BoxedFormat;
+use crate::vocab::{sub_tag, tag};
+use crossbeam_channel::Sender;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The VM's dumper is still writing.
+pub const RUNNING: u8 = 0;
+/// It returned and its file is complete.
+pub const FINISHED: u8 = 1;
+/// It failed (its file, if any, is incomplete).
+pub const FAILED: u8 = 2;
+
+/// Output of one step is cut after about this many bytes (the writer
+/// pushes it to the sink in between).
+const STEP_OUTPUT: usize = 4 << 20;
+
+/// How long a read of the VM's file waits for bytes the file's size says
+/// are there (they always are: this bounds a misbehaving filesystem).
+const READ_WAIT: Duration = Duration::from_secs(10);
+
+/// What the dump thread and the stream share.
+#[derive(Default)]
+pub struct Shared {
+    /// [`RUNNING`], [`FINISHED`] or [`FAILED`].
+    pub vm_state: AtomicU8,
+    /// Bytes of the VM's file copied so far (progress).
+    pub consumed: AtomicU64,
+    /// The dump thread stopped waiting: the stream ends at its next step.
+    pub abandoned: AtomicBool,
+}
+
+/// How the stream ended.
+#[derive(Debug)]
+pub struct Outcome {
+    pub result: Result<Counts, String>,
+    /// Heap records of this dump reached the output.
+    pub emitted: bool,
+    /// Bytes of the VM's file read.
+    pub bytes: u64,
+}
+
+/// A private directory for the VM's dump file: created new (never an
+/// existing one, never through a symlink: mkdir fails on any existing
+/// name), mode 0700, and removed with whatever the VM left in it.
+pub struct ScratchDir {
+    path: PathBuf,
+}
+
+impl ScratchDir {
+    /// `<base>.vmdump.<pid>.<n>` for the first free n.
+    pub fn create(base: &str) -> io::Result<ScratchDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        let pid = std::process::id();
+        let mut last = None;
+        for n in 0..64u32 {
+            let path = PathBuf::from(format!("{base}.vmdump.{pid}.{n}"));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(ScratchDir { path }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
+    }
+
+    /// The dump file the VM is asked to create (it must end in `.hprof`).
+    pub fn dump_file(&self) -> PathBuf {
+        self.path.join("heap.hprof")
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        // The dump and, on JDK 22 and later, the VM's per-thread part files
+        // if it left any. remove_file never follows a symlink.
+        if let Ok(entries) = std::fs::read_dir(&self.path) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+        let _ = std::fs::remove_dir(&self.path);
+    }
+}
+
+/// The VM's dump file as it grows: a read at its current end waits for
+/// more while the VM still writes (bounded by [`READ_WAIT`]).
+struct TailFile {
+    file: File,
+    shared: Arc<Shared>,
+}
+
+impl Read for TailFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let start = Instant::now();
+        loop {
+            let n = self.file.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            if self.shared.vm_state.load(Ordering::Acquire) != RUNNING {
+                // Bytes written just before the VM returned are there now.
+                return self.file.read(buf);
+            }
+            if start.elapsed() > READ_WAIT {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the VM's dump file stopped growing",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+enum Mode {
+    Binary {
+        t: Box<Translator>,
+        /// Known at the first step, from the format.
+        version: Option<HprofVersion>,
+    },
+    Text {
+        syms: Box<Symbols>,
+        layouts: ClassLayouts,
+    },
+}
+
+struct Input {
+    reader: HprofReader<TailFile>,
+    /// A second handle for the file's size and record headers.
+    probe: File,
+    /// The VM's file is freed up to here (see [`PUNCH_STEP`]); `None` once
+    /// its filesystem refused.
+    punched: Option<u64>,
+}
+
+/// Copied parts of the VM's file are freed (holes punched) every this many
+/// bytes: the file then needs disk space only for what is not copied yet,
+/// and its dirty pages are dropped instead of written back to the disk
+/// (which otherwise writes every byte twice: the VM's file and our output).
+const PUNCH_STEP: u64 = 8 << 20;
+
+/// The writer-thread side of one VM dump.
+pub struct VmStream {
+    path: PathBuf,
+    shared: Arc<Shared>,
+    done: Option<Sender<Outcome>>,
+    input: Option<Input>,
+    mode: Mode,
+    /// Records before the first heap record, held back (see the module
+    /// documentation).
+    held: Vec<u8>,
+    /// The heap dump has begun in our output (segment, record or text).
+    began: bool,
+    /// HEAP DUMP END seen.
+    ended: bool,
+    /// 1.0.1: bytes of the one HEAP DUMP record still to write.
+    v101_left: Option<u64>,
+    /// Text of the record being copied (text output).
+    seg: Vec<u8>,
+    stamp: Stamp,
+    totals: HeapTotals,
+    /// Back from the translator when the stream ends (the next dump's
+    /// fresh serials start there).
+    next_serial: Arc<AtomicU64>,
+}
+
+impl VmStream {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        path: PathBuf,
+        shared: Arc<Shared>,
+        done: Sender<Outcome>,
+        text: bool,
+        dump_number: u32,
+        ours: OurClasses,
+        next_serial: Arc<AtomicU64>,
+        stamp: Stamp,
+        totals: HeapTotals,
+    ) -> VmStream {
+        let mode = if text {
+            Mode::Text {
+                syms: Box::default(),
+                layouts: ClassLayouts::new(hotspot::ID_SIZE),
+            }
+        } else {
+            let first = next_serial.load(Ordering::Relaxed) as u32;
+            Mode::Binary {
+                t: Box::new(Translator::new(dump_number, ours, first)),
+                version: None,
+            }
+        };
+        VmStream {
+            path,
+            shared,
+            done: Some(done),
+            input: None,
+            mode,
+            held: Vec::new(),
+            began: false,
+            ended: false,
+            v101_left: None,
+            seg: Vec::new(),
+            stamp,
+            totals,
+            next_serial,
+        }
+    }
+
+    fn vm_state(&self) -> u8 {
+        self.shared.vm_state.load(Ordering::Acquire)
+    }
+
+    fn finish(&mut self, result: Result<Counts, String>) {
+        if let Mode::Binary { t, .. } = &self.mode {
+            self.next_serial
+                .store(u64::from(t.next_serial()), Ordering::Relaxed);
+        }
+        if let Some(tx) = self.done.take() {
+            let bytes = self.shared.consumed.load(Ordering::Relaxed);
+            let _ = tx.send(Outcome {
+                result,
+                emitted: self.began,
+                bytes,
+            });
+        }
+    }
+
+    /// Open the VM's file once it holds a header.
+    fn open(&mut self) -> Result<bool, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let state = self.vm_state();
+        let f = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&self.path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && state == RUNNING => return Ok(false),
+            Err(e) => return Err(format!("cannot open the VM's dump file: {e}")),
+        };
+        let len = f.metadata().map_err(|e| e.to_string())?.len();
+        // "JAVA PROFILE 1.0.2\0" + id size + time.
+        if len < 31 && state == RUNNING {
+            return Ok(false);
+        }
+        let probe = f.try_clone().map_err(|e| e.to_string())?;
+        let options = match self.mode {
+            Mode::Binary { .. } => ReadOptions::skip_bodies(),
+            Mode::Text { .. } => ReadOptions::full(),
+        };
+        let tail = TailFile {
+            file: f,
+            shared: self.shared.clone(),
+        };
+        let reader = HprofReader::with_options(tail, options)
+            .map_err(|e| format!("the VM's dump: {e}"))?;
+        hotspot::check_header(reader.header()).map_err(|e| e.to_string())?;
+        self.input = Some(Input {
+            reader,
+            probe,
+            punched: Some(0),
+        });
+        Ok(true)
+    }
+
+    fn advance(&mut self, fmt: &mut BoxedFormat, out: &mut Vec<u8>) -> Result<Step, String> {
+        if self.input.is_none() {
+            if let Mode::Binary { version, .. } = &mut self.mode {
+                *version = Some(
+                    fmt.binary_options()
+                        .map(|o| o.version)
+                        .unwrap_or(HprofVersion::V1_0_2),
+                );
+            }
+            if !self.open()? {
+                return Ok(Step::Wait);
+            }
+        }
+        let Some(input) = self.input.as_mut() else {
+            return Ok(Step::Wait);
+        };
+        // The state is read before the size: once it says the VM is done,
+        // the size read after it is final.
+        let state = self.shared.vm_state.load(Ordering::Acquire);
+        let pos = input.reader.position();
+        self.shared.consumed.store(pos, Ordering::Relaxed);
+        if let Some(done) = input.punched {
+            let upto = pos & !0xfff;
+            if upto >= done + PUNCH_STEP {
+                input.punched = crate::os::punch_hole(&input.probe, done, upto - done)
+                    .ok()
+                    .map(|()| upto);
+            }
+        }
+        let len = input.probe.metadata().map_err(|e| e.to_string())?.len();
+        if state == FAILED {
+            return Err("the VM's dumper failed".into());
+        }
+        let running = state == RUNNING;
+        if len < pos + 9 {
+            if running {
+                return Ok(Step::Wait);
+            }
+            if len == pos && self.ended {
+                return Ok(Step::Done);
+            }
+            return Err(format!(
+                "the VM's dump file ends at byte {len}, inside or before a record at {pos}"
+            ));
+        }
+        let mut head = [0u8; 9];
+        input
+            .probe
+            .read_exact_at(&mut head, pos)
+            .map_err(|e| format!("cannot read the VM's dump file: {e}"))?;
+        let rec_len = u64::from(u32::from_be_bytes([head[5], head[6], head[7], head[8]]));
+        if len < pos + 9 + rec_len {
+            if running {
+                return Ok(Step::Wait);
+            }
+            return Err(format!(
+                "the VM's dump file ends at byte {len}, inside the record at {pos}"
+            ));
+        }
+        let is_heap = matches!(head[0], tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP);
+        let v101 = matches!(
+            self.mode,
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_1),
+                ..
+            }
+        );
+        // 1.0.1: the one HEAP DUMP record's length comes first, so the
+        // heap records are copied once the VM's file is complete.
+        if v101 && is_heap && running {
+            return Ok(Step::Wait);
+        }
+        if v101 && is_heap && self.v101_left.is_none() {
+            let total = heap_bytes(&input.probe, pos, len)?;
+            if total > u64::from(u32::MAX) {
+                return Err(format!(
+                    "the VM's dump has {total} bytes of heap records, more than a 1.0.1 HEAP DUMP record holds"
+                ));
+            }
+            out.append(&mut self.held);
+            hotspot::record_header(out, tag::HEAP_DUMP, self.stamp.micros_since_load as u32, total as u32);
+            self.v101_left = Some(total);
+            self.began = true;
+        }
+        let rec = input
+            .reader
+            .next_record()
+            .map_err(|e| format!("the VM's dump: {e}"))?
+            .ok_or("the VM's dump ended early")?;
+        match rec.body {
+            RecordBody::HeapDumpStart { .. } => {
+                let end = input.reader.position() + u64::from(rec.length);
+                self.copy_segment(fmt, out, end)?;
+            }
+            RecordBody::HeapDumpEnd => {
+                self.ended = true;
+                self.begin(fmt, out);
+                match &self.mode {
+                    Mode::Binary {
+                        version: Some(HprofVersion::V1_0_1),
+                        ..
+                    } => {}
+                    Mode::Binary { .. } => {
+                        hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0)
+                    }
+                    Mode::Text { .. } => fmt.heap_dump_end(out, self.stamp),
+                }
+            }
+            _ => match &mut self.mode {
+                Mode::Binary { t, .. } => {
+                    let to = if self.began { &mut *out } else { &mut self.held };
+                    t.record(&rec, to).map_err(|e| e.to_string())?;
+                }
+                Mode::Text { syms, .. } => {
+                    syms.learn(&rec.body);
+                }
+            },
+        }
+        Ok(Step::More)
+    }
+
+    fn time(&self) -> u32 {
+        self.stamp.micros_since_load as u32
+    }
+
+    /// Our heap dump begins (1.0.2 and text; 1.0.1 wrote its header).
+    fn begin(&mut self, fmt: &mut BoxedFormat, out: &mut Vec<u8>) {
+        if self.began {
+            return;
+        }
+        self.began = true;
+        out.append(&mut self.held);
+        if let Mode::Text { .. } = self.mode {
+            fmt.heap_dump_begin(out, self.stamp, &self.totals);
+        }
+    }
+
+    /// Copy one of HotSpot's heap records whose body ends at `end`. Its
+    /// sub-records are read straight into `out` and translated there (one
+    /// copy of the bytes); on an error `out` is cut back to where the
+    /// record began, so only a complete record reaches the output.
+    fn copy_segment(
+        &mut self,
+        fmt: &mut BoxedFormat,
+        out: &mut Vec<u8>,
+        end: u64,
+    ) -> Result<(), String> {
+        self.begin(fmt, out);
+        let time = self.time();
+        let mark = out.len();
+        let binary_102 = matches!(
+            self.mode,
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_2),
+                ..
+            }
+        );
+        if binary_102 {
+            hotspot::record_header(out, tag::HEAP_DUMP_SEGMENT, time, 0);
+        }
+        let body = out.len();
+        let Some(input) = self.input.as_mut() else {
+            out.truncate(mark);
+            return Err("the VM's dump file is not open".into());
+        };
+        let reader = &mut input.reader;
+        let mut seg = std::mem::take(&mut self.seg);
+        seg.clear();
+        let result = (|| -> Result<(), String> {
+            match &mut self.mode {
+                Mode::Binary { t, .. } => {
+                    while reader.position() < end {
+                        let at = out.len();
+                        let sub = reader
+                            .next_heap_sub_record_raw(out)
+                            .map_err(|e| format!("the VM's dump: {e}"))?
+                            .ok_or("the VM's heap record ended early")?;
+                        t.sub_record(&sub, &mut out[at..])
+                            .map_err(|e: BadDump| e.to_string())?;
+                    }
+                }
+                Mode::Text { syms, layouts } => {
+                    while reader.position() < end {
+                        let sub = reader
+                            .next_heap_sub_record()
+                            .map_err(|e| format!("the VM's dump: {e}"))?
+                            .ok_or("the VM's heap record ended early")?;
+                        if let HeapSubRecord::ClassDump(cd) = &sub {
+                            layouts.add(cd);
+                        }
+                        text::heap_sub(fmt.as_mut(), &mut seg, syms, layouts, hotspot::ID_SIZE, &sub);
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            out.truncate(mark);
+            self.seg = seg;
+            return Err(e);
+        }
+        match &self.mode {
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_1),
+                ..
+            } => {
+                let n = (out.len() - body) as u64;
+                let left = self.v101_left.unwrap_or(0);
+                if n > left {
+                    out.truncate(mark);
+                    self.seg = seg;
+                    return Err("the VM's heap records grew while being copied".into());
+                }
+                self.v101_left = Some(left - n);
+            }
+            Mode::Binary { .. } => {
+                let n = (out.len() - body) as u32;
+                out[body - 4..body].copy_from_slice(&n.to_be_bytes());
+            }
+            Mode::Text { .. } => out.extend_from_slice(&seg),
+        }
+        seg.clear();
+        if seg.capacity() > 16 << 20 {
+            seg = Vec::new();
+        }
+        self.seg = seg;
+        Ok(())
+    }
+
+    /// After an error: leave our output well-formed.
+    fn close(&mut self, fmt: &mut BoxedFormat, out: &mut Vec<u8>) {
+        if !self.began || self.ended {
+            return;
+        }
+        self.ended = true;
+        match &self.mode {
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_1),
+                ..
+            } => {
+                // The record's length is out: fill what is left with one
+                // byte array (ID 0) so readers still find the next record.
+                let left = self.v101_left.unwrap_or(0);
+                if left >= 18 {
+                    let n = (left - 18) as u32;
+                    out.push(sub_tag::PRIMITIVE_ARRAY_DUMP);
+                    out.extend_from_slice(&0u64.to_be_bytes());
+                    out.extend_from_slice(&0u32.to_be_bytes());
+                    out.extend_from_slice(&n.to_be_bytes());
+                    out.push(crate::vocab::BasicType::Byte.code());
+                    out.resize(out.len() + n as usize, 0);
+                } else {
+                    for _ in 0..left / 9 {
+                        out.push(sub_tag::ROOT_UNKNOWN);
+                        out.extend_from_slice(&0u64.to_be_bytes());
+                    }
+                }
+            }
+            Mode::Binary { .. } => {
+                hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0)
+            }
+            Mode::Text { .. } => fmt.heap_dump_end(out, self.stamp),
+        }
+    }
+}
+
+/// Bytes of the heap records' bodies from `pos` to the end of the file.
+fn heap_bytes(probe: &File, mut pos: u64, len: u64) -> Result<u64, String> {
+    let mut total = 0u64;
+    while pos + 9 <= len {
+        let mut head = [0u8; 9];
+        probe
+            .read_exact_at(&mut head, pos)
+            .map_err(|e| format!("cannot read the VM's dump file: {e}"))?;
+        let n = u64::from(u32::from_be_bytes([head[5], head[6], head[7], head[8]]));
+        if matches!(head[0], tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP) {
+            total += n;
+        }
+        pos += 9 + n;
+    }
+    Ok(total)
+}
+
+impl Stream<BoxedFormat> for VmStream {
+    fn step(&mut self, fmt: &mut BoxedFormat, out: &mut Vec<u8>) -> Step {
+        if self.shared.abandoned.load(Ordering::Relaxed) {
+            self.close(fmt, out);
+            self.finish(Err("the dump was given up".into()));
+            return Step::Done;
+        }
+        let start = out.len();
+        loop {
+            match self.advance(fmt, out) {
+                Ok(Step::More) if out.len() - start < STEP_OUTPUT => continue,
+                Ok(Step::Done) => {
+                    let counts = match &self.mode {
+                        Mode::Binary { t, .. } => t.counts,
+                        Mode::Text { .. } => Counts::default(),
+                    };
+                    self.finish(Ok(counts));
+                    return Step::Done;
+                }
+                Ok(s) => return s,
+                Err(e) => {
+                    self.close(fmt, out);
+                    self.finish(Err(e));
+                    return Step::Done;
+                }
+            }
+        }
+    }
+
+    fn abandon(&mut self) {
+        self.finish(Err("output stopped".into()));
+    }
+}
+
+impl Drop for VmStream {
+    fn drop(&mut self) {
+        self.finish(Err("the stream was dropped".into()));
+    }
+}

@@ -1,0 +1,748 @@
+//! HotSpot's own heap dump re-emitted inside the agent's binary stream.
+//!
+//! HotSpot's dumper writes object addresses as identifiers (8 bytes on a
+//! 64-bit VM) for objects and classes (a class is its mirror's address),
+//! `Symbol*` addresses for its UTF8 strings, small numbers for its frames,
+//! and serials of its own (classes, threads and stack traces from 1). In
+//! one of our files these meet our own records: LOAD CLASS / START THREAD
+//! with our object IDs (below 2^32), UTF8 strings from 0xA0000001, frames
+//! from 0x70000001, class serials from 100000, threads from 200001, traces
+//! from 300000; and a file can hold several dumps, between which the VM
+//! moves objects and reuses addresses. So every identifier of dump number
+//! `k` gets `k << 48` added ([`Translator::tag`]): user-space addresses stay
+//! below 2^47 (an ID that is not is refused), so a tagged ID can be neither
+//! one of ours nor one of another dump's, and a reader that keeps one map of class IDs or strings for the
+//! whole file names every class of every dump right. References keep
+//! pointing where they did (an object's ID and every reference to it get
+//! the same tag), and every sub-record keeps its length, so HotSpot's
+//! segments are copied with their own framing.
+//!
+//! Serials: HotSpot's classes get our serial for the same class when the
+//! class name is loaded once in the VM and in our table (so ALLOC SITES,
+//! FRAMEs and the heap dump name one class with one serial), otherwise a
+//! fresh serial; its stack traces (one per thread, referenced by the
+//! thread roots) and threads get fresh serials; its empty dummy trace
+//! becomes our system trace. Fresh serials come from a counter the caller
+//! keeps for the whole run (from [`FIRST_FRESH_SERIAL`], far above ours).
+//!
+//! The input is strict: the records come from `crate::reader`, which checks
+//! every length, and the translation checks again what it rewrites (a
+//! sub-record's fields must match its class layout; an ID must be below
+//! 2^48); damaged input gives an error, never a panic.
+
+use crate::reader::{ClassDump, HeapSubRecord, Record, RecordBody};
+use crate::vocab::{sub_tag, tag, BasicType};
+use rustc_hash::FxHashMap;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// First serial handed out to HotSpot's classes, threads and traces that
+/// have none of ours (ours stay far below: classes from 100000, threads
+/// from 200001, traces from 300000).
+pub const FIRST_FRESH_SERIAL: u32 = 0x4000_0000;
+
+/// Bits of a tagged identifier that carry the dump number.
+pub const TAG_SHIFT: u32 = 48;
+
+/// Identifier size of the VM's dumps this translator reads and of the
+/// stream it writes to.
+pub const ID_SIZE: u32 = 8;
+
+/// What the translator needs to know of the agent's own records.
+#[derive(Debug, Default, Clone)]
+pub struct OurClasses {
+    /// Class name in HotSpot's spelling (`java/lang/String`, `[I`) to our
+    /// (serial, load trace), for names loaded once; `None` for names we
+    /// saw more than once.
+    pub by_name: HashMap<String, Option<(u32, u32)>>,
+    /// Our system trace (the empty stack), for HotSpot's dummy trace.
+    pub system_trace: u32,
+}
+
+impl OurClasses {
+    /// Add one of our classes by its JVM signature (`Ljava/lang/String;`,
+    /// `[I`).
+    pub fn add(&mut self, signature: &str, serial: u32, load_trace: u32) {
+        let name = match signature
+            .strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+        {
+            Some(n) => n,
+            None => signature,
+        };
+        self.by_name
+            .entry(name.to_string())
+            .and_modify(|e| *e = None)
+            .or_insert(Some((serial, load_trace)));
+    }
+}
+
+/// A translation error: what was wrong, where in the VM's dump.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadDump(pub String);
+
+impl std::fmt::Display for BadDump {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One class's instance layout, as far as references go.
+#[derive(Debug)]
+struct ClassInfo {
+    super_id: u64,
+    fields: Vec<BasicType>,
+}
+
+#[derive(Debug)]
+struct Refs {
+    /// Byte count of an instance's field values.
+    values_len: u32,
+    /// Offsets of the reference fields within the values.
+    offsets: Box<[u32]>,
+}
+
+/// Counts of what one dump held, for messages and tests.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub classes: u64,
+    pub instances: u64,
+    pub object_arrays: u64,
+    pub primitive_arrays: u64,
+    pub roots: u64,
+    /// HotSpot classes that got our serial.
+    pub classes_matched: u64,
+}
+
+/// Translates one VM dump (see the module documentation).
+pub struct Translator {
+    tag: u64,
+    ours: OurClasses,
+    next_serial: u32,
+    /// HotSpot's class serials to ours.
+    class_serials: FxHashMap<u32, u32>,
+    /// HotSpot's trace serials to ours.
+    traces: FxHashMap<u32, u32>,
+    /// HotSpot's thread serials to ours.
+    threads: FxHashMap<u32, u32>,
+    /// Strings kept until the LOAD CLASS records that name classes with
+    /// them are through.
+    strings: Option<FxHashMap<u64, String>>,
+    classes: FxHashMap<u64, ClassInfo>,
+    refs: FxHashMap<u64, Arc<Refs>>,
+    last_refs: Option<(u64, Arc<Refs>)>,
+    /// Class names written in Java spelling so far.
+    names: u64,
+    pub counts: Counts,
+}
+
+/// Set in the IDs of the Java-spelled class names this translator adds.
+const RENDERED_NAME_BIT: u64 = 1 << 47;
+
+/// Big-endian writers for the records we emit.
+fn u4(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_be_bytes());
+}
+fn u8_(b: &mut Vec<u8>, v: u64) {
+    b.extend_from_slice(&v.to_be_bytes());
+}
+
+/// Append a record whose body `body` writes.
+pub fn record(out: &mut Vec<u8>, t: u8, time: u32, body: impl FnOnce(&mut Vec<u8>)) {
+    out.push(t);
+    u4(out, time);
+    let len_at = out.len();
+    u4(out, 0);
+    body(out);
+    let len = (out.len() - len_at - 4) as u32;
+    out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
+/// A record header (tag, time, length).
+pub fn record_header(out: &mut Vec<u8>, t: u8, time: u32, len: u32) {
+    out.push(t);
+    u4(out, time);
+    u4(out, len);
+}
+
+fn get_u4(b: &[u8], at: usize) -> Result<u32, BadDump> {
+    b.get(at..at + 4)
+        .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+        .ok_or_else(|| BadDump(format!("sub-record too short for a u4 at byte {at}")))
+}
+
+fn put_u4(b: &mut [u8], at: usize, v: u32) -> Result<(), BadDump> {
+    b.get_mut(at..at + 4)
+        .map(|s| s.copy_from_slice(&v.to_be_bytes()))
+        .ok_or_else(|| BadDump(format!("sub-record too short for a u4 at byte {at}")))
+}
+
+impl Translator {
+    /// Translator for dump number `dump` (from 1) of this run; fresh
+    /// serials start at `next_serial` (see [`Translator::next_serial`]).
+    pub fn new(dump: u32, ours: OurClasses, next_serial: u32) -> Translator {
+        Translator {
+            tag: u64::from(dump.clamp(1, 0x7FFF)) << TAG_SHIFT,
+            ours,
+            next_serial: next_serial.max(FIRST_FRESH_SERIAL),
+            class_serials: FxHashMap::default(),
+            traces: FxHashMap::default(),
+            threads: FxHashMap::default(),
+            strings: Some(FxHashMap::default()),
+            classes: FxHashMap::default(),
+            refs: FxHashMap::default(),
+            last_refs: None,
+            names: 0,
+            counts: Counts::default(),
+        }
+    }
+
+    /// The next fresh serial after this dump (for the next dump).
+    pub fn next_serial(&self) -> u32 {
+        self.next_serial
+    }
+
+    /// The identifier `id` of the VM's dump as written in ours.
+    pub fn tag(&self, id: u64) -> Result<u64, BadDump> {
+        if id == 0 {
+            return Ok(0);
+        }
+        if id >> 47 != 0 {
+            return Err(BadDump(format!(
+                "identifier 0x{id:x} is not a user-space address (bits 47-63 tell dumps and our names apart)"
+            )));
+        }
+        Ok(id | self.tag)
+    }
+
+    fn fresh(&mut self) -> u32 {
+        let s = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1).max(FIRST_FRESH_SERIAL);
+        s
+    }
+
+    fn trace_serial(&mut self, hs: u32) -> u32 {
+        if let Some(&s) = self.traces.get(&hs) {
+            return s;
+        }
+        let s = self.fresh();
+        self.traces.insert(hs, s);
+        s
+    }
+
+    fn thread_serial(&mut self, hs: u32) -> u32 {
+        if let Some(&s) = self.threads.get(&hs) {
+            return s;
+        }
+        let s = self.fresh();
+        self.threads.insert(hs, s);
+        s
+    }
+
+    fn tag_at(&self, b: &mut [u8], at: usize) -> Result<(), BadDump> {
+        let s = b
+            .get_mut(at..at + 8)
+            .ok_or_else(|| BadDump(format!("sub-record too short for an ID at byte {at}")))?;
+        let id = u64::from_be_bytes(s.try_into().unwrap_or([0; 8]));
+        let t = self.tag(id)?;
+        s.copy_from_slice(&t.to_be_bytes());
+        Ok(())
+    }
+
+    fn map_trace_at(&mut self, b: &mut [u8], at: usize) -> Result<(), BadDump> {
+        let hs = get_u4(b, at)?;
+        let s = self.trace_serial(hs);
+        put_u4(b, at, s)
+    }
+
+    fn map_thread_at(&mut self, b: &mut [u8], at: usize) -> Result<(), BadDump> {
+        let hs = get_u4(b, at)?;
+        let s = self.thread_serial(hs);
+        put_u4(b, at, s)
+    }
+
+    /// A top-level record other than a heap dump record: write its
+    /// translation to `out` (nothing for records that have none).
+    pub fn record(&mut self, rec: &Record, out: &mut Vec<u8>) -> Result<(), BadDump> {
+        // Strings are needed for class names until the first record that
+        // is neither a string nor a class.
+        if !matches!(rec.body, RecordBody::Utf8 { .. } | RecordBody::LoadClass(_)) {
+            self.strings = None;
+        }
+        match &rec.body {
+            RecordBody::Utf8 { id, text } => {
+                let tagged = self.tag(*id)?;
+                record(out, tag::UTF8, 0, |b| {
+                    u8_(b, tagged);
+                    b.extend_from_slice(text.as_bytes());
+                });
+                if let Some(s) = self.strings.as_mut() {
+                    s.insert(*id, text.clone());
+                }
+            }
+            RecordBody::LoadClass(lc) => {
+                let name = self
+                    .strings
+                    .as_ref()
+                    .and_then(|s| s.get(&lc.name_id))
+                    .cloned();
+                let name = name.as_deref();
+                let mine = name.and_then(|n| self.ours.by_name.get(n).copied().flatten());
+                let (serial, trace) = match mine {
+                    Some((s, t)) => {
+                        self.counts.classes_matched += 1;
+                        (s, t)
+                    }
+                    None => (self.fresh(), self.ours.system_trace),
+                };
+                self.class_serials.insert(lc.class_serial, serial);
+                let id = self.tag(lc.class_id)?;
+                // Our LOAD CLASS records spell names the Java way
+                // (`java.lang.String`, `int[]`); HotSpot's internal form
+                // is kept for its strings, which also name fields and
+                // methods: the Java spelling gets a string of its own, with
+                // bit 47 set (user-space addresses stay below 2^47, so no
+                // HotSpot string has it).
+                let name_id = match name {
+                    Some(n) => {
+                        let sig = if n.starts_with('[') {
+                            n.to_string()
+                        } else {
+                            format!("L{n};")
+                        };
+                        let rendered = crate::format::render_class_name(&sig).into_owned();
+                        self.names += 1;
+                        let nid = self.tag | RENDERED_NAME_BIT | self.names;
+                        record(out, tag::UTF8, 0, |b| {
+                            u8_(b, nid);
+                            b.extend_from_slice(rendered.as_bytes());
+                        });
+                        nid
+                    }
+                    None => self.tag(lc.name_id)?,
+                };
+                record(out, tag::LOAD_CLASS, 0, |b| {
+                    u4(b, serial);
+                    u8_(b, id);
+                    u4(b, trace);
+                    u8_(b, name_id);
+                });
+            }
+            RecordBody::Frame(f) => {
+                let class = match self.class_serials.get(&f.class_serial) {
+                    Some(&s) => s,
+                    None => 0,
+                };
+                let ids = [
+                    self.tag(f.id)?,
+                    self.tag(f.method_name_id)?,
+                    self.tag(f.signature_id)?,
+                    self.tag(f.source_file_id)?,
+                ];
+                record(out, tag::FRAME, 0, |b| {
+                    ids.iter().for_each(|&i| u8_(b, i));
+                    u4(b, class);
+                    u4(b, f.line as u32);
+                });
+            }
+            RecordBody::Trace(t) => {
+                // HotSpot's dummy trace (no thread, no frame) is what its
+                // objects and classes name: our system trace, not written
+                // again.
+                if t.frame_ids.is_empty() && t.thread_serial == 0 {
+                    self.traces.insert(t.serial, self.ours.system_trace);
+                    return Ok(());
+                }
+                let serial = self.trace_serial(t.serial);
+                let thread = self.thread_serial(t.thread_serial);
+                let frames = t
+                    .frame_ids
+                    .iter()
+                    .map(|&f| self.tag(f))
+                    .collect::<Result<Vec<u64>, BadDump>>()?;
+                record(out, tag::TRACE, 0, |b| {
+                    u4(b, serial);
+                    u4(b, thread);
+                    u4(b, frames.len() as u32);
+                    frames.iter().for_each(|&f| u8_(b, f));
+                });
+            }
+            // Heap dump framing is the caller's; HotSpot writes no other
+            // record, and anything else has no meaning in our stream.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Translate one heap sub-record in place: `raw` holds its exact bytes
+    /// (as read by `HprofReader::next_heap_sub_record_raw`), `sub` what the
+    /// reader decoded of it.
+    pub fn sub_record(&mut self, sub: &HeapSubRecord, raw: &mut [u8]) -> Result<(), BadDump> {
+        if raw.first() != Some(&sub.tag()) {
+            return Err(BadDump(
+                "sub-record bytes do not match the sub-record read".into(),
+            ));
+        }
+        match sub {
+            HeapSubRecord::Root(_) => {
+                self.counts.roots += 1;
+                self.tag_at(raw, 1)?;
+                match sub.tag() {
+                    sub_tag::ROOT_JNI_GLOBAL => self.tag_at(raw, 9)?,
+                    sub_tag::ROOT_JNI_LOCAL
+                    | sub_tag::ROOT_JAVA_FRAME
+                    | sub_tag::ROOT_NATIVE_STACK
+                    | sub_tag::ROOT_THREAD_BLOCK => self.map_thread_at(raw, 9)?,
+                    sub_tag::ROOT_THREAD_OBJECT => {
+                        self.map_thread_at(raw, 9)?;
+                        self.map_trace_at(raw, 13)?;
+                    }
+                    _ => {}
+                }
+            }
+            HeapSubRecord::ClassDump(cd) => {
+                self.counts.classes += 1;
+                self.class_dump(cd, raw)?;
+            }
+            HeapSubRecord::InstanceDump(i) => {
+                self.counts.instances += 1;
+                let refs = self.refs_of(i.class_id)?;
+                if refs.values_len != i.values_len {
+                    return Err(BadDump(format!(
+                        "INSTANCE DUMP at offset {} has {} value bytes, its class 0x{:x} {}",
+                        i.offset, i.values_len, i.class_id, refs.values_len
+                    )));
+                }
+                self.tag_at(raw, 1)?;
+                self.map_trace_at(raw, 9)?;
+                self.tag_at(raw, 13)?;
+                for &o in refs.offsets.iter() {
+                    self.tag_at(raw, 25 + o as usize)?;
+                }
+            }
+            HeapSubRecord::ObjectArrayDump(a) => {
+                self.counts.object_arrays += 1;
+                self.tag_at(raw, 1)?;
+                self.map_trace_at(raw, 9)?;
+                self.tag_at(raw, 17)?;
+                let n = a.length as usize;
+                if raw.len() != 25 + n * 8 {
+                    return Err(BadDump(format!(
+                        "OBJECT ARRAY DUMP at offset {}: {} bytes for {n} elements",
+                        a.offset,
+                        raw.len()
+                    )));
+                }
+                let t = self.tag;
+                for e in raw[25..].chunks_exact_mut(8) {
+                    let id = u64::from_be_bytes(e.try_into().unwrap_or([0; 8]));
+                    if id != 0 {
+                        if id >> 47 != 0 {
+                            self.tag(id)?;
+                        }
+                        e.copy_from_slice(&(id | t).to_be_bytes());
+                    }
+                }
+            }
+            HeapSubRecord::PrimitiveArrayDump(_) => {
+                self.counts.primitive_arrays += 1;
+                self.tag_at(raw, 1)?;
+                self.map_trace_at(raw, 9)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn class_dump(&mut self, cd: &ClassDump, raw: &mut [u8]) -> Result<(), BadDump> {
+        self.tag_at(raw, 1)?;
+        self.map_trace_at(raw, 9)?;
+        for at in [13, 21, 29, 37, 45, 53] {
+            self.tag_at(raw, at)?;
+        }
+        // 61: instance size; 65: constant pool count.
+        let mut at = 67;
+        let value = |me: &Self, raw: &mut [u8], at: usize, ty: u8| -> Result<usize, BadDump> {
+            let t = BasicType::from_code(ty)
+                .ok_or_else(|| BadDump(format!("CLASS DUMP: basic type {ty}")))?;
+            if t == BasicType::Object {
+                me.tag_at(raw, at)?;
+            }
+            Ok(at + t.size(ID_SIZE) as usize)
+        };
+        let byte = |raw: &[u8], at: usize| {
+            raw.get(at)
+                .copied()
+                .ok_or_else(|| BadDump("CLASS DUMP shorter than its entries".into()))
+        };
+        for _ in &cd.constant_pool {
+            let ty = byte(raw, at + 2)?;
+            at = value(self, raw, at + 3, ty)?;
+        }
+        at += 2;
+        for _ in &cd.static_fields {
+            self.tag_at(raw, at)?;
+            let ty = byte(raw, at + 8)?;
+            at = value(self, raw, at + 9, ty)?;
+        }
+        at += 2;
+        for _ in &cd.instance_fields {
+            self.tag_at(raw, at)?;
+            at += 9;
+        }
+        if at != raw.len() {
+            return Err(BadDump(format!(
+                "CLASS DUMP at offset {}: {} bytes, its entries use {at}",
+                cd.offset,
+                raw.len()
+            )));
+        }
+        self.classes.insert(
+            cd.class_id,
+            ClassInfo {
+                super_id: cd.super_class_id,
+                fields: cd.instance_fields.iter().map(|f| f.ty).collect(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Reference offsets of instances of `class_id` (own fields first,
+    /// then the superclass's, as INSTANCE DUMP values are laid out).
+    fn refs_of(&mut self, class_id: u64) -> Result<Arc<Refs>, BadDump> {
+        if let Some((id, r)) = &self.last_refs {
+            if *id == class_id {
+                return Ok(r.clone());
+            }
+        }
+        let r = match self.refs.get(&class_id) {
+            Some(r) => r.clone(),
+            None => {
+                let mut offsets = Vec::new();
+                let mut at = 0u32;
+                let mut id = class_id;
+                let mut depth = 0;
+                while id != 0 {
+                    let c = self.classes.get(&id).ok_or_else(|| {
+                        BadDump(format!(
+                            "an instance of class 0x{class_id:x} comes before the CLASS DUMP of 0x{id:x}"
+                        ))
+                    })?;
+                    for &t in &c.fields {
+                        if t == BasicType::Object {
+                            offsets.push(at);
+                        }
+                        at += t.size(ID_SIZE);
+                    }
+                    id = c.super_id;
+                    depth += 1;
+                    if depth > self.classes.len() {
+                        return Err(BadDump(format!("superclasses of 0x{class_id:x} loop")));
+                    }
+                }
+                let r = Arc::new(Refs {
+                    values_len: at,
+                    offsets: offsets.into(),
+                });
+                self.refs.insert(class_id, r.clone());
+                r
+            }
+        };
+        self.last_refs = Some((class_id, r.clone()));
+        Ok(r)
+    }
+}
+
+/// HotSpot's heap dumps are 1.0.2 with 8-byte identifiers on the 64-bit
+/// VMs this agent supports; anything else is not translated.
+pub fn check_header(h: &crate::reader::Header) -> Result<(), BadDump> {
+    if h.id_size != ID_SIZE {
+        return Err(BadDump(format!(
+            "the VM's dump has {}-byte identifiers, 8 expected",
+            h.id_size
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::HprofReader;
+
+    fn u2(b: &mut Vec<u8>, v: u16) {
+        b.extend_from_slice(&v.to_be_bytes());
+    }
+
+    /// A small HotSpot-like dump: strings, one class with a reference
+    /// field, one instance pointing at itself, an object array, a thread
+    /// root with its trace.
+    fn hotspot_like() -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"JAVA PROFILE 1.0.2\0");
+        u4(&mut b, 8);
+        u8_(&mut b, 0);
+        record(&mut b, tag::UTF8, 0, |r| {
+            u8_(r, 0x7f00_0010);
+            r.extend_from_slice(b"p/Foo");
+        });
+        record(&mut b, tag::UTF8, 0, |r| {
+            u8_(r, 0x7f00_0020);
+            r.extend_from_slice(b"next");
+        });
+        record(&mut b, tag::LOAD_CLASS, 0, |r| {
+            u4(r, 1);
+            u8_(r, 0xE000_0100);
+            u4(r, 1);
+            u8_(r, 0x7f00_0010);
+        });
+        record(&mut b, tag::TRACE, 0, |r| {
+            u4(r, 1);
+            u4(r, 0);
+            u4(r, 0);
+        });
+        record(&mut b, tag::TRACE, 0, |r| {
+            u4(r, 2);
+            u4(r, 1);
+            u4(r, 0);
+        });
+        record(&mut b, tag::HEAP_DUMP_SEGMENT, 0, |r| {
+            // CLASS DUMP Foo: no constant pool, no statics, field `next`.
+            r.push(sub_tag::CLASS_DUMP);
+            u8_(r, 0xE000_0100);
+            u4(r, 1);
+            for _ in 0..6 {
+                u8_(r, 0);
+            }
+            u4(r, 8);
+            u2(r, 0);
+            u2(r, 0);
+            u2(r, 1);
+            u8_(r, 0x7f00_0020);
+            r.push(2);
+            // INSTANCE DUMP whose `next` is itself.
+            r.push(sub_tag::INSTANCE_DUMP);
+            u8_(r, 0xE000_1000);
+            u4(r, 1);
+            u8_(r, 0xE000_0100);
+            u4(r, 8);
+            u8_(r, 0xE000_1000);
+            r.push(sub_tag::OBJECT_ARRAY_DUMP);
+            u8_(r, 0xE000_2000);
+            u4(r, 1);
+            u4(r, 2);
+            u8_(r, 0xE000_0200);
+            u8_(r, 0);
+            u8_(r, 0xE000_1000);
+            r.push(sub_tag::ROOT_THREAD_OBJECT);
+            u8_(r, 0xE000_3000);
+            u4(r, 1);
+            u4(r, 2);
+        });
+        record(&mut b, tag::HEAP_DUMP_END, 0, |_| {});
+        b
+    }
+
+    fn translate(input: &[u8], dump: u32) -> Result<(Vec<u8>, Translator), BadDump> {
+        let mut ours = OurClasses {
+            system_trace: 300000,
+            ..Default::default()
+        };
+        ours.add("Lp/Foo;", 100123, 300005);
+        let mut t = Translator::new(dump, ours, 0);
+        let mut r = HprofReader::with_options(input, crate::reader::ReadOptions::skip_bodies())
+            .map_err(|e| BadDump(e.to_string()))?;
+        check_header(r.header())?;
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record().map_err(|e| BadDump(e.to_string()))? {
+            if let RecordBody::HeapDumpStart { .. } = rec.body {
+                let mut seg = Vec::new();
+                let mut raw = Vec::new();
+                while let Some(sub) = r
+                    .next_heap_sub_record_raw(&mut raw)
+                    .map_err(|e| BadDump(e.to_string()))?
+                {
+                    t.sub_record(&sub, &mut raw)?;
+                    seg.append(&mut raw);
+                }
+                record_header(&mut out, tag::HEAP_DUMP_SEGMENT, 0, seg.len() as u32);
+                out.extend_from_slice(&seg);
+            } else if rec.tag == tag::HEAP_DUMP_END {
+                record_header(&mut out, tag::HEAP_DUMP_END, 0, 0);
+            } else {
+                t.record(&rec, &mut out)?;
+            }
+        }
+        Ok((out, t))
+    }
+
+    #[test]
+    fn every_id_is_tagged_and_serials_are_ours_or_fresh() {
+        let (out, t) = translate(&hotspot_like(), 3).unwrap();
+        let mut file = b"JAVA PROFILE 1.0.2\0".to_vec();
+        u4(&mut file, 8);
+        u8_(&mut file, 0);
+        file.extend_from_slice(&out);
+        let p = crate::reader::collect(HprofReader::new(&file[..]).unwrap()).unwrap();
+        let tag = 3u64 << 48;
+        let foo = p.class_by_name("p.Foo").expect("LOAD CLASS p.Foo");
+        assert_eq!(foo.class_id, tag | 0xE000_0100);
+        assert_eq!(foo.serial, 100123, "our serial for a name loaded once");
+        let d = &p.heap_dumps[0];
+        let i = &d.instances[0];
+        assert_eq!(i.object_id, tag | 0xE000_1000);
+        assert_eq!(i.class_id, foo.class_id);
+        assert_eq!(
+            i.trace_serial, 300000,
+            "HotSpot's dummy trace is our system trace"
+        );
+        let f = p.field_values(d, i).unwrap();
+        assert_eq!(f[0].1.as_object_id(), Some(tag | 0xE000_1000));
+        let a = &d.object_arrays[0];
+        assert_eq!(a.elements.as_deref(), Some(&[0, tag | 0xE000_1000][..]));
+        assert_eq!(a.array_class_id, tag | 0xE000_0200);
+        let root = d.roots[0];
+        assert_eq!(root.object_id, tag | 0xE000_3000);
+        let crate::reader::RootKind::ThreadObject {
+            thread_serial,
+            trace_serial,
+        } = root.kind
+        else {
+            panic!("{root:?}")
+        };
+        assert!(thread_serial >= FIRST_FRESH_SERIAL && trace_serial >= FIRST_FRESH_SERIAL);
+        assert!(p
+            .traces
+            .iter()
+            .any(|tr| tr.serial == trace_serial && tr.thread_serial == thread_serial));
+        assert_eq!(t.counts.instances, 1);
+        assert_eq!(t.counts.classes_matched, 1);
+        assert_eq!(p.string(tag | 0x7f00_0020), Some("next"));
+        assert_eq!(p.class_name(foo.class_id), Some("p.Foo"), "spelled like ours");
+        assert_ne!(foo.name_id, tag | 0x7f00_0010, "a name of its own, in Java spelling");
+    }
+
+    #[test]
+    fn damaged_dumps_are_errors_not_panics() {
+        let good = hotspot_like();
+        // Every single-byte change and every truncation either translates
+        // or fails cleanly.
+        for i in 0..good.len() {
+            for v in [0u8, 0xFF, 0x21] {
+                let mut bad = good.clone();
+                bad[i] = v;
+                let _ = translate(&bad, 1);
+            }
+            let _ = translate(&good[..i], 1);
+        }
+        // An instance whose values do not fit its class is refused.
+        let mut bad = good.clone();
+        let inst = [sub_tag::INSTANCE_DUMP, 0, 0, 0, 0, 0xE0, 0, 0x10, 0];
+        let at = bad.windows(9).position(|w| w == inst).unwrap() + 21;
+        bad[at + 3] = 16;
+        assert!(translate(&bad, 1).is_err());
+        // A high identifier cannot be tagged.
+        assert!(Translator::new(1, OurClasses::default(), 0)
+            .tag(1 << 50)
+            .is_err());
+    }
+}
