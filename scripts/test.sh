@@ -15,10 +15,10 @@ cargo test --release --workspace
 
 if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # Smoke set: start-up, cpu=samples (text and binary), cpu=times, heap=sites, heap=dump (also
-  # while classes load and clones churn), monitors, net, and hprof-rs attach/jvms (each JDK
+  # while classes load and clones churn), monitors, net, and hprof-rs attach/jvms and the attached agent (each JDK
   # answers attach a little differently).
   scripts/install-jdks.sh 11 21 25 | while read -r major home; do
     echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
-    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool
+    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool --test attach_agent
   done
 fi

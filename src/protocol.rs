@@ -198,6 +198,12 @@ impl<R: Read> CommandReader<R> {
         &self.r
     }
 
+    /// The stream, to read what follows the commands (an agent drains a
+    /// front-end's connection after its EOF command).
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.r
+    }
+
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
         self.offset

@@ -6,9 +6,11 @@
 //! them; dead processes, processes that are no JVM, JVMs that refuse
 //! attach and processes of another user get one clear line, quickly and
 //! without harm to the process; a JVM in pid and mount namespaces of its
-//! own (a container) is reached through /proc. A stand-in agent (tests/fixtures/
-//! attach_stub_agent.c) that accepts attach shows the success path and
-//! `--listen` recording what the attached agent sends.
+//! own (a container) is reached through /proc. The real agent starts,
+//! refuses a second load and stops on `stop` (its profiles are tested in
+//! tests/attach_agent.rs); a stand-in agent (tests/fixtures/
+//! attach_stub_agent.c) shows `--listen` recording what an attached agent
+//! sends, byte for byte.
 //!
 //! The fixture is HoldObjects: it idles without using the CPU until its
 //! standard input closes, then prints how many objects it held and ends.
@@ -29,8 +31,6 @@ const TOOL: &str = env!("CARGO_BIN_EXE_hprof-rs");
 const TOOL_LIMIT: Duration = Duration::from_secs(60);
 /// What HoldObjects prints when its standard input closes.
 const HELD: &str = "ready\n3790\n";
-/// The real agent's answer to a dynamic attach today (src/agent/onload.rs).
-const AGENT_REFUSAL: &str = "HPROF ERROR: hprof-rs cannot be attached to a running VM (not supported yet); start the JVM with -agentpath:";
 
 /// A HoldObjects JVM started for one test.
 struct Target {
@@ -184,6 +184,19 @@ fn tool_in(mut cmd: Command, args: &[&str]) -> common::BoundedRun {
     r
 }
 
+/// The tool's exit status (0 only when the agent started or stopped) and
+/// the JVM's answer `return code: RC`, exactly.
+fn assert_answered(r: &common::BoundedRun, rc: i32) {
+    let status = if rc == 0 { 0 } else { 1 };
+    assert_eq!(
+        r.output.status.code(),
+        Some(status),
+        "{}",
+        common::stderr(&r.output)
+    );
+    assert_eq!(common::stdout(&r.output), format!("0\nreturn code: {rc}\n"));
+}
+
 fn lines(s: &str) -> Vec<String> {
     s.lines().map(String::from).collect()
 }
@@ -304,14 +317,10 @@ fn jvms_lists_each_fixture_with_its_command_version_and_agent() {
 }
 
 #[test]
-fn attach_reaches_the_jvm_and_prints_the_agents_refusal() {
-    let mut t = Target::start("attach_refused", &[]);
+fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
+    let mut t = Target::start("attach_real_agent", &[]);
     let pid = t.pid();
     let lib = default_agent();
-    let refused = format!(
-        "hprof-rs: the agent did not start in JVM {pid}: Agent_OnAttach returned -1 (the agent's own \
-         message, if any, is in the JVM's output)"
-    );
     let loading = |opts: &str| {
         format!(
             "hprof-rs attach: loading {lib} into JVM {pid} (attach protocol {}, options \"{opts}\")",
@@ -319,15 +328,14 @@ fn attach_reaches_the_jvm_and_prints_the_agents_refusal() {
         )
     };
 
-    let r = tool(&["attach", &pid, "cpu=samples"]);
-    assert_eq!(r.output.status.code(), Some(1));
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
+    let r = tool(&["attach", &pid, "heap=sites,file=sites.txt"]);
+    assert_answered(&r, 0);
     assert_eq!(
         lines(&common::stderr(&r.output)),
         [
             format!("hprof-rs attach: started the attach listener of JVM {pid}"),
-            loading("cpu=samples"),
-            refused.clone(),
+            loading("heap=sites,file=sites.txt"),
+            format!("hprof-rs attach: the agent started in JVM {pid}"),
         ]
     );
     assert!(r.elapsed < Duration::from_secs(20), "{:?}", r.elapsed);
@@ -335,60 +343,72 @@ fn attach_reaches_the_jvm_and_prints_the_agents_refusal() {
     assert!(!t.dir.join(format!(".attach_pid{pid}")).exists());
     assert!(t.alive());
 
-    // The listener runs now: the socket is used as it is.
-    let r = tool(&["attach", &pid, "heap=sites"]);
-    assert_eq!(r.output.status.code(), Some(1));
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
+    // A second load while the first profile runs: the agent's refusal
+    // (the listener runs now: the socket is used as it is).
+    let r = tool(&["attach", &pid, "cpu=samples"]);
+    assert_answered(&r, -1);
     assert_eq!(
         lines(&common::stderr(&r.output)),
-        [loading("heap=sites"), refused.clone()]
-    );
-
-    // --listen: the agent is given a loopback port; it refuses, so nothing
-    // is recorded and the tool does not wait for it.
-    let rec = t.dir.join("rec.hprof");
-    let r = tool(&[
-        "attach",
-        &pid,
-        "cpu=samples",
-        "--listen",
-        "--out",
-        rec.to_str().unwrap(),
-    ]);
-    assert_eq!(r.output.status.code(), Some(1));
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
-    let err = lines(&common::stderr(&r.output));
-    let port = err[0]
-        .strip_prefix("listening on 127.0.0.1:")
-        .unwrap_or_else(|| panic!("{err:?}"));
-    assert_eq!(
-        err[1..],
         [
-            loading(&format!("cpu=samples,net=127.0.0.1:{port}")),
-            refused
+            loading("cpu=samples"),
+            format!(
+                "hprof-rs: the agent did not start in JVM {pid}: Agent_OnAttach returned -1 (the \
+                 agent's own message, if any, is in the JVM's output)"
+            ),
         ]
     );
-    assert!(!rec.exists());
+
+    // stop: the final report, and the program goes on.
+    let r = tool(&["attach", &pid, "stop"]);
+    assert_answered(&r, 0);
+    assert_eq!(
+        lines(&common::stderr(&r.output)),
+        [
+            loading("stop"),
+            format!("hprof-rs attach: profiling stopped in JVM {pid}")
+        ]
+    );
+    let report = std::fs::read_to_string(t.dir.join("sites.txt")).unwrap();
+    assert!(
+        report.contains("\nSITES BEGIN (ordered by live bytes, counted from the attach) "),
+        "{report}"
+    );
     assert!(t.alive());
+    // Nothing left to stop.
+    let r = tool(&["attach", &pid, "stop"]);
+    assert_answered(&r, -1);
+    assert_eq!(
+        lines(&common::stderr(&r.output))[1],
+        format!(
+            "hprof-rs: the agent did not stop profiling in JVM {pid}: Agent_OnAttach returned -1 \
+             (the agent's own message, if any, is in the JVM's output)"
+        )
+    );
 
     let (st, out, err) = t.finish();
     assert!(st.success(), "{st}: {err}");
     assert_eq!(out, HELD);
-    // Each attach: the JDK's warning, then the agent's one-line refusal.
-    let mut expected_err = String::new();
-    for _ in 0..3 {
-        expected_err.push_str(&dynamic_load_warning(&lib));
-        expected_err.push_str(AGENT_REFUSAL);
-        expected_err.push('\n');
+    // The JDK's warning once (the library stays loaded from the first
+    // session on, so later loads do not load it again), then the agent's
+    // lines.
+    let expected_err = format!(
+        "{}Allocation tracking on (*\n\
+         HPROF: profiling started in this running JVM (options \"heap=sites,file=sites.txt\")\n\
+         HPROF ERROR: hprof-rs is already profiling this JVM (attached *\n\
+         Dumping allocation sites ... *\n\
+         HPROF: profiling stopped; the report went to sites.txt\n\
+         HPROF ERROR: stop: hprof-rs is not profiling this JVM *\n",
+        dynamic_load_warning(&lib)
+    );
+    let got: Vec<&str> = err.lines().collect();
+    let want: Vec<&str> = expected_err.lines().collect();
+    assert_eq!(got.len(), want.len(), "{err}");
+    for (g, w) in got.iter().zip(&want) {
+        match w.strip_suffix('*') {
+            Some(prefix) => assert!(g.starts_with(prefix), "{g:?} vs {w:?}\n{err}"),
+            None => assert_eq!(g, w, "{err}"),
+        }
     }
-    let err_without_location: String = err
-        .lines()
-        .map(|l| match l.find(" [") {
-            Some(i) if l.starts_with("HPROF ERROR") => format!("{}\n", &l[..i]),
-            _ => format!("{l}\n"),
-        })
-        .collect();
-    assert_eq!(err_without_location, expected_err);
 }
 
 #[test]
@@ -527,19 +547,21 @@ fn attach_succeeds_and_listen_records_what_the_attached_agent_sends() {
 fn protocol_version_2_carries_long_options_from_jdk_24_on() {
     let mut t = Target::start("attach_protocols", &[]);
     let pid = t.pid();
-    let long = format!("cpu=samples,file={}", "x".repeat(1100 - 17));
+    // A path the agent can open: ././.../long1.txt, options of 1100 bytes.
+    let long = format!("cpu=samples,file={}long1.txt", "./".repeat(537));
     assert_eq!(long.len(), 1100);
     let r = tool(&["attach", &pid, &long]);
-    assert_eq!(r.output.status.code(), Some(1));
     let err = lines(&common::stderr(&r.output));
     if common::java_major() >= 24 {
-        assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
+        assert_eq!(r.output.status.code(), Some(0), "{err:?}");
+        assert_eq!(common::stdout(&r.output), "0\nreturn code: 0\n");
         assert!(err[1].ends_with("... (1100 bytes))"), "{err:?}");
         assert!(
-            err[1].contains("(attach protocol 2, options \"cpu=samples,file=xxx"),
+            err[1].contains("(attach protocol 2, options \"cpu=samples,file=././"),
             "{err:?}"
         );
     } else {
+        assert_eq!(r.output.status.code(), Some(1));
         // Protocol 1 cannot carry it: refused before anything is sent.
         assert_eq!(common::stdout(&r.output), "");
         assert_eq!(
@@ -549,13 +571,19 @@ fn protocol_version_2_carries_long_options_from_jdk_24_on() {
         );
     }
 
-    // Protocol 1 works everywhere.
-    let r = tool(&["attach", &pid, "--protocol", "1"]);
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
-    assert!(common::stderr(&r.output).contains("(attach protocol 1, options \"\")"));
+    // Protocol 1 works everywhere: it stops the profile the long options
+    // started (JDK 24 on), or finds nothing to stop.
+    let r = tool(&["attach", &pid, "--protocol", "1", "stop"]);
+    let rc = if common::java_major() >= 24 { 0 } else { -1 };
+    assert_eq!(common::stdout(&r.output), format!("0\nreturn code: {rc}\n"));
+    assert!(common::stderr(&r.output).contains("(attach protocol 1, options \"stop\")"));
+    if common::java_major() >= 24 {
+        let report = std::fs::read_to_string(t.dir.join("long1.txt")).unwrap();
+        assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+    }
 
     // Protocol 2 before JDK 24: the JVM answers status 101.
-    let r = tool(&["attach", &pid, "--protocol", "2"]);
+    let r = tool(&["attach", &pid, "--protocol", "2", "stop"]);
     assert_eq!(r.output.status.code(), Some(1));
     if common::java_major() >= 24 {
         assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
@@ -743,14 +771,19 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
         .unwrap_or_else(|| panic!("no row for {pid}:\n{out}"));
     assert_eq!(
         row,
-        [pid.as_str(), common::java_version(), "-", "yes", "HoldObjects"]
+        [
+            pid.as_str(),
+            common::java_version(),
+            "-",
+            "yes",
+            "HoldObjects"
+        ]
     );
 
     let r = tool(&["attach", &pid, "cpu=samples"]);
-    assert_eq!(r.output.status.code(), Some(1));
-    assert_eq!(common::stdout(&r.output), "0\nreturn code: -1\n");
+    assert_answered(&r, 0);
     assert_eq!(
-        lines(&common::stderr(&r.output))[..2],
+        lines(&common::stderr(&r.output)),
         [
             format!("hprof-rs attach: started the attach listener of JVM {pid}"),
             format!(
@@ -758,6 +791,7 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
                 default_agent(),
                 protocol()
             ),
+            format!("hprof-rs attach: the agent started in JVM {pid}"),
         ]
     );
     // The socket is the contained JVM's: named for its pid 1, in its /tmp.
@@ -768,5 +802,8 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
     let (st, out, err) = t.finish();
     assert!(st.success(), "{st}: {err}");
     assert_eq!(out, HELD);
-    assert!(err.contains(AGENT_REFUSAL), "{err}");
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    // The report of the attached agent, written at the exit.
+    let report = std::fs::read_to_string(t.dir.join("java.hprof.txt")).unwrap();
+    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const FIXTURE_CLASSES: [(&str, u64); 4] = [
     ("HeapGraph$Node", 1000),
@@ -61,75 +61,12 @@ impl Running {
     }
 }
 
-/// `jmap -histo:live` instance counts by class name (Java style).
-fn jmap_histo_live(pid: u32) -> HashMap<String, u64> {
-    let jmap = common::jdk_home().join("bin/jmap");
-    let jmap = if jmap.exists() {
-        jmap
-    } else {
-        PathBuf::from("jmap")
-    };
-    let out = Command::new(jmap)
-        .args(["-histo:live", &pid.to_string()])
-        .output()
-        .expect("run jmap");
-    assert!(
-        out.status.success(),
-        "jmap: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut m = HashMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        if cols.len() >= 4 && cols[0].ends_with(':') {
-            let name = hprof_rs::reader::java_class_name(cols[3]);
-            m.insert(name, cols[1].parse().unwrap());
-        }
-    }
-    m
-}
-
 fn send_sigquit(pid: u32) {
     let st = Command::new("kill")
         .args(["-QUIT", &pid.to_string()])
         .status()
         .unwrap();
     assert!(st.success());
-}
-
-/// Wait until the binary file holds `n` complete heap dumps.
-fn wait_for_dumps(path: &Path, n: usize) {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(60) {
-        if let Ok(p) = read_all(path) {
-            if p.heap_dumps.iter().filter(|d| d.ended).count() >= n {
-                return;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("no complete heap dump in {}", path.display());
-}
-
-/// Instances and arrays per class name in one dump.
-fn counts(p: &Parsed, d: &HeapDump) -> HashMap<String, u64> {
-    let mut m: HashMap<String, u64> = HashMap::new();
-    let name = |id: u64| {
-        p.class_name(id)
-            .map(hprof_rs::reader::java_class_name)
-            .unwrap_or_else(|| format!("?{id:x}"))
-    };
-    for i in &d.instances {
-        *m.entry(name(i.class_id)).or_default() += 1;
-    }
-    for a in &d.object_arrays {
-        *m.entry(name(a.array_class_id)).or_default() += 1;
-    }
-    for a in &d.primitive_arrays {
-        *m.entry(format!("{}[]", a.element_type.java_name()))
-            .or_default() += 1;
-    }
-    m
 }
 
 fn fields(p: &Parsed, d: &HeapDump, obj: u64) -> HashMap<String, Value> {
@@ -181,7 +118,7 @@ fn prim_elements(d: &HeapDump, id: Value) -> Vec<Value> {
 
 /// Everything the fixture makes knowable, checked on one binary dump.
 fn check_graph(p: &Parsed, d: &HeapDump, primitives: bool) {
-    let c = counts(p, d);
+    let c = common::instance_counts(p, d);
     for (class, n) in FIXTURE_CLASSES {
         assert_eq!(c.get(class).copied(), Some(n), "instances of {class}");
     }
@@ -446,7 +383,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
         &["-Xmx512m"],
         "heap=dump,format=b,file=out.hprof,dumper=jvmti",
     );
-    let histo = jmap_histo_live(run.pid());
+    let histo = common::jmap_histo_live(run.pid());
     for (class, n) in FIXTURE_CLASSES {
         assert_eq!(
             histo.get(class).copied(),
@@ -456,7 +393,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     }
     send_sigquit(run.pid());
     let path = run.dir.join("out.hprof");
-    wait_for_dumps(&path, 1);
+    common::wait_for_dumps(&path, 1);
     assert!(
         !run.dir.join("out.hprof.TMP").exists(),
         "temporary file removed once the dump is out"
@@ -481,7 +418,7 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     for d in &p.heap_dumps {
         assert!(d.ended && !d.segmented && d.records == 1);
         // Same counts as jmap -histo:live for the fixture's classes.
-        let c = counts(&p, d);
+        let c = common::instance_counts(&p, d);
         for (class, _) in FIXTURE_CLASSES {
             assert_eq!(c.get(class), histo.get(class), "{class}");
         }
@@ -559,7 +496,7 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
     for (k, d) in p.heap_dumps.iter().enumerate() {
         let tag = (k as u64 + 1) << 48;
         assert!(d.ended);
-        let c = counts(p, d);
+        let c = common::instance_counts(p, d);
         for (class, _) in FIXTURE_CLASSES {
             assert_eq!(c.get(class), histo.get(class), "dump {k}: {class}");
         }
@@ -610,10 +547,10 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
 fn vm_dumper_binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     // -Xmx512m: 1.0.1, each dump one HEAP DUMP record.
     let run = Running::start("hd_vm_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
-    let histo = jmap_histo_live(run.pid());
+    let histo = common::jmap_histo_live(run.pid());
     send_sigquit(run.pid());
     let path = run.dir.join("out.hprof");
-    wait_for_dumps(&path, 1);
+    common::wait_for_dumps(&path, 1);
     assert!(vm_scratch_left(&run.dir).is_empty(), "the VM's file is removed once copied");
     let (dir, err) = run.finish();
     assert_eq!(err.matches("Dumping Java heap (VM dumper) ... done.").count(), 2, "{err}");
@@ -638,7 +575,7 @@ fn vm_dumper_binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
 #[test]
 fn sigquit_storm_during_vm_dumps() {
     let mut run = Running::start("hd_vm_storm", &["-Xmx2100m"], "heap=dump,format=b,file=out.hprof");
-    let histo = jmap_histo_live(run.pid());
+    let histo = common::jmap_histo_live(run.pid());
     let mut stdout = run.child.stdout.take().unwrap();
     let drain = std::thread::spawn(move || {
         let mut sink = Vec::new();
@@ -649,7 +586,7 @@ fn sigquit_storm_during_vm_dumps() {
         std::thread::sleep(Duration::from_millis(25));
     }
     let path = run.dir.join("out.hprof");
-    wait_for_dumps(&path, 1);
+    common::wait_for_dumps(&path, 1);
     // Let the dumps the storm queued finish before the exit dump.
     std::thread::sleep(Duration::from_secs(2));
     let (dir, err) = run.finish();
@@ -671,7 +608,7 @@ fn sigquit_storm_during_vm_dumps() {
 #[test]
 fn symlinks_at_the_vm_dump_directory_names_are_not_followed() {
     let run = Running::start("hd_vm_links", &[], "heap=dump,format=b,file=out.hprof");
-    let histo = jmap_histo_live(run.pid());
+    let histo = common::jmap_histo_live(run.pid());
     let precious = run.dir.join("precious");
     std::fs::create_dir_all(&precious).unwrap();
     std::fs::write(precious.join("keep"), b"keep me").unwrap();
@@ -680,7 +617,7 @@ fn symlinks_at_the_vm_dump_directory_names_are_not_followed() {
     std::os::unix::fs::symlink(&precious, run.dir.join(format!("{base}.0"))).unwrap();
     std::os::unix::fs::symlink(&nowhere, run.dir.join(format!("{base}.1"))).unwrap();
     send_sigquit(run.pid());
-    wait_for_dumps(&run.dir.join("out.hprof"), 1);
+    common::wait_for_dumps(&run.dir.join("out.hprof"), 1);
     let (dir, err) = run.finish();
     assert_eq!(err.matches("Dumping Java heap (VM dumper) ... done.").count(), 2, "{err}");
     assert!(!err.contains("HPROF ERROR"), "{err}");
@@ -752,7 +689,7 @@ fn check_text_dump(dump: &str, histo: Option<&HashMap<String, u64>>) {
 #[test]
 fn vm_dumper_text_dump_matches_jmap() {
     let run = Running::start("hd_vm_txt", &[], "heap=dump,file=out.txt");
-    let histo = jmap_histo_live(run.pid());
+    let histo = common::jmap_histo_live(run.pid());
     let (dir, err) = run.finish();
     assert!(err.contains("Dumping Java heap (VM dumper) ... done."), "{err}");
     assert!(!err.contains("HPROF ERROR"), "{err}");

@@ -1,6 +1,7 @@
 //! `hprof-rs ui` end to end, through its HTTP API: the tool is started,
 //! real JVMs connect with the agent options it prints or are started from
-//! its Launch API, files are opened and uploaded, and the JSON the page
+//! its Launch API or attached to from its Attach API, files are opened and
+//! uploaded, and the JSON the page
 //! fetches is checked against what the fixtures make exactly knowable. The
 //! security checks of every endpoint are checked too.
 
@@ -45,10 +46,11 @@ fn requests_without_the_token_or_from_elsewhere_are_refused() {
         "page with its script inlined"
     );
     assert!(!page.contains("/*SCRIPT*/"));
-    let endpoints: [(&str, &str); 21] = [
+    let endpoints: [(&str, &str); 22] = [
         ("GET", "/"),
         ("GET", "/api/sessions"),
         ("GET", "/api/attach"),
+        ("POST", "/api/attach"),
         ("GET", "/api/events"),
         ("GET", "/api/launch"),
         ("POST", "/api/launch"),
@@ -128,10 +130,11 @@ fn requests_without_the_token_or_from_elsewhere_are_refused() {
         "",
     );
     assert_eq!(st, 200, "{body}");
-    // Attach is announced as not available, not faked.
+    // Attach is available exactly when Launch is (the same agent library),
+    // with the list of JVMs to choose from.
     let a = ui.get_json("/api/attach", "");
-    assert_eq!(a["available"], false);
-    assert!(a["message"].as_str().unwrap().contains("hprof-rs attach"));
+    assert_eq!(a["available"], ui.get_json("/api/launch", "")["available"]);
+    assert!(a["jvms"].is_array(), "{a}");
 }
 
 #[test]
@@ -1087,4 +1090,130 @@ fn the_source_view_reads_only_under_its_directory() {
     let a = ui.get("/api/source", "class=CpuSplit&file=CpuSplit.java");
     assert_eq!(a.status, 404);
     assert!(a.json()["error"].as_str().unwrap().contains("--source"));
+}
+
+/// Attach: the page lists the running JVM, the agent is loaded into it and
+/// streams to a session of its own, counting from the attach; a pid that
+/// is no JVM fails its session with the reason, a bad one is refused.
+#[test]
+fn attach_loads_the_agent_into_a_running_jvm_and_streams_to_a_session() {
+    use std::io::BufRead;
+    let _only_jvm = common::exclusive();
+    let ui = start_ui_with(&[&agent_arg()], &[]);
+    let dir = common::scratch("ui_attach");
+    let mut java = Command::new(common::java())
+        .current_dir(&dir)
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("AttachTarget")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut stdin = java.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(java.stdout.take().unwrap()).lines();
+    let pid = java.id();
+    let _java = Kill(java);
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    let mut ask = |cmd: &str| {
+        writeln!(stdin, "{cmd}").unwrap();
+        stdin.flush().unwrap();
+        lines.next().unwrap().unwrap()
+    };
+    assert_eq!(
+        ask("fresh 100"),
+        "fresh 100",
+        "before the attach: not counted"
+    );
+
+    let a = ui.get_json("/api/attach", "");
+    assert_eq!(a["available"], true, "{a}");
+    let me = a["jvms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["pid"] == pid)
+        .unwrap_or_else(|| panic!("JVM {pid} not listed: {a}"));
+    assert_eq!(me["command"], "AttachTarget", "{me}");
+    assert_eq!(me["agent_loaded"], false, "{me}");
+
+    let attach = |pid: &str, options: &str| {
+        let body = serde_json::json!({"pid": pid, "options": options});
+        ui.post("/api/attach", "", body.to_string().as_bytes())
+    };
+    let bad = attach("12ab", "heap=sites");
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    let bad = attach(&pid.to_string(), "heap=sites,file=/tmp/x");
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    assert!(bad.text().contains("set by the UI"), "{}", bad.text());
+
+    let r = attach(&pid.to_string(), "heap=sites,depth=4");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let id = r.json()["session"].as_u64().unwrap();
+    ui.wait_console(id, "agent connected", MINUTE);
+    ui.wait_console(id, &format!("the agent started in JVM {pid}"), MINUTE);
+    let s = ui.session(id);
+    assert_eq!(s["kind"], "attach", "{s}");
+    assert_eq!(s["state"], "live", "{s}");
+    assert_eq!(ask("fresh 300"), "fresh 300");
+    let (st, r) = ui.command(id, "sites 0 0");
+    assert_eq!(st, 200, "{r}");
+    let rows = |v: &Value| -> Vec<(String, u64)> {
+        v["rows"]
+            .as_array()
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| {
+                        (
+                            r["site"].as_str().unwrap_or("").to_string(),
+                            r["objects"].as_u64().unwrap_or(0),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let start = Instant::now();
+    let sites = loop {
+        let v = ui.get_json(
+            &format!("/api/session/{id}/sites"),
+            "class=AttachTarget%24Kept&sort=objects",
+        );
+        if !rows(&v).is_empty() {
+            break v;
+        }
+        assert!(start.elapsed() < MINUTE, "no sites: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let got = rows(&sites);
+    assert_eq!(got.len(), 1, "{sites}");
+    assert!(
+        got[0].0.starts_with("AttachTarget.allocOnFreshThread("),
+        "{sites}"
+    );
+    assert_eq!(got[0].1, 300, "only what followed the attach: {sites}");
+    check_console(&ui.console(id));
+
+    // A pid that is no JVM: the session fails with the tool's reason.
+    let r = attach(&std::process::id().to_string(), "cpu=samples");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let failed = r.json()["session"].as_u64().unwrap();
+    let v = ui.wait_for("the failed attach", MINUTE, |_| {
+        ui.session(failed)["state"] != "live"
+    });
+    let s = ui.session(failed);
+    assert_eq!(s["state"], "error", "{s} {v}");
+    let console = ui.console(failed);
+    assert!(
+        console.contains("is not a Java virtual machine"),
+        "{console}"
+    );
 }

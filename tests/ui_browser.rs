@@ -86,14 +86,6 @@ fn wd(port: u16, method: &str, path: &str, body: Option<Value>) -> Result<(u16, 
     Ok((status, json))
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn which(name: &str) -> Option<String> {
     let out = Command::new("sh")
         .arg("-c")
@@ -112,7 +104,7 @@ fn start_browser(profile_dir: &std::path::Path) -> Option<Driver> {
         );
         return None;
     };
-    let port = free_port();
+    let port = common::free_port();
     let child = Command::new(driver)
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())
@@ -436,15 +428,17 @@ fn the_page_shows_the_hot_method_and_the_sites_of_real_jvms() {
         LIMIT,
     );
     browser.screenshot("memory-sites.png");
-    // The Attach mode says it is not there yet, and its button is off.
-    let attach = browser.text("#attach");
-    assert!(
-        attach.as_str().unwrap().contains("not available yet"),
-        "{attach}"
-    );
+    // The Attach button opens its form: the agent found, and the JVMs of
+    // this user to choose from (the API side: tests/ui.rs).
     assert_eq!(
         browser.js("return document.getElementById('attachbtn').disabled"),
-        json!(true)
+        json!(false)
+    );
+    browser.click("#attachbtn");
+    browser.wait_contains("#attachagent", "agent: ", LIMIT);
+    assert_eq!(
+        browser.js("return document.getElementById('attachpanel').hidden"),
+        json!(false)
     );
 }
 

@@ -1,22 +1,24 @@
 //! The library's exported entry points: Agent_OnLoad (also reached through
 //! `-Xrunhprof_rs`, which HotSpot converts to an agent when the library has
-//! no JVM_OnLoad), Agent_OnAttach and Agent_OnUnload.
+//! no JVM_OnLoad), Agent_OnAttach (`attach.rs` does the work) and
+//! Agent_OnUnload; and the set-up both starts share.
 
-use super::{events, Agent};
-use crate::vm::{log, output, Context};
+use super::{attach, events, Agent};
 use crate::diag;
 use crate::jvmti::sys::{cap, event, jint, jvmtiCapabilities, JavaVM};
 use crate::jvmti::Jvmti;
-use crate::options::{self, Options};
+use crate::options::{self, Options, TokenSource};
+use crate::sink::record::Recording;
 use crate::sink::{Sink, Writer};
+use crate::vm::{log, output, Context};
 use std::ffi::CStr;
 use std::io::Write;
 use std::os::raw::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-const JNI_OK: jint = 0;
-const JNI_ERR: jint = -1;
+pub(super) const JNI_OK: jint = 0;
+pub(super) const JNI_ERR: jint = -1;
 
 /// # Safety
 /// Called by the JVM with its JavaVM pointer and the option string.
@@ -26,14 +28,8 @@ pub unsafe extern "system" fn Agent_OnLoad(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    let opts = if options.is_null() {
-        String::new()
-    } else {
-        // SAFETY: the VM passes a NUL-terminated option string.
-        unsafe { CStr::from_ptr(options) }
-            .to_string_lossy()
-            .into_owned()
-    };
+    // SAFETY: the VM passes a NUL-terminated option string, or null.
+    let opts = unsafe { option_string(options) };
     match catch_unwind(AssertUnwindSafe(|| on_load(vm, &opts))) {
         Ok(rc) => rc,
         Err(_) => {
@@ -43,19 +39,44 @@ pub unsafe extern "system" fn Agent_OnLoad(
     }
 }
 
-/// Attaching to a running VM is not supported: the profiles depend on
-/// events from VM start (thread and class tables, allocation tracking).
+/// Started in a running VM: `jcmd PID JVMTI.agent_load LIB OPTIONS` or
+/// `hprof-rs attach PID OPTIONS` (docs/attach.md). Also how a session is
+/// stopped: the option string `stop`. Runs on the JVM's attach listener
+/// thread; whatever goes wrong is one `HPROF ERROR` line on the JVM's
+/// standard error and a non-zero return (the `return code` of the JVM's
+/// answer), never an exit or a crash of the program.
 ///
 /// # Safety
-/// Called by the JVM.
+/// Called by the JVM with its JavaVM pointer and the option string.
 #[no_mangle]
 pub unsafe extern "system" fn Agent_OnAttach(
-    _vm: *mut JavaVM,
-    _options: *mut c_char,
+    vm: *mut JavaVM,
+    options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
-    diag::error("hprof-rs cannot be attached to a running VM (not supported yet); start the JVM with -agentpath:");
-    JNI_ERR
+    // SAFETY: the VM passes a NUL-terminated option string, or null.
+    let opts = unsafe { option_string(options) };
+    match catch_unwind(AssertUnwindSafe(|| attach::on_attach(vm, &opts))) {
+        Ok(rc) => rc,
+        Err(_) => {
+            diag::rejected("internal error during Agent_OnAttach; profiling did not start");
+            JNI_ERR
+        }
+    }
+}
+
+/// The option string the VM passed (empty when none).
+///
+/// # Safety
+/// `options` is null or points to a NUL-terminated string.
+unsafe fn option_string(options: *const c_char) -> String {
+    if options.is_null() {
+        return String::new();
+    }
+    // SAFETY: not null, and NUL-terminated (the caller's promise).
+    unsafe { CStr::from_ptr(options) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// # Safety
@@ -79,11 +100,29 @@ extern "C" fn at_process_exit() {
             return; // VM death ran
         }
         diag::error("the JVM is exiting without a VM death event (an OutOfMemoryError during shutdown, or exit from native code): the final report is not written; output written so far is kept");
-        agent.ctx.out.flush_within(std::time::Duration::from_secs(2));
+        agent
+            .ctx
+            .out
+            .flush_within(std::time::Duration::from_secs(2));
     });
 }
 
 static LOADED: AtomicBool = AtomicBool::new(false);
+
+/// Register [`at_process_exit`] once per process (Agent_OnLoad, or the
+/// first attach that starts profiling).
+pub(super) fn register_exit_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers a plain extern "C" function with no arguments,
+        // as atexit expects; it catches panics and only touches agent state.
+        if unsafe { libc::atexit(at_process_exit) } != 0 {
+            diag::error(
+                "cannot register the exit handler; output may be lost if the JVM ends without VM death",
+            );
+        }
+    });
+}
 
 /// Option errors exit 1, or take the fatal path (exit 9 / abort) when
 /// `errorexit=y` (`coredump=y`) was parsed before the bad option.
@@ -129,30 +168,32 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         )),
     };
     crate::jvmti::jni::set_vm(vm);
-    check_version(jvmti);
+    if let Err(e) = check_version(jvmti) {
+        startup_error(&e);
+    }
     let profiles = crate::profile::list(&opts);
-    add_capabilities(jvmti, &opts, &profiles);
+    if let Err(e) = add_capabilities(jvmti, &profiles) {
+        startup_error(&e);
+    }
 
-    let (sink, output_file) = open_output(&opts);
-    let command_socket = sink.try_clone_socket();
+    let output = match open_output(&opts) {
+        Ok(o) => o,
+        Err(e) => startup_error(&e),
+    };
     let format = output::new_format(&opts, true);
-    let out = match Writer::spawn(sink, format) {
+    let out = match Writer::spawn(output.sink, format) {
         Ok(w) => w,
         Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),
     };
-    // SAFETY: registers a plain extern "C" function with no arguments, as
-    // atexit expects; it catches panics and only touches agent state.
-    if unsafe { libc::atexit(at_process_exit) } != 0 {
-        diag::error(
-            "cannot register the exit handler; output may be lost if the JVM ends without VM death",
-        );
-    }
-    let agent = super::install(Agent::new(
-        Context::new(jvmti, opts, out),
+    register_exit_handler();
+    let Ok(agent) = super::install(Agent::new(
+        Context::new(jvmti, opts, out, false),
         profiles,
-        crate::net::NetState::new(command_socket),
-        output_file,
-    ));
+        output.net,
+        output.file,
+    )) else {
+        startup_error("no room for another profiling session");
+    };
     if let Err(e) = crate::jvmti::callbacks::install(jvmti, &events::Handler) {
         startup_error(&format!("cannot set JVMTI event callbacks: {e}"));
     }
@@ -173,22 +214,31 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
 
 /// The original demanded JVMTI major version 1 and so fails on every JDK
 /// since 9 (whose JVMTI major is the feature version). We need 1.2 or later.
-fn check_version(jvmti: Jvmti) {
-    let Ok(v) = jvmti.version() else { return };
+pub(super) fn check_version(jvmti: Jvmti) -> Result<(), String> {
+    let Ok(v) = jvmti.version() else {
+        return Ok(());
+    };
     let major = (v >> 16) & 0x0FFF;
     let minor = (v >> 8) & 0xFF;
     let micro = v & 0xFF;
     if major < 1 || (major == 1 && minor < 2) {
-        startup_error(&format!(
+        return Err(format!(
             "This hprof native library will not work with this VM's version of JVMTI ({major}.{minor}.{micro}), it needs JVMTI 1.2."
         ));
     }
+    Ok(())
 }
 
-fn add_capabilities(jvmti: Jvmti, opts: &Options, profiles: &[Box<dyn crate::profile::Profile>]) {
-    let Ok(potential) = jvmti.potential_capabilities() else {
-        startup_error("Unable to get potential JVMTI capabilities.");
-    };
+/// The capabilities of the vm floor and of every profile. At an attach the
+/// VM offers fewer (those it grants only at start-up are missing): a
+/// profile that cannot do without one refuses here, before anything runs.
+pub(super) fn add_capabilities(
+    jvmti: Jvmti,
+    profiles: &[Box<dyn crate::profile::Profile>],
+) -> Result<(), String> {
+    let potential = jvmti
+        .potential_capabilities()
+        .map_err(|_| "Unable to get potential JVMTI capabilities.".to_string())?;
     let mut need = jvmtiCapabilities::default();
     for c in [
         cap::CAN_TAG_OBJECTS,
@@ -196,7 +246,6 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options, profiles: &[Box<dyn crate::pro
     ] {
         need.set(c);
     }
-    let _ = opts;
     // Nice to have: frames print <Unknown Source>/Unknown line without them.
     for c in [cap::CAN_GET_SOURCE_FILE_NAME, cap::CAN_GET_LINE_NUMBERS] {
         if potential.has(c) {
@@ -204,26 +253,105 @@ fn add_capabilities(jvmti: Jvmti, opts: &Options, profiles: &[Box<dyn crate::pro
         }
     }
     for p in profiles {
-        if let Err(e) = p.capabilities(&potential, &mut need) {
-            startup_error(&e);
-        }
+        p.capabilities(&potential, &mut need)?;
     }
-    if jvmti.add_capabilities(&need).is_err() {
-        startup_error("Unable to get necessary JVMTI capabilities.");
-    }
+    jvmti
+        .add_capabilities(&need)
+        .map_err(|_| "Unable to get necessary JVMTI capabilities.".to_string())
 }
 
-fn open_output(opts: &Options) -> (Sink, Option<std::path::PathBuf>) {
+/// Where the output goes, and the socket side of it.
+pub(super) struct Output {
+    pub sink: Sink,
+    /// The output file (check_output reads it at the end).
+    pub file: Option<std::path::PathBuf>,
+    pub net: crate::net::NetState,
+}
+
+/// Open the output: a file, a connection to a front-end (`net=`), or a
+/// listening port with a recording (`listen=`). `Err` is the message.
+pub(super) fn open_output(opts: &Options) -> Result<Output, String> {
     if let Some(net) = &opts.net {
-        return match Sink::connect(&net.host, net.port) {
-            Ok(s) => (s, None),
-            Err(_) => startup_error(&format!("can't connect to {}:{}", net.host, net.port)),
-        };
+        let sink = Sink::connect(&net.host, net.port)
+            .map_err(|_| format!("can't connect to {}:{}", net.host, net.port))?;
+        let socket = sink.try_clone_socket();
+        return Ok(Output {
+            sink,
+            file: None,
+            net: crate::net::NetState::new(socket),
+        });
     }
     let name = opts.output_file_name(std::process::id(), |p| std::path::Path::new(p).exists());
-    // Heap dumps hold the program's data: their files are private.
-    match Sink::create_file(std::path::Path::new(&name), opts.heap_dump) {
-        Ok(s) => (s, Some(name.into())),
-        Err(e) => startup_error(&format!("can't create profile file: {name} ({e})")),
+    let Some(listen) = &opts.listen else {
+        // Heap dumps hold the program's data: their files are private.
+        let sink = Sink::create_file(std::path::Path::new(&name), opts.heap_dump)
+            .map_err(|e| format!("can't create profile file: {name} ({e})"))?;
+        return Ok(Output {
+            sink,
+            file: Some(name.into()),
+            net: crate::net::NetState::new(None),
+        });
+    };
+    let token = read_token(opts)?;
+    // The port first: a refused start must not have emptied the file.
+    let listener = std::net::TcpListener::bind((listen.host.as_str(), listen.port))
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", listen.host, listen.port))?;
+    let recording = if opts.file.is_some() {
+        Recording::in_file(std::path::Path::new(&name), opts.heap_dump)
+            .map_err(|e| format!("can't create profile file: {name} ({e})"))?
+    } else {
+        Recording::private_in(&std::env::temp_dir()).map_err(|e| {
+            format!(
+                "cannot create the recording of the stream in {}: {e}",
+                std::env::temp_dir().display()
+            )
+        })?
+    };
+    let bound = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| format!("{}:{}", listen.host, listen.port));
+    if !listen.is_loopback() {
+        diag::warning(&format!(
+            "listening on {bound}, which other machines may reach: whoever connects{} reads the \
+             profile and controls the profiler, and can end the program (docs/socket-protocol.md)",
+            if token.is_some() {
+                " with the token"
+            } else {
+                " (no token=)"
+            }
+        ));
+    }
+    let acceptor = crate::net::acceptor::Acceptor::start(listener, token)
+        .map_err(|e| format!("cannot start accepting front-ends: {e}"))?;
+    diag::verbose(
+        opts.verbose,
+        &format!("HPROF: waiting for front-ends on {bound}\n"),
+    );
+    Ok(Output {
+        sink: Sink::Recorded(recording.clone()),
+        file: opts.file.is_some().then(|| name.into()),
+        net: crate::net::NetState::listening(crate::net::Listening {
+            acceptor,
+            recording,
+        }),
+    })
+}
+
+/// The secret of `token=` or the first line of `tokenfile=`'s file.
+fn read_token(opts: &Options) -> Result<Option<Vec<u8>>, String> {
+    match &opts.token {
+        None => Ok(None),
+        Some(TokenSource::Inline(t)) => Ok(Some(t.as_bytes().to_vec())),
+        Some(TokenSource::File(path)) => {
+            let text = std::fs::read(path)
+                .map_err(|e| format!("cannot read the token file {path}: {e}"))?;
+            let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                return Err(format!("the token file {path} has an empty first line"));
+            }
+            Ok(Some(line.to_vec()))
+        }
     }
 }

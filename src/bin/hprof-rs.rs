@@ -16,6 +16,21 @@ struct Args {
     cmd: Cmd,
 }
 
+/// What a front-end session (`listen`, `connect`) does with the stream.
+#[derive(clap::Args)]
+struct FrontEnd {
+    /// File that receives the stream exactly as sent.
+    #[arg(long)]
+    out: String,
+    /// Command to send, in order (repeatable); `sleep MS` pauses.
+    /// Run `hprof-rs commands` for the list.
+    #[arg(long = "send", value_name = "CMD")]
+    send: Vec<String>,
+    /// After the script, read commands from standard input.
+    #[arg(long)]
+    interactive: bool,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Wait for an agent started with net=HOST:PORT, record its stream,
@@ -26,16 +41,23 @@ enum Cmd {
         /// Port to listen on (0: any free port; the chosen one is printed).
         #[arg(long)]
         port: u16,
-        /// File that receives the stream exactly as sent.
-        #[arg(long)]
-        out: String,
-        /// Command to send, in order (repeatable); `sleep MS` pauses.
-        /// Run `hprof-rs commands` for the list.
-        #[arg(long = "send", value_name = "CMD")]
-        send: Vec<String>,
-        /// After the script, read commands from standard input.
-        #[arg(long)]
-        interactive: bool,
+        #[command(flatten)]
+        session: FrontEnd,
+    },
+    /// Connect to an agent started with listen=[HOST:]PORT, record its
+    /// stream (from its first byte), summarise each record and send it
+    /// commands, like `listen`.
+    Connect {
+        /// HOST:PORT the agent listens on.
+        addr: String,
+        /// File whose first line is the agent's token (token=/tokenfile=).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<String>,
+        #[command(flatten)]
+        session: FrontEnd,
+        /// Seconds to wait for the connection.
+        #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+        timeout: f64,
     },
     /// Print the commands `listen` can send.
     Commands,
@@ -44,7 +66,8 @@ enum Cmd {
     Attach {
         /// Process id of the JVM.
         pid: u32,
-        /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt).
+        /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt),
+        /// or `stop` to end the profile that runs with its final report.
         #[arg(default_value = "", value_name = "AGENT_OPTIONS")]
         options: String,
         /// The agent library (default: libhprof_rs.so next to this tool).
@@ -132,9 +155,12 @@ fn main() {
         Cmd::Listen {
             host,
             port,
-            out,
-            send,
-            interactive,
+            session:
+                FrontEnd {
+                    out,
+                    send,
+                    interactive,
+                },
         } => cli::listen::run(cli::listen::ListenArgs {
             host,
             port,
@@ -168,6 +194,26 @@ fn main() {
             protocol,
             listen.then(|| (out.unwrap_or_default(), send, interactive)),
         ),
+        Cmd::Connect {
+            addr,
+            token_file,
+            session:
+                FrontEnd {
+                    out,
+                    send,
+                    interactive,
+                },
+            timeout,
+        } => cli::attach::seconds(timeout, "--timeout").and_then(|timeout| {
+            cli::listen::connect(cli::listen::ConnectArgs {
+                addr,
+                token_file,
+                out,
+                send,
+                interactive,
+                timeout,
+            })
+        }),
         Cmd::Jvms => cli::attach::run_jvms().and_then(|t| write_stdout(&t)),
         Cmd::Print { file } => {
             let stdout = std::io::stdout();

@@ -3,6 +3,11 @@
 //! of each record as it arrives, and sends commands: a script (`--send`,
 //! with the extra step `sleep MS`) and then, with `--interactive`, commands
 //! typed at a prompt (syntax: `protocol::COMMAND_SYNTAX`).
+//!
+//! `hprof-rs connect`: the same front-end for an agent started with
+//! `listen=` (docs/socket-protocol.md, "The agent listens"): it connects,
+//! sends the token line first when given one, and then does what `listen`
+//! does with the connection.
 
 use super::CliResult;
 use crate::protocol::{Command, COMMAND_SYNTAX};
@@ -62,6 +67,9 @@ impl Read for Tee {
             Err(e) => return Err(e),
         };
         self.file.write_all(&buf[..n])?;
+        // The recording grows as the stream arrives (it can be followed
+        // with tail -f, and a session cut short keeps what came).
+        self.file.flush()?;
         self.bytes += n as u64;
         Ok(n)
     }
@@ -108,6 +116,84 @@ pub fn serve(
         Some(limit) => accept_before(&listener, limit)?,
     };
     eprintln!("agent connected from {peer}");
+    record(stream, args, script)
+}
+
+/// `hprof-rs connect`.
+pub struct ConnectArgs {
+    /// `HOST:PORT` of an agent started with `listen=`.
+    pub addr: String,
+    /// File whose first line is the agent's token.
+    pub token_file: Option<String>,
+    pub out: String,
+    pub send: Vec<String>,
+    pub interactive: bool,
+    /// Longest wait for the connection.
+    pub timeout: Duration,
+}
+
+/// What an agent that refuses a connection sends before it closes it.
+const REFUSED: &[u8] = b"HPROF-RS REFUSED: ";
+
+pub fn connect(args: ConnectArgs) -> CliResult<()> {
+    check_script(&args.send)?;
+    let script: Vec<Step> = args
+        .send
+        .iter()
+        .map(|s| parse_step(s))
+        .collect::<Result<_, _>>()?;
+    let token = match &args.token_file {
+        Some(path) => {
+            let text =
+                std::fs::read(path).map_err(|e| format!("cannot read the token file {path}: {e}"))?;
+            let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                return Err(format!("the token file {path} has an empty first line"));
+            }
+            Some(line.to_vec())
+        }
+        None => None,
+    };
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<_> = args
+        .addr
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {}: {e}", args.addr))?
+        .collect();
+    let mut last = format!("{} has no address", args.addr);
+    let mut stream = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, args.timeout) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last = format!("cannot connect to {}: {e}", args.addr),
+        }
+    }
+    let mut stream = stream.ok_or(last)?;
+    if let Some(t) = token {
+        let mut line = t;
+        line.push(b'\n');
+        stream
+            .write_all(&line)
+            .map_err(|e| format!("cannot send the token: {e}"))?;
+    }
+    eprintln!("connected to {}", args.addr);
+    let listen_args = ListenArgs {
+        host: String::new(),
+        port: 0,
+        out: args.out,
+        send: args.send,
+        interactive: args.interactive,
+    };
+    record(stream, &listen_args, script)
+}
+
+/// Record and summarise the agent's stream on `stream` until it ends,
+/// sending it `script` (and, with `--interactive`, typed commands).
+fn record(stream: TcpStream, args: &ListenArgs, script: Vec<Step>) -> CliResult<()> {
     let file = File::create(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out))?;
     let sender = stream.try_clone().map_err(|e| e.to_string())?;
     let interactive = args.interactive;
@@ -128,6 +214,23 @@ pub fn serve(
             Ok(n) => got += n,
             Err(e) => return Err(format!("reading from the agent: {e}")),
         }
+    }
+    let refused = head[..got].starts_with(REFUSED)
+        || (got > 0 && got < REFUSED.len() && REFUSED.starts_with(&head[..got]));
+    if refused {
+        // An agent with listen= turned the connection away: its one line.
+        let mut rest = Vec::new();
+        let _ = tee.inner.read_to_end(&mut rest);
+        let mut line = head[..got].to_vec();
+        line.extend_from_slice(&rest);
+        let text = String::from_utf8_lossy(&line);
+        let _ = tee.file.flush();
+        return Err(format!(
+            "the agent refused the connection: {}",
+            text.trim_end()
+                .strip_prefix("HPROF-RS REFUSED: ")
+                .unwrap_or(text.trim_end())
+        ));
     }
     let start = io::Cursor::new(head[..got].to_vec());
     let outcome = if head[..got] == *crate::reader::TEXT_REPORT_START {

@@ -152,6 +152,12 @@ pub const SITES_FORCE_GC: u16 = 0x4;
 /// estimated from samples)`; binary: bit 0x8 of the ALLOC SITES flags.
 pub const SITES_ESTIMATED: u16 = 0x8;
 
+/// SITES flag (hprof-rs extension): the agent was attached to a running
+/// VM, so only allocations made since are counted, and live counts cover
+/// only those objects. Text: `counted from the attach` in the title;
+/// binary: bit 0x10 of the ALLOC SITES flags.
+pub const SITES_SINCE_ATTACH: u16 = 0x10;
+
 /// One allocation site: a (class, allocation trace) pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SiteRow<'a> {
@@ -185,6 +191,10 @@ impl SitesReport<'_> {
 
     pub fn estimated(&self) -> bool {
         self.flags & SITES_ESTIMATED != 0
+    }
+
+    pub fn since_attach(&self) -> bool {
+        self.flags & SITES_SINCE_ATTACH != 0
     }
 }
 

@@ -8,7 +8,7 @@ use super::refs::{Jni, Obj};
 use super::sys::{jvmtiEnv, JNIEnv};
 use std::os::raw::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// One agent thread's name and state. Lives in a `'static` place (the
@@ -25,12 +25,22 @@ struct Job {
     body: Box<dyn FnOnce(Jni<'_>) + Send>,
 }
 
+/// Agent threads started and not yet finished, in all sessions: a stopped
+/// profile gives its JVMTI environment back only when none is left.
+static ALIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many agent threads are still running (or about to start).
+pub fn alive() -> usize {
+    ALIVE.load(Ordering::Acquire)
+}
+
 /// Clears `running` however the body ends.
 struct Running(&'static AgentThread);
 
 impl Drop for Running {
     fn drop(&mut self) {
         self.0.running.store(false, Ordering::Release);
+        ALIVE.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -71,8 +81,10 @@ impl AgentThread {
             thread: self,
             body: Box::new(body),
         }));
+        ALIVE.fetch_add(1, Ordering::AcqRel);
         let r = jvmti.run_agent_thread(thread.raw(), trampoline, job as *mut c_void, priority);
         if let Err(e) = r {
+            ALIVE.fetch_sub(1, Ordering::AcqRel);
             // SAFETY: the VM did not start the thread, so the job was not
             // taken: it is still ours, exactly once.
             drop(unsafe { Box::from_raw(job) });

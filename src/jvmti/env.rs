@@ -197,6 +197,18 @@ impl Jvmti {
         Err(last)
     }
 
+    /// A new environment of the JavaVM stored with `jni::set_vm` (each
+    /// GetEnv for a JVMTI version creates one). Err: GetEnv's answer.
+    pub fn new_env() -> Result<Self, jint> {
+        let vm = super::jni::java_vm();
+        if vm.is_null() {
+            return Err(-1);
+        }
+        // SAFETY: java_vm() is the live JavaVM stored by the entry point
+        // that received it; it stays valid for the process.
+        unsafe { Jvmti::from_vm(vm) }
+    }
+
     pub fn raw(&self) -> *mut jvmtiEnv {
         self.env
     }
@@ -221,6 +233,15 @@ impl Jvmti {
 
     pub fn add_capabilities(&self, caps: &jvmtiCapabilities) -> JResult<()> {
         call!(self, AddCapabilities, caps)
+    }
+
+    /// DisposeEnvironment: the VM drops this environment's events,
+    /// callbacks, capabilities and tags (a profile stopped while the VM
+    /// runs on gives everything back). Only for an environment no callback
+    /// and no agent thread uses any more: every later call on it, from any
+    /// copy of this handle, is invalid.
+    pub fn dispose(&self) -> JResult<()> {
+        call!(self, DisposeEnvironment)
     }
 
     pub fn capabilities(&self) -> JResult<jvmtiCapabilities> {

@@ -14,6 +14,7 @@ pub mod callbacks;
 pub mod env;
 pub mod heap;
 pub mod jni;
+pub mod library;
 pub mod memory;
 pub mod refs;
 pub mod sys;

@@ -2,6 +2,7 @@
 //! wire format is `protocol` (pure, shared with the `hprof-rs` front-end);
 //! the output stream goes through the ordinary writer thread (`sink`).
 
+pub mod acceptor;
 pub mod listener;
 
-pub use listener::NetState;
+pub use listener::{Listening, NetState};

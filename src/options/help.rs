@@ -51,6 +51,9 @@ const HELP_BODY: &str = concat!(
     "rootzero=y|n           original's thread root 0       y\n",
     "cpusampler=<how>       async|safepoint|runnable       async\n",
     "clock=cpu|wall         what cpu=times|old measures    cpu\n",
+    "listen=[<host>:]<port> wait for front-ends on <port>  off\n",
+    "token=<secret>         secret a front-end must send   none\n",
+    "tokenfile=<file>       token: the file's first line   none\n",
     "\n",
     "Obsolete Options\n",
     "----------------\n",
@@ -62,6 +65,9 @@ const HELP_BODY: &str = concat!(
     "      java -agentpath:<dir>/libhprof_rs.so=cpu=samples,interval=20,depth=3 classname\n",
     "  - Get heap usage information based on the allocation sites:\n",
     "      java -agentpath:<dir>/libhprof_rs.so=heap=sites classname\n",
+    "  - Start CPU sampling in a running JVM, later stop it and write the report:\n",
+    "      jcmd <pid> JVMTI.agent_load <dir>/libhprof_rs.so cpu=samples\n",
+    "      jcmd <pid> JVMTI.agent_load <dir>/libhprof_rs.so stop\n",
     "\n",
     "Notes\n",
     "-----\n",
@@ -76,6 +82,8 @@ const HELP_BODY: &str = concat!(
     "       java -agentlib:hprof_rs=[help]|[<option>=<value>, ...]\n",
     "    and java -Xrunhprof_rs:[help]|[<option>=<value>, ...]\n",
     "    behave exactly the same.\n",
+    "  - listen= serves the stream to front-ends that connect (hprof-rs connect);\n",
+    "    anyone who reaches the port can control the profiler: use a token.\n",
     "  - Debug options (logflags, debugflags, ...) are described in docs/options.md.\n",
 );
 
@@ -147,6 +155,9 @@ mod tests {
             "rootzero",
             "cpusampler",
             "clock",
+            "listen",
+            "token",
+            "tokenfile",
             "gc_okay",
         ];
         for n in names {

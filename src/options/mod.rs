@@ -115,6 +115,49 @@ pub struct NetAddr {
     pub port: u16,
 }
 
+/// Where `listen=[HOST:]PORT` waits for front-ends (docs/socket-protocol.md,
+/// "The agent listens").
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ListenAddr {
+    /// The address to bind: `127.0.0.1` unless a host was given (IPv6
+    /// addresses in brackets, which are removed here).
+    pub host: String,
+    /// 1..=65535.
+    pub port: u16,
+}
+
+impl ListenAddr {
+    /// True when the address is one only this machine reaches (the agent
+    /// warns about any other, docs/socket-protocol.md).
+    pub fn is_loopback(&self) -> bool {
+        match self.host.parse::<std::net::IpAddr>() {
+            Ok(ip) => ip.is_loopback(),
+            Err(_) => self.host == "localhost",
+        }
+    }
+}
+
+/// The shared secret a front-end must send first (`token=` or
+/// `tokenfile=`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum TokenSource {
+    /// `token=SECRET`, as given.
+    Inline(String),
+    /// `tokenfile=PATH`: the secret is the file's first line, read by the
+    /// agent when it starts.
+    File(String),
+}
+
+/// Never prints the secret itself (option dumps, logs).
+impl std::fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenSource::Inline(_) => f.write_str("Inline(<hidden>)"),
+            TokenSource::File(p) => write!(f, "File({p:?})"),
+        }
+    }
+}
+
 /// Parsed and validated options.
 ///
 /// After [`parse`], the default-profile rule has been applied: if no
@@ -141,6 +184,11 @@ pub struct Options {
     pub file: Option<String>,
     /// `net=HOST:PORT`.
     pub net: Option<NetAddr>,
+    /// `listen=[HOST:]PORT`: the agent waits for front-ends (instead of
+    /// connecting to one with `net=`).
+    pub listen: Option<ListenAddr>,
+    /// `token=` / `tokenfile=`: the secret a `listen=` front-end must send.
+    pub token: Option<TokenSource>,
     /// `depth`: maximum frames per trace.
     pub depth: u32,
     /// `interval`: sampling interval in milliseconds (> 0).
@@ -235,7 +283,7 @@ pub fn parse(combined: &str) -> Result<Options, OptionError> {
     if let Err(description) = outcome.and_then(|()| opts.check_conflicts()) {
         return Err(OptionError {
             description,
-            options: combined.to_string(),
+            options: redact_token(combined),
             errorexit: opts.errorexit,
             dump_core: opts.dumps_core(),
         });
@@ -243,6 +291,43 @@ pub fn parse(combined: &str) -> Result<Options, OptionError> {
     opts.apply_default_profile();
     opts.choose_id_size();
     Ok(opts)
+}
+
+/// `combined` with the value of every `token=` replaced by `***`: option
+/// errors echo the whole string on the JVM's standard error, and the
+/// secret must not end up there (nor in a log that collects it).
+pub fn redact_token(combined: &str) -> String {
+    let mut out = String::with_capacity(combined.len());
+    let mut rest = combined;
+    // Options are `name=value` separated by commas; a name may follow a
+    // comma or start the string.
+    loop {
+        let at_token = rest.starts_with("token=");
+        if at_token && !rest["token=".len()..].starts_with(',') && rest.len() > "token=".len() {
+            out.push_str("token=***");
+            rest = &rest["token=".len()..];
+            match rest.find(',') {
+                Some(i) => rest = &rest[i..],
+                None => return out,
+            }
+        }
+        match rest.find(',') {
+            Some(i) => {
+                out.push_str(&rest[..=i]);
+                rest = &rest[i + 1..];
+            }
+            None => {
+                out.push_str(rest);
+                return out;
+            }
+        }
+    }
+}
+
+/// True if the option string of a load is exactly `stop`: the request to
+/// stop the profiling that runs (docs/attach.md, "The agent in a running JVM").
+pub fn is_stop_request(cmdline: &str) -> bool {
+    cmdline == "stop"
 }
 
 /// Which timing report `cpu=` selects.
@@ -266,6 +351,8 @@ impl Options {
             format: Format::Ascii,
             file: None,
             net: None,
+            listen: None,
+            token: None,
             depth: DEFAULT_DEPTH,
             interval_ms: DEFAULT_INTERVAL_MS,
             cpu_sampler: CpuSampler::Async,
@@ -382,6 +469,23 @@ impl Options {
                 self.file = Some(file.to_string());
             }
             "net" => self.net = Some(values::net(tokens.value())?),
+            "listen" if self.listen.is_some() => {
+                return Err("listen option should only appear once".to_string());
+            }
+            "listen" => self.listen = Some(values::listen(tokens.value())?),
+            "token" | "tokenfile" if self.token.is_some() => {
+                return Err("token or tokenfile options should only appear once".to_string());
+            }
+            "token" => {
+                let t = tokens.value().ok_or("syntax error parsing token=SECRET")?;
+                self.token = Some(TokenSource::Inline(t.to_string()));
+            }
+            "tokenfile" => {
+                let f = tokens
+                    .value()
+                    .ok_or("syntax error parsing tokenfile=filename")?;
+                self.token = Some(TokenSource::File(f.to_string()));
+            }
             "depth" => self.depth = values::decimal(name, tokens.value(), Bound::NonNegative)?,
             "interval" => {
                 self.interval_ms = values::decimal(name, tokens.value(), Bound::Positive)?
@@ -439,7 +543,20 @@ impl Options {
 
     /// Combinations rejected after the whole string has been read.
     fn check_conflicts(&self) -> Result<(), String> {
-        if self.format == Format::Binary && self.cpu_timing() {
+        if self.net.is_some() && self.listen.is_some() {
+            Err("net and listen options cannot be combined".to_string())
+        } else if self.token.is_some() && self.listen.is_none() {
+            Err("token and tokenfile need the listen option".to_string())
+        } else if self.listen.is_some()
+            && self
+                .file
+                .as_deref()
+                .is_some_and(|f| f.to_ascii_lowercase().ends_with(".gz"))
+        {
+            // What a new front-end is sent first is read back from the
+            // file: a compressed one cannot be.
+            Err("listen cannot record to a compressed (.gz) file".to_string())
+        } else if self.format == Format::Binary && self.cpu_timing() {
             Err("cpu=times|old is not supported with format=b".to_string())
         } else if self.format == Format::Binary && self.monitor {
             Err("monitor=y is not supported with format=b".to_string())
@@ -488,6 +605,13 @@ impl Options {
     /// (combine with [`Self::object_watching`]).
     pub fn needs_injection(&self) -> bool {
         self.cpu_timing()
+    }
+
+    /// True when the output goes to a file the user named or the default
+    /// one, false with `net=` and with `listen=` without `file=` (the
+    /// stream is then only recorded in a private temporary file).
+    pub fn writes_user_file(&self) -> bool {
+        self.net.is_none() && (self.listen.is_none() || self.file.is_some())
     }
 
     /// Heap dump or allocation sites: objects must be tracked.

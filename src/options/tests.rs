@@ -1016,3 +1016,118 @@ fn table_of_good_option_strings() {
         assert_eq!(ok(text).raw, text);
     }
 }
+
+// ------------------------------------------------------- listen / token / stop
+
+#[test]
+fn listen_values() {
+    let o = ok("listen=9000");
+    assert_eq!(
+        o.listen,
+        Some(ListenAddr {
+            host: "127.0.0.1".into(),
+            port: 9000
+        })
+    );
+    assert!(o.listen.as_ref().unwrap().is_loopback());
+    assert!(!o.writes_user_file(), "recorded privately without file=");
+    let o = ok("listen=0.0.0.0:9001,cpu=samples");
+    let l = o.listen.unwrap();
+    assert_eq!((l.host.as_str(), l.port), ("0.0.0.0", 9001));
+    assert!(!l.is_loopback());
+    // The host is what precedes the last ':'; brackets allow IPv6.
+    let l = ok("listen=[::1]:7").listen.unwrap();
+    assert_eq!((l.host.as_str(), l.port), ("::1", 7));
+    assert!(l.is_loopback());
+    assert!(ok("listen=localhost:7").listen.unwrap().is_loopback());
+    assert!(!ok("listen=example.org:7").listen.unwrap().is_loopback());
+    // With file= the file is the recording.
+    let o = ok("listen=9000,file=run.txt");
+    assert!(o.writes_user_file());
+    assert!(ok("file=run.txt").writes_user_file());
+    assert!(!ok("net=h:1").writes_user_file());
+}
+
+#[test]
+fn listen_errors() {
+    assert_eq!(err("listen="), "syntax error parsing listen=[HOST:]PORT");
+    assert_eq!(err("listen"), "syntax error parsing listen=[HOST:]PORT");
+    assert_eq!(err("listen=:80"), "listen option missing host before ':'");
+    assert_eq!(err("listen=[]:80"), "listen option missing host before ':'");
+    for port in ["0", "65536", "x", "h:", "9000 "] {
+        assert_eq!(err(&format!("listen={port}")), "invalid port number", "{port}");
+    }
+    assert_eq!(
+        err("listen=1,listen=2"),
+        "listen option should only appear once"
+    );
+    assert_eq!(
+        err("listen=1,net=h:2"),
+        "net and listen options cannot be combined"
+    );
+    assert_eq!(
+        err("net=h:2,listen=1"),
+        "net and listen options cannot be combined"
+    );
+    assert_eq!(
+        err("listen=1,file=a.txt.GZ"),
+        "listen cannot record to a compressed (.gz) file"
+    );
+}
+
+#[test]
+fn tokens() {
+    let o = ok("listen=1,token=s3cret");
+    assert_eq!(o.token, Some(TokenSource::Inline("s3cret".into())));
+    assert_eq!(format!("{:?}", o.token.unwrap()), "Inline(<hidden>)");
+    let o = ok("tokenfile=/run/t,listen=1");
+    assert_eq!(o.token, Some(TokenSource::File("/run/t".into())));
+    assert_eq!(err("listen=1,token="), "syntax error parsing token=SECRET");
+    assert_eq!(
+        err("listen=1,tokenfile="),
+        "syntax error parsing tokenfile=filename"
+    );
+    let e = parse("listen=1,token=a,tokenfile=b").unwrap_err();
+    assert_eq!(
+        e.description,
+        "token or tokenfile options should only appear once"
+    );
+    assert_eq!(e.options, "listen=1,token=***,tokenfile=b");
+    assert_eq!(
+        parse("token=a").unwrap_err().description,
+        "token and tokenfile need the listen option"
+    );
+    assert_eq!(
+        err("tokenfile=a,net=h:1"),
+        "token and tokenfile need the listen option"
+    );
+}
+
+/// The secret never reaches the error message, wherever it stands.
+#[test]
+fn errors_do_not_echo_the_token() {
+    for (text, shown) in [
+        ("token=abc,depth=-1", "token=***,depth=-1"),
+        ("listen=1,token=abc,bogus=1", "listen=1,token=***,bogus=1"),
+        ("token=abc", "token=***"),
+        ("doe,token=abc,x=1", "doe,token=***,x=1"),
+        ("mytoken=abc", "mytoken=abc"),
+    ] {
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.options, shown, "{text}");
+        assert!(!e.to_string().contains(",token=abc"), "{e}");
+    }
+    assert_eq!(redact_token(""), "");
+    // Nothing to hide in an empty value.
+    assert_eq!(redact_token("token="), "token=");
+    assert_eq!(redact_token("token=,x=1"), "token=,x=1");
+}
+
+#[test]
+fn stop_is_a_whole_string_request() {
+    assert!(is_stop_request("stop"));
+    assert!(!is_stop_request("stop,cpu=samples"));
+    assert!(!is_stop_request(" stop"));
+    // As options it means nothing: a name without a value.
+    assert_eq!(err("cpu=samples,stop"), "Unknown option: stop");
+}

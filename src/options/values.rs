@@ -6,7 +6,7 @@
 //! agent's wording; options added by hprof-rs reuse the same patterns.
 
 use super::cnum::{strtod, strtol};
-use super::NetAddr;
+use super::{ListenAddr, NetAddr};
 
 /// Lower bound of a decimal option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +112,30 @@ pub(crate) fn net(token: Option<&str>) -> Result<NetAddr, String> {
         return Err("net option missing port".to_string());
     }
     Ok(NetAddr {
+        host: host.to_string(),
+        port: port_number(port)?,
+    })
+}
+
+/// `listen=PORT` (loopback) or `listen=HOST:PORT`; the host is what comes
+/// before the last `:`, and brackets around it are removed so that IPv6
+/// addresses can be written (`listen=[::1]:9000`).
+pub(crate) fn listen(token: Option<&str>) -> Result<ListenAddr, String> {
+    let value = token.ok_or("syntax error parsing listen=[HOST:]PORT")?;
+    let (host, port) = match value.rsplit_once(':') {
+        Some((h, p)) => {
+            let h = h
+                .strip_prefix('[')
+                .and_then(|h| h.strip_suffix(']'))
+                .unwrap_or(h);
+            if h.is_empty() {
+                return Err("listen option missing host before ':'".to_string());
+            }
+            (h, p)
+        }
+        None => ("127.0.0.1", value),
+    };
+    Ok(ListenAddr {
         host: host.to_string(),
         port: port_number(port)?,
     })

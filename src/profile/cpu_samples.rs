@@ -627,6 +627,25 @@ impl Profile for CpuSamples {
         }
     }
 
+    /// In a running VM the threads already there cannot get CPU-time
+    /// timers: a timer is created on the thread it measures, and those
+    /// threads run application code (docs/cpu-samples.md, "After an
+    /// attach"). An attached session therefore samples by the original's
+    /// rule, every RUNNABLE thread at safepoints, and says so once.
+    fn attach(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
+        let _ = self.how.set(How::Runnable);
+        if self.active {
+            if ctx.opts.cpu_sampler != CpuSampler::Runnable {
+                crate::diag::notice(
+                    "cpu=samples in a running VM: threads that exist already cannot be given CPU-time timers; every RUNNABLE thread is sampled at safepoints (cpusampler=runnable)",
+                );
+            }
+            self.start(ctx, jni)
+                .map_err(|e| format!("cannot start the cpu sampling thread: {e}"))?;
+        }
+        Ok(())
+    }
+
     fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
         if self.active {
             crate::diag::verbose(ctx.opts.verbose, " CPU usage by sampling running threads ...");

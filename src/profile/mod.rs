@@ -83,8 +83,10 @@ pub trait Profile: Send + Sync {
     /// VM init: start collecting.
     fn vm_start(&'static self, ctx: &'static Context, jni: Jni<'_>) {}
 
-    /// Started in a VM that is already running (`Agent_OnAttach`): start
-    /// collecting from now on, or say why this profile cannot.
+    /// Started in a VM that is already running (`Agent_OnAttach`, after
+    /// the vm floor met the running threads and loaded classes): start
+    /// collecting from now on, or say why this profile cannot. (What the VM
+    /// grants only at start-up is refused earlier, by `capabilities`.)
     fn attach(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
         Err(format!("{} cannot start in a running VM", self.name()))
     }
@@ -107,12 +109,16 @@ pub trait Profile: Send + Sync {
         Answer::NotMine
     }
 
-    /// VM death, before the final dump: stop producing and take in what
-    /// is still buffered.
+    /// VM death or stop, before the final dump: stop producing and take in
+    /// what is still buffered.
     fn stop(&self, ctx: &Context, jni: Jni<'_>) {}
 
-    /// VM death, after the final dump: switch the events off.
+    /// VM death or stop, after the final dump: switch the events off.
     fn shut_down(&self, ctx: &Context) {}
+
+    /// Stopped while the VM runs on (after `shut_down`): give back what the
+    /// profile changed in the VM that would outlast it.
+    fn detach(&self, ctx: &Context, jni: Jni<'_>) {}
 
     // ---- events (only those listed by `events`) -------------------------
 
@@ -144,7 +150,7 @@ pub trait Profile: Send + Sync {
 
 /// The profiles of this run, in dump order. A profile whose options are
 /// off is not in the list; cpu=samples is listed, idle, when a front-end
-/// may start sampling with a socket command (`net=`).
+/// may start sampling with a socket command (`net=`, `listen=`).
 pub fn list(opts: &Options) -> Vec<Box<dyn Profile>> {
     let mut v: Vec<Box<dyn Profile>> = Vec::new();
     if opts.monitor {
@@ -156,7 +162,7 @@ pub fn list(opts: &Options) -> Vec<Box<dyn Profile>> {
     if opts.heap_sites {
         v.push(Box::new(alloc_sites::AllocSites::default()));
     }
-    if opts.cpu_samples || opts.net.is_some() {
+    if opts.cpu_samples || opts.net.is_some() || opts.listen.is_some() {
         v.push(Box::new(cpu_samples::CpuSamples::new(opts.cpu_samples)));
     }
     if opts.cpu_timing() {

@@ -1,7 +1,9 @@
 //! SITES / ALLOC SITES and HEAP SUMMARY from the site table.
 
 use super::traces;
-use crate::format::{HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED, SITES_INCREMENTAL};
+use crate::format::{
+    HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED, SITES_INCREMENTAL, SITES_SINCE_ATTACH,
+};
 use crate::tables::sites::{report_instances, totals_of, SiteSnapshot};
 use crate::tables::ClassEntry;
 use crate::vm::Context;
@@ -63,10 +65,15 @@ pub fn write(ctx: &Context, request_flags: u16, cutoff: f64) {
             })
         })
         .collect();
-    // 0x8 says how the counts were made: only the agent knows that, so a
-    // peer's request bit never reaches the output.
-    let flags =
-        (request_flags & !SITES_ESTIMATED) | if interval > 0 { SITES_ESTIMATED } else { 0 };
+    // 0x8 and 0x10 say how the counts were made: only the agent knows
+    // that, so a peer's request bits never reach the output.
+    let mut flags = request_flags & !(SITES_ESTIMATED | SITES_SINCE_ATTACH);
+    if interval > 0 {
+        flags |= SITES_ESTIMATED;
+    }
+    if ctx.attached {
+        flags |= SITES_SINCE_ATTACH;
+    }
     let at = ctx.stamp();
     ctx.out.submit(move |f, out| {
         let report = SitesReport {

@@ -2,6 +2,7 @@
 //! The writer thread (`writer`) is the only owner and the only thread that
 //! does output IO.
 
+pub mod record;
 pub mod writer;
 
 use std::fs::File;
@@ -59,6 +60,46 @@ fn open_fifo(path: &Path) -> io::Result<File> {
 /// checked while a write waits.
 const SOCKET_WRITE_SLICE: Duration = Duration::from_millis(250);
 
+/// Longest wait for `net=`'s connection: an address that drops packets
+/// would otherwise hold start-up (or an attach) for minutes.
+pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+
+/// Write all of `buf` to a socket whose writes time out after
+/// [`SOCKET_WRITE_SLICE`]: a peer that accepts bytes, however slowly, is
+/// waited for; one that accepts none for [`SOCKET_STALL_LIMIT`] fails the
+/// write with `TimedOut`.
+pub fn write_socket_bounded(mut s: &TcpStream, buf: &[u8]) -> io::Result<()> {
+    let mut rest = buf;
+    let mut last_progress = Instant::now();
+    while !rest.is_empty() {
+        match s.write(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                rest = &rest[n..];
+                last_progress = Instant::now();
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                ) =>
+            {
+                if last_progress.elapsed() >= SOCKET_STALL_LIMIT {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "the front-end accepted no output for {} s",
+                            SOCKET_STALL_LIMIT.as_secs()
+                        ),
+                    ));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 pub use writer::{Step, Stream, Writer, WriterJob};
 
 pub enum Sink {
@@ -67,6 +108,8 @@ pub enum Sink {
     /// (as `jcmd GC.heap_dump -gz` writes), finished when output stops.
     Gzip(flate2::write::GzEncoder<File>),
     Socket(TcpStream),
+    /// `listen=`: recorded, and sent live to the front-end connected.
+    Recorded(record::Recording),
     /// In-memory, for tests of the writer.
     Memory(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>),
 }
@@ -117,6 +160,7 @@ impl Sink {
                 g.try_finish()?;
                 g.get_mut().flush()
             }
+            Sink::Recorded(r) => r.finish(),
             _ => self.flush(),
         }
     }
@@ -126,7 +170,7 @@ impl Sink {
         let addrs = (host, port).to_socket_addrs()?;
         let mut last = io::Error::new(io::ErrorKind::NotFound, "host has no address");
         for a in addrs {
-            match TcpStream::connect(a) {
+            match TcpStream::connect_timeout(&a, CONNECT_LIMIT) {
                 Ok(s) => {
                     let _ = s.set_nodelay(true);
                     s.set_write_timeout(Some(SOCKET_WRITE_SLICE))?;
@@ -142,40 +186,11 @@ impl Sink {
     /// has accepted nothing for [`SOCKET_STALL_LIMIT`] (a slow peer that
     /// keeps reading is waited for); other sinks write as `write_all`.
     pub fn write_all_bounded(&mut self, buf: &[u8]) -> io::Result<()> {
-        let Sink::Socket(s) = self else {
-            return self.write_all(buf);
-        };
-        let mut rest = buf;
-        let mut last_progress = Instant::now();
-        while !rest.is_empty() {
-            match s.write(rest) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    rest = &rest[n..];
-                    last_progress = Instant::now();
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    if last_progress.elapsed() >= SOCKET_STALL_LIMIT {
-                        return Err(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            format!(
-                                "the front-end accepted no output for {} s",
-                                SOCKET_STALL_LIMIT.as_secs()
-                            ),
-                        ));
-                    }
-                }
-                Err(e) => return Err(e),
-            }
+        match self {
+            Sink::Socket(s) => write_socket_bounded(s, buf),
+            Sink::Recorded(r) => r.append(buf),
+            _ => self.write_all(buf),
         }
-        Ok(())
     }
 
     /// After a failed write: end a socket stream for the peer (what it has
@@ -189,6 +204,7 @@ impl Sink {
     pub fn describe(&self) -> String {
         match self {
             Sink::File(_) | Sink::Gzip(_) => "output file".into(),
+            Sink::Recorded(_) => "recording of the stream".into(),
             Sink::Socket(s) => s
                 .peer_addr()
                 .map(|a| format!("socket {a}"))
@@ -212,6 +228,7 @@ impl Write for Sink {
             Sink::File(f) => f.write(buf),
             Sink::Gzip(g) => g.write(buf),
             Sink::Socket(s) => s.write(buf),
+            Sink::Recorded(r) => r.append(buf).map(|()| buf.len()),
             Sink::Memory(m) => {
                 m.lock().extend_from_slice(buf);
                 Ok(buf.len())
@@ -223,6 +240,7 @@ impl Write for Sink {
             Sink::File(f) => f.flush(),
             Sink::Gzip(g) => g.flush(),
             Sink::Socket(s) => s.flush(),
+            Sink::Recorded(_) => Ok(()),
             Sink::Memory(_) => Ok(()),
         }
     }

@@ -25,9 +25,19 @@ pub struct ThreadRecord {
 #[derive(Default)]
 pub struct ThreadTable {
     records: RwLock<Vec<Arc<ThreadRecord>>>,
+    /// Held while one thread is met (looked up, recorded, tagged): at an
+    /// attach, the threads already running are registered while ThreadStart
+    /// events arrive for new ones, and one thread must not get two records.
+    registration: parking_lot::Mutex<()>,
 }
 
 impl ThreadTable {
+    /// Run `f` as the only registration in progress.
+    pub fn with_registration<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _one = self.registration.lock();
+        f()
+    }
+
     pub fn insert(
         &self,
         object_id: u32,

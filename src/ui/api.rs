@@ -6,7 +6,7 @@ use super::cpu::CpuQuery;
 use super::http::{attachment, Request};
 use super::memory::Which;
 use super::tree::Open;
-use super::{launch, lock, source, Ui};
+use super::{attach, launch, lock, source, Ui};
 use crate::protocol::Command;
 use serde_json::{json, Value};
 
@@ -82,11 +82,21 @@ pub fn route(ui: &Ui, req: &Request) -> Reply {
             }
         }
         ("GET", ["api", "sessions"]) => json_reply(200, sessions_json(ui)),
-        ("GET", ["api", "attach"]) => json_reply(
-            200,
-            json!({"available": false,
-                   "message": "Attach needs `hprof-rs attach`, which is not available yet: the agent cannot be loaded into a running JVM (it refuses Agent_OnAttach). Use Launch, or start the JVM with the agent options shown above."}),
-        ),
+        ("GET", ["api", "attach"]) => json_reply(200, attach::info(ui)),
+        ("POST", ["api", "attach"]) => {
+            let v: Value = match serde_json::from_slice(&req.body) {
+                Ok(v) => v,
+                Err(e) => return error(400, format!("attach form: {e}")),
+            };
+            let pid = match &v["pid"] {
+                Value::Number(n) => n.to_string(),
+                other => other.as_str().unwrap_or("").to_string(),
+            };
+            match attach::start(ui, &pid, text_param(&v, "options")) {
+                Ok(id) => json_reply(200, json!({"session": id})),
+                Err((status, e)) => error(status, e),
+            }
+        }
         ("GET", ["api", "launch"]) => json_reply(200, launch::info(ui)),
         ("POST", ["api", "launch"]) => {
             let v: Value = match serde_json::from_slice(&req.body) {

@@ -151,6 +151,22 @@ pub fn agent_options(user: &str, net: &str) -> Result<(String, bool), String> {
     Ok((full, text))
 }
 
+/// A port of its own for one program's agent, so the connection on it is
+/// that program's, and the agent options (checked) that connect to it.
+pub(super) fn agent_port(
+    ui: &Ui,
+    user_options: &str,
+) -> Result<(TcpListener, String, bool), (u16, String)> {
+    let listener = TcpListener::bind((ui.agents_addr.ip(), 0))
+        .and_then(|l| l.set_nonblocking(true).map(|_| l))
+        .map_err(|e| (500, format!("cannot open an agent port: {e}")))?;
+    let port = listener.local_addr().map_err(|e| (500, e.to_string()))?;
+    let net = super::agent_options(port);
+    let net = net.trim_end_matches(",format=b").trim_start_matches("net=");
+    let (opts, text) = agent_options(user_options, net).map_err(|e| (400, e))?;
+    Ok((listener, opts, text))
+}
+
 /// Check and start; the new session's ID, or the status and why not.
 pub fn start(ui: &Ui, command: &str, opts: &str, cwd: &str) -> Result<u32, (u16, String)> {
     let lib = ui.agent_lib.as_ref().map_err(|e| (409, e.clone()))?;
@@ -177,14 +193,7 @@ pub fn start(ui: &Ui, command: &str, opts: &str, cwd: &str) -> Result<u32, (u16,
     if !cwd.is_empty() && !Path::new(cwd).is_dir() {
         return Err((400, format!("working directory {cwd:?} does not exist")));
     }
-    // A port of its own, so the connection on it is this program's.
-    let listener = TcpListener::bind((ui.agents_addr.ip(), 0))
-        .and_then(|l| l.set_nonblocking(true).map(|_| l))
-        .map_err(|e| (500, format!("cannot open an agent port: {e}")))?;
-    let port = listener.local_addr().map_err(|e| (500, e.to_string()))?;
-    let net = super::agent_options(port);
-    let net = net.trim_end_matches(",format=b").trim_start_matches("net=");
-    let (opts, text) = agent_options(opts, net).map_err(|e| (400, e))?;
+    let (listener, opts, text) = agent_port(ui, opts)?;
     let agent_arg = format!("-agentpath:{}={opts}", lib.display());
     let h = ui
         .new_session(Kind::Launch, argv.join(" "), None)
@@ -327,8 +336,9 @@ fn describe(st: std::process::ExitStatus) -> String {
 }
 
 /// Wait for the program's agent on its own port; give up when the
-/// program ends first or after [`CONNECT_WITHIN`].
-fn accept_agent(h: &Shared, listener: TcpListener) {
+/// program ends first, the session failed (an attach was refused), or
+/// after [`CONNECT_WITHIN`].
+pub(super) fn accept_agent(h: &Shared, listener: TcpListener) {
     let start = Instant::now();
     loop {
         match listener.accept() {
@@ -344,7 +354,14 @@ fn accept_agent(h: &Shared, listener: TcpListener) {
                 return;
             }
         }
-        let ended = lock(&h.data).process.as_ref().is_some_and(|p| !p.running);
+        let (ended, failed) = {
+            let g = lock(&h.data);
+            let ended = g.process.as_ref().is_some_and(|p| !p.running);
+            (ended, g.state != State::Live)
+        };
+        if failed {
+            return;
+        }
         if ended || start.elapsed() > CONNECT_WITHIN {
             let mut g = lock(&h.data);
             if g.state == State::Live {

@@ -20,6 +20,7 @@ pub mod filter;
 pub mod guard;
 pub mod heap;
 pub mod http;
+pub mod attach;
 pub mod launch;
 pub mod memory;
 pub mod model;

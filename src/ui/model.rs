@@ -50,6 +50,8 @@ pub enum Kind {
     Listen,
     /// A program started from the Launch form.
     Launch,
+    /// A running JVM the agent was loaded into from the Attach form.
+    Attach,
     /// A file named on the command line.
     File,
     /// A file sent from the page.
@@ -61,6 +63,7 @@ impl Kind {
         match self {
             Kind::Listen => "listen",
             Kind::Launch => "launch",
+            Kind::Attach => "attach",
             Kind::File => "file",
             Kind::Upload => "upload",
         }

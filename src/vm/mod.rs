@@ -25,6 +25,10 @@ use output::BoxedFormat;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
 
+/// Sessions started in this process so far (a stopped profile can be
+/// followed by a new attach, docs/attach.md).
+static SESSIONS: AtomicU32 = AtomicU32::new(0);
+
 /// What every profile shares.
 pub struct Context {
     pub jvmti: Jvmti,
@@ -52,10 +56,19 @@ pub struct Context {
     pub hidden: stacks::HiddenMethods,
     /// The per-thread CPU-time timers of cpu=samples and cpu=times.
     pub cpu_timers: cpu_timers::CpuTimers,
+    /// Started in a running VM (Agent_OnAttach) rather than at VM start:
+    /// what happened before is not in the profile.
+    pub attached: bool,
+    /// This session's number, 1 for the first in the process. Thread-local
+    /// caches of the profiles carry it, so a session started after a stop
+    /// never takes what an earlier one left in a thread.
+    pub session: u32,
+    /// VM death has begun (as opposed to a stop while the VM runs on).
+    pub dying: AtomicBool,
 }
 
 impl Context {
-    pub fn new(jvmti: Jvmti, opts: Options, out: Writer<BoxedFormat>) -> Context {
+    pub fn new(jvmti: Jvmti, opts: Options, out: Writer<BoxedFormat>, attached: bool) -> Context {
         let depth = AtomicU32::new(opts.depth);
         Context {
             jvmti,
@@ -71,6 +84,9 @@ impl Context {
             tags: tags::Tags::default(),
             hidden: stacks::HiddenMethods::default(),
             cpu_timers: cpu_timers::CpuTimers::default(),
+            attached,
+            session: SESSIONS.fetch_add(1, Ordering::Relaxed) + 1,
+            dying: AtomicBool::new(false),
         }
     }
 

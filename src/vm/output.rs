@@ -37,11 +37,12 @@ pub fn new_format(opts: &Options, segmented: bool) -> BoxedFormat {
             });
             if !segmented && opts.heap_dump {
                 // 1.0.1: one HEAP DUMP record per dump, staged in a file:
-                // beside the output file, or with `net=` (no output
-                // directory of the user's) in the system's temporary
-                // directory rather than wherever the JVM was started.
+                // beside the output file, or with `net=` or `listen=`
+                // without `file=` (no output directory of the user's) in
+                // the system's temporary directory rather than wherever the
+                // JVM was started.
                 let pid = std::process::id();
-                let stage = if opts.net.is_some() {
+                let stage = if !opts.writes_user_file() {
                     std::env::temp_dir().join(format!("hprof-rs-{pid}.hprof.TMP"))
                 } else {
                     let exists = |n: &str| std::path::Path::new(n).exists();

@@ -17,7 +17,8 @@ pub fn known_serial(ctx: &Context, thread: Obj<'_>) -> Option<u32> {
 }
 
 /// Register a thread (or return its record if already known). `announce`
-/// writes THREAD START (not for the VM-init thread nor agent threads).
+/// writes THREAD START (not for the VM-init thread nor agent threads) with
+/// the thread's current stack: this is its ThreadStart event.
 pub fn register(
     ctx: &Context,
     jni: Jni<'_>,
@@ -25,9 +26,53 @@ pub fn register(
     agent_thread: bool,
     announce: bool,
 ) -> Option<Arc<ThreadRecord>> {
+    let start = if announce { Start::Here } else { Start::Silent };
+    meet(ctx, jni, thread, agent_thread, start)
+}
+
+/// Register a thread that was already running when the agent attached:
+/// THREAD START with the system trace, since where it started is not known.
+pub fn register_existing(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> Option<Arc<ThreadRecord>> {
+    meet(ctx, jni, thread, false, Start::Unknown)
+}
+
+/// What THREAD START a newly met thread gets.
+#[derive(Clone, Copy, PartialEq)]
+enum Start {
+    Silent,
+    /// Its trace is its current stack (ThreadStart, on the thread itself).
+    Here,
+    /// The system trace.
+    Unknown,
+}
+
+fn meet(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread: Obj<'_>,
+    agent_thread: bool,
+    start: Start,
+) -> Option<Arc<ThreadRecord>> {
     if thread.is_null() {
         return None;
     }
+    if let Some(serial) = known_serial(ctx, thread) {
+        return ctx.tables.threads.get(serial);
+    }
+    ctx.tables
+        .threads
+        .with_registration(|| record(ctx, jni, thread, agent_thread, start))
+}
+
+/// `meet` under the registration lock.
+fn record(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread: Obj<'_>,
+    agent_thread: bool,
+    start: Start,
+) -> Option<Arc<ThreadRecord>> {
+    // Another registration may have met it while this one waited.
     if let Some(serial) = known_serial(ctx, thread) {
         return ctx.tables.threads.get(serial);
     }
@@ -55,9 +100,12 @@ pub fn register(
         .tags
         .set_identity(ctx, thread, make_tag(TagKind::Thread, rec.serial as u64));
     // cpu=old output has no THREAD lines (docs/output-formats.md §1.1).
-    if announce && !agent_thread && !ctx.opts.cpu_old {
-        let trace = super::stacks::thread_trace(ctx, jni, thread, rec.serial)
-            .unwrap_or(ctx.system_trace());
+    if start != Start::Silent && !agent_thread && !ctx.opts.cpu_old {
+        let trace = match start {
+            Start::Here => super::stacks::thread_trace(ctx, jni, thread, rec.serial),
+            _ => None,
+        }
+        .unwrap_or(ctx.system_trace());
         let r = rec.clone();
         let at = ctx.stamp();
         ctx.out.submit(move |f, out| {

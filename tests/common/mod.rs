@@ -37,6 +37,39 @@ pub fn java() -> PathBuf {
     jdk_home().join("bin/java")
 }
 
+/// `java.version` of the JDK under test.
+pub fn java_version() -> &'static str {
+    static V: OnceLock<String> = OnceLock::new();
+    V.get_or_init(|| {
+        let out = Command::new(java())
+            .args(["-XshowSettings:properties", "-version"])
+            .output()
+            .unwrap();
+        stderr(&out)
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("java.version = ").map(String::from))
+            .expect("java.version in -XshowSettings:properties")
+    })
+}
+
+/// The feature release of the JDK under test (11, 17, 21, 25).
+pub fn java_major() -> u32 {
+    java_version()
+        .split(['.', '-', '+'])
+        .next()
+        .and_then(|m| m.parse().ok())
+        .expect("a numeric java.version")
+}
+
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// javac always comes from the build JDK (JDK 17 on the PATH, or
 /// HPROF_JAVAC_HOME): runtime-only JDKs used for the cross-version runs
 /// have no compiler, and fixtures are compiled for release 11 so every
@@ -259,26 +292,68 @@ pub fn run_command_bounded(mut cmd: Command, limit: std::time::Duration) -> Boun
     }
 }
 
-/// `java.version` of the JDK under test.
-pub fn java_version() -> &'static str {
-    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    V.get_or_init(|| {
-        let out = std::process::Command::new(java())
-            .args(["-XshowSettings:properties", "-version"])
-            .output()
-            .unwrap();
-        stderr(&out)
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("java.version = ").map(String::from))
-            .expect("java.version in -XshowSettings:properties")
-    })
+/// Instances and arrays per class name (Java style; `int[]` for
+/// primitive arrays) in one heap dump.
+pub fn instance_counts(
+    p: &hprof_rs::reader::Parsed,
+    d: &hprof_rs::reader::HeapDump,
+) -> std::collections::HashMap<String, u64> {
+    let mut m = std::collections::HashMap::new();
+    let name = |id: u64| {
+        p.class_name(id)
+            .map(hprof_rs::reader::java_class_name)
+            .unwrap_or_else(|| format!("?{id:x}"))
+    };
+    for i in &d.instances {
+        *m.entry(name(i.class_id)).or_default() += 1;
+    }
+    for a in &d.object_arrays {
+        *m.entry(name(a.array_class_id)).or_default() += 1;
+    }
+    for a in &d.primitive_arrays {
+        *m.entry(format!("{}[]", a.element_type.java_name()))
+            .or_default() += 1;
+    }
+    m
 }
 
-/// Major version of the JDK under test (11, 17, 21, 25).
-pub fn java_major() -> u32 {
-    java_version()
-        .split(['.', '-', '+'])
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap()
+/// `jmap -histo:live` instance counts by class name (Java style), from
+/// the JDK under test's jmap (or the PATH's), within a minute.
+pub fn jmap_histo_live(pid: u32) -> std::collections::HashMap<String, u64> {
+    let jmap = jdk_home().join("bin/jmap");
+    let jmap = if jmap.exists() {
+        jmap
+    } else {
+        PathBuf::from("jmap")
+    };
+    let mut c = Command::new(jmap);
+    c.args(["-histo:live", &pid.to_string()]);
+    let r = run_command_bounded(c, std::time::Duration::from_secs(60));
+    assert!(r.output.status.success(), "jmap: {}", stderr(&r.output));
+    let mut m = std::collections::HashMap::new();
+    for line in stdout(&r.output).lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.len() >= 4 && cols[0].ends_with(':') {
+            m.insert(
+                hprof_rs::reader::java_class_name(cols[3]),
+                cols[1].parse().unwrap(),
+            );
+        }
+    }
+    m
+}
+
+/// Wait (at most a minute) until the binary file holds `n` complete heap
+/// dumps.
+pub fn wait_for_dumps(path: &Path, n: usize) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(60) {
+        if let Ok(p) = hprof_rs::reader::read_all(path) {
+            if p.heap_dumps.iter().filter(|d| d.ended).count() >= n {
+                return;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("no complete heap dump in {}", path.display());
 }

@@ -161,53 +161,102 @@ pub fn run(a: AttachArgs) -> CliResult<()> {
         }));
     }
 
-    let target = hotspot::inspect(a.pid)?;
+    let loaded = load(
+        a.pid,
+        &agent,
+        &options,
+        (a.timeout, a.reply_timeout),
+        a.protocol,
+        &mut |step| eprintln!("hprof-rs attach: {step}"),
+    )?;
+    // The JVM's answer as it came; a closed standard output must not hide
+    // the outcome on stderr.
+    let mut out = std::io::stdout().lock();
+    let _ = out
+        .write_all(loaded.answer.as_bytes())
+        .and_then(|_| out.flush());
+    drop(out);
+    if loaded.truncated {
+        eprintln!("hprof-rs attach: the JVM's answer was longer than shown; the rest was dropped");
+    }
+    let done = meaning(&loaded, &options)?;
+    eprintln!("hprof-rs attach: {done}");
+    match session {
+        Some(s) if !crate::options::is_stop_request(&options) => s
+            .join()
+            .unwrap_or_else(|_| Err("the listen session failed".into())),
+        _ => Ok(()),
+    }
+}
+
+/// What a JVM answered a load request.
+pub struct Loaded {
+    pub pid: u32,
+    /// Status line and output, exactly as sent (ends with a newline).
+    pub answer: String,
+    /// The answer was longer than what was kept.
+    pub truncated: bool,
+    pub outcome: LoadOutcome,
+}
+
+/// Load `agent` into JVM `pid` with the option string `options` through
+/// HotSpot's attach mechanism (`waits`: for the attach listener to start,
+/// then for the answer). `step` is told each step as it happens.
+pub fn load(
+    pid: u32,
+    agent: &str,
+    options: &str,
+    waits: (Duration, Duration),
+    protocol: ProtocolChoice,
+    step: &mut dyn FnMut(String),
+) -> CliResult<Loaded> {
+    let (listener_wait, reply_wait) = waits;
+    let target = hotspot::inspect(pid)?;
     let pid = target.pid;
-    if hotspot::start_listener(&target, a.timeout)? {
-        eprintln!("hprof-rs attach: started the attach listener of JVM {pid}");
+    if hotspot::start_listener(&target, listener_wait)? {
+        step(format!("started the attach listener of JVM {pid}"));
     }
     hotspot::check_socket(&target.socket)?;
-    let protocol = match a.protocol {
-        ProtocolChoice::Auto => hotspot::negotiate(&target, a.reply_timeout)?,
+    let protocol = match protocol {
+        ProtocolChoice::Auto => hotspot::negotiate(&target, reply_wait)?,
         ProtocolChoice::Fixed(p) => p,
     };
-    eprintln!(
-        "hprof-rs attach: loading {agent} into JVM {pid} (attach protocol {}, options {})",
+    step(format!(
+        "loading {agent} into JVM {pid} (attach protocol {}, options {})",
         protocol.number(),
-        shown(&options)
-    );
+        shown(options)
+    ));
     let reply = hotspot::execute(
         &target,
         protocol,
         "load",
-        &[&agent, "true", &options],
-        a.reply_timeout,
+        &[agent, "true", options],
+        reply_wait,
     )?;
-    // The JVM's answer as it came: status line, then its output.
     let mut answer = format!("{}\n{}", reply.status, reply.text);
     if !answer.ends_with('\n') {
         answer.push('\n');
     }
-    // A closed standard output must not hide the outcome on stderr.
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(answer.as_bytes()).and_then(|_| out.flush());
-    drop(out);
-    if reply.truncated {
-        eprintln!("hprof-rs attach: the JVM's answer was longer than shown; the rest was dropped");
-    }
-    match hotspot::interpret_load(&reply) {
-        LoadOutcome::Started => {
-            eprintln!("hprof-rs attach: the agent started in JVM {pid}");
-            match session {
-                Some(s) => s
-                    .join()
-                    .unwrap_or_else(|_| Err("the listen session failed".into())),
-                None => Ok(()),
-            }
-        }
+    Ok(Loaded {
+        pid,
+        answer,
+        truncated: reply.truncated,
+        outcome: hotspot::interpret_load(&reply),
+    })
+}
+
+/// What a load's answer means: Ok with what happened, or Err with why
+/// nothing did.
+pub fn meaning(loaded: &Loaded, options: &str) -> CliResult<String> {
+    let pid = loaded.pid;
+    let stop = crate::options::is_stop_request(options);
+    match &loaded.outcome {
+        LoadOutcome::Started if stop => Ok(format!("profiling stopped in JVM {pid}")),
+        LoadOutcome::Started => Ok(format!("the agent started in JVM {pid}")),
         LoadOutcome::AgentFailed(code) => Err(format!(
-            "the agent did not start in JVM {pid}: Agent_OnAttach returned {code} (the agent's \
-             own message, if any, is in the JVM's output)"
+            "the agent did not {} in JVM {pid}: Agent_OnAttach returned {code} (the agent's \
+             own message, if any, is in the JVM's output)",
+            if stop { "stop profiling" } else { "start" }
         )),
         LoadOutcome::NotLoaded(msg) => Err(format!("JVM {pid} did not load the agent: {msg}")),
     }

@@ -17,11 +17,17 @@ pub fn sites(p: &mut Printer, out: &mut Vec<u8>, at: &Stamp, r: &SitesReport<'_>
         (true, true) => "allocated bytes, estimated from samples",
         (false, true) => "live bytes, estimated from samples",
     };
+    let since = if r.since_attach() {
+        ", counted from the attach"
+    } else {
+        ""
+    };
     pf!(
         p,
         out,
-        "SITES BEGIN (ordered by {}) {}",
+        "SITES BEGIN (ordered by {}{}) {}",
         order,
+        since,
         ctime_of(at)
     );
     pf!(

@@ -94,14 +94,12 @@ impl AllocSites {
     /// created, from the interval in force then (512 KiB by default), so a
     /// thread made before this call would skip about that many bytes
     /// before its first event even with interval 0.
-    fn set_interval(&self, ctx: &Context) {
+    fn set_interval(&self, ctx: &Context) -> Result<(), String> {
         let interval = ctx.opts.heap_sample_bytes.min(i32::MAX as u64);
         ctx.tables.sites.set_interval(interval);
-        if let Err(e) = ctx.jvmti.set_heap_sampling_interval(interval as i32) {
-            diag::error(&format!(
-                "cannot set the heap sampling interval: {e}; allocation sites are incomplete"
-            ));
-        }
+        ctx.jvmti
+            .set_heap_sampling_interval(interval as i32)
+            .map_err(|e| format!("cannot set the heap sampling interval: {e}"))
     }
 
     /// The allocation events of this mode (VMObjectAlloc only when exact:
@@ -115,9 +113,10 @@ impl AllocSites {
         events
     }
 
-    /// Enable the events (VM init, after the tables exist). Tracking covers
-    /// everything allocated from here on.
-    fn start(&self, ctx: &Context, jni: Jni<'_>) {
+    /// Enable the events (VM init or attach, after the tables exist).
+    /// Tracking covers everything allocated from here on. Returns the first
+    /// event that could not be enabled (the others are enabled all the same).
+    fn start(&self, ctx: &Context, jni: Jni<'_>) -> Result<(), String> {
         let j = ctx.jvmti;
         if let Some(m) =
             crate::jvmti::jni::method_id(jni, "java/lang/Object", "clone", "()Ljava/lang/Object;")
@@ -126,11 +125,10 @@ impl AllocSites {
         }
         let mut events = vec![event::OBJECT_FREE, event::GARBAGE_COLLECTION_FINISH];
         events.extend(self.alloc_events(ctx));
+        let mut failed = None;
         for ev in events {
             if let Err(e) = j.set_event_mode(true, ev) {
-                diag::error(&format!(
-                    "cannot enable JVMTI event {ev}: {e}; allocation sites are incomplete"
-                ));
+                failed.get_or_insert(format!("cannot enable JVMTI event {ev}: {e}"));
             }
         }
         // Threads keep allocating in the TLAB they already hold without
@@ -145,10 +143,12 @@ impl AllocSites {
         // GC). There the VM-init thread, which runs the program's main,
         // fills its TLAB with scratch arrays until it takes the sampled
         // path once; threads the VM started before (reference handler,
-        // finalizer, signal dispatcher) keep their TLABs.
+        // finalizer, signal dispatcher) keep their TLABs. After an attach
+        // the program's threads are not this one: the GC is the only way
+        // to reach them, on JDK 11 too.
         let t0 = Instant::now();
         let jdk11 = j.version().is_ok_and(|v| (v >> 16) & 0x0FFF == 11);
-        if jdk11 {
+        if jdk11 && !ctx.attached {
             self.enabled.store(true, Ordering::Release);
             prime_this_thread(jni);
         } else if let Err(e) = j.force_garbage_collection() {
@@ -162,6 +162,7 @@ impl AllocSites {
             ),
         );
         self.enabled.store(true, Ordering::Release);
+        failed.map_or(Ok(()), Err)
     }
 
     /// Socket CONTROL allocation tracking on/off: start or stop counting
@@ -195,6 +196,9 @@ struct Buffers {
     frames: Vec<Frame>,
     key: Vec<u64>,
     cache: Vec<Option<CacheEntry>>,
+    /// The session (`Context::session`) the cache's sites belong to: a
+    /// session started after a stop has a site table of its own.
+    session: u32,
 }
 
 /// Bytes of scratch arrays the VM-init thread allocates at most to reach
@@ -222,7 +226,7 @@ thread_local! {
     /// The slot this thread's last SampledObjectAlloc inside
     /// `Object.clone` was counted in, until the clone's VMObjectAlloc
     /// (see `move_clone`).
-    static CLONE_SLOT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+    static CLONE_SLOT: std::cell::Cell<Option<(u32, u32)>> = const { std::cell::Cell::new(None) };
 }
 
 fn slot_of(key: &[u64]) -> usize {
@@ -242,7 +246,10 @@ impl AllocSites {
     /// the VM finds, so its free and the report's heap check reach it.
     /// False when no SampledObjectAlloc counted this clone.
     fn move_clone(&self, ctx: &Context, obj: Obj<'_>, size: i64) -> bool {
-        let Some(slot) = CLONE_SLOT.with(|c| c.take()) else {
+        let Some(slot) = CLONE_SLOT
+            .with(|c| c.take())
+            .and_then(|(session, slot)| (session == ctx.session).then_some(slot))
+        else {
             return false;
         };
         let table = &ctx.tables.objects;
@@ -630,11 +637,24 @@ impl Profile for AllocSites {
     }
 
     fn on_load(&self, ctx: &Context) {
-        self.set_interval(ctx);
+        if let Err(e) = self.set_interval(ctx) {
+            diag::error(&format!("{e}; allocation sites are incomplete"));
+        }
     }
 
     fn vm_start(&'static self, ctx: &'static Context, jni: Jni<'_>) {
-        self.start(ctx, jni);
+        if let Err(e) = self.start(ctx, jni) {
+            diag::error(&format!("{e}; allocation sites are incomplete"));
+        }
+    }
+
+    /// Allocations from now on (the SITES title says so, and objects
+    /// allocated before are neither counted nor tracked live). The forced
+    /// GC of `start` matters even more here: every thread holds a
+    /// thread-local buffer it has been allocating in without the sampler.
+    fn attach(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
+        self.set_interval(ctx)?;
+        self.start(ctx, jni)
     }
 
     /// GC and frees first (`gcbeforedump`), then every trace not yet
@@ -732,6 +752,10 @@ impl Profile for AllocSites {
             // callback): use fresh buffers.
             let mut held = b.try_borrow_mut().ok();
             let b = held.as_deref_mut().unwrap_or(&mut fresh);
+            if b.session != ctx.session {
+                b.cache.clear();
+                b.session = ctx.session;
+            }
             let site = self.site_of(ctx, jni, klass, thread_serial, b);
             in_clone = !vm_event
                 && clone_method.is_some_and(|m| b.frames.first().is_some_and(|f| f.method == m));
@@ -772,7 +796,7 @@ impl Profile for AllocSites {
                     // for an object we still hold, and heap checks skip it.
                     ctx.tables.objects.replace(slot, pending, info);
                     if in_clone {
-                        CLONE_SLOT.with(|c| c.set(Some(slot)));
+                        CLONE_SLOT.with(|c| c.set(Some((ctx.session, slot))));
                     }
                 }
             }

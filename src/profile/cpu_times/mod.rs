@@ -726,6 +726,14 @@ impl Profile for CpuTimes {
         potential: &jvmtiCapabilities,
         need: &mut jvmtiCapabilities,
     ) -> Result<(), String> {
+        if !potential.has(cap::CAN_GENERATE_EXCEPTION_EVENTS) {
+            // The Tracker's shadow stacks are repaired on ExceptionCatch;
+            // without it a thrown exception would leave them wrong for good.
+            return Err("cpu=times and cpu=old need JVMTI exception events, which this VM does not \
+                        grant now (HotSpot grants them only to an agent loaded at start-up with \
+                        -agentpath:, not to one attached to a running VM)"
+                .into());
+        }
         for c in [cap::CAN_RETRANSFORM_CLASSES, cap::CAN_GENERATE_EXCEPTION_EVENTS] {
             if !potential.has(c) {
                 return Err("Unable to get necessary JVMTI capabilities.".into());

@@ -578,12 +578,20 @@ impl HeapDump {
     /// map entry and weak handle per object: ~1 s per 8 M objects on JDK
     /// 17, ~4 s on JDK 21) and give the memory back to the OS, in an agent
     /// thread so the dump is done sooner. At VM death nothing is released:
-    /// the process is ending. If no thread can be started it is done here.
+    /// the process is ending. When profiling stops while the VM runs on,
+    /// it is done here, before the stop returns: the tags must not outlive
+    /// the profile. If no thread can be started it is done here too.
     /// (A thread already running takes this one too, unless it has just
     /// found its list empty: then the next dump's thread releases it.)
     fn release_later(&'static self, ctx: &Context, jni: Jni<'_>, scratch: ScratchEnv) {
-        if ctx.gate.is_closed() {
+        if ctx.dying.load(std::sync::atomic::Ordering::Acquire) {
             std::mem::forget(scratch);
+            return;
+        }
+        if ctx.gate.is_closed() {
+            // Stopping: this is the final dump.
+            drop(scratch);
+            self.release_now();
             return;
         }
         self.to_release.lock().push(scratch);
@@ -964,6 +972,21 @@ impl Profile for HeapDump {
 
     fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
         self.write(ctx, jni, true);
+    }
+
+    /// Nothing to set up: each dump walks the heap as it is then, with the
+    /// classes and threads the vm floor met at the attach and since.
+    fn attach(&'static self, _ctx: &'static Context, _jni: Jni<'_>) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A dump's tags may still be being dropped by the cleanup thread: a
+    /// stop waits for it (bounded), so they go before the stop returns.
+    fn detach(&self, _ctx: &Context, _jni: Jni<'_>) {
+        let start = Instant::now();
+        while self.releaser.is_running() && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     fn command(&'static self, ctx: &'static Context, jni: Jni<'_>, cmd: &Command) -> Answer {

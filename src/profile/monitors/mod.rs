@@ -43,11 +43,14 @@ const JVMTI_EVENTS: [u32; 4] = [
 ];
 
 /// Capabilities monitor=y needs (refusal is fatal, as for the original).
-const CAPABILITIES: [u32; 4] = [
-    cap::CAN_GENERATE_MONITOR_EVENTS,
+const CAPABILITIES: [u32; 2] = [cap::CAN_GENERATE_MONITOR_EVENTS, cap::CAN_GET_MONITOR_INFO];
+
+/// Capabilities of the MONITOR DUMP's list of owned monitors. HotSpot
+/// grants them only to an agent loaded at start-up: attached to a running
+/// VM, the dump lists the threads and no monitors (docs/attach.md).
+const OWNED_MONITOR_CAPABILITIES: [u32; 2] = [
     cap::CAN_GET_OWNED_MONITOR_INFO,
     cap::CAN_GET_CURRENT_CONTENDED_MONITOR,
-    cap::CAN_GET_MONITOR_INFO,
 ];
 
 /// Contention of one (monitor class, trace at contended entry) pair.
@@ -120,6 +123,9 @@ impl Monitors {
 
 #[derive(Clone, Copy)]
 struct Waiting {
+    /// The session (`Context::session`) the wait began in: one that began
+    /// before a stop is not reported by the session started after it.
+    session: u32,
     class_serial: u32,
     thread_serial: u32,
     start: Instant,
@@ -163,6 +169,17 @@ fn current_trace(ctx: &Context, jni: Jni<'_>, thread_serial: u32) -> u32 {
         .unwrap_or_else(|| ctx.system_trace())
 }
 
+impl Monitors {
+    fn enable(&self, ctx: &Context) -> Result<(), String> {
+        for ev in JVMTI_EVENTS {
+            ctx.jvmti
+                .set_event_mode(true, ev)
+                .map_err(|e| format!("cannot enable JVMTI event {ev}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
 impl Profile for Monitors {
     fn name(&self) -> &'static str {
         "monitor=y"
@@ -170,10 +187,16 @@ impl Profile for Monitors {
 
     fn capabilities(
         &self,
-        _potential: &jvmtiCapabilities,
+        potential: &jvmtiCapabilities,
         need: &mut jvmtiCapabilities,
     ) -> Result<(), String> {
         for c in CAPABILITIES {
+            if !potential.has(c) {
+                return Err("monitor=y needs JVMTI monitor events, which this VM does not offer.".into());
+            }
+            need.set(c);
+        }
+        for c in OWNED_MONITOR_CAPABILITIES.into_iter().filter(|&c| potential.has(c)) {
             need.set(c);
         }
         Ok(())
@@ -189,11 +212,15 @@ impl Profile for Monitors {
     }
 
     fn vm_start(&'static self, ctx: &'static Context, _jni: Jni<'_>) {
-        for ev in JVMTI_EVENTS {
-            if let Err(e) = ctx.jvmti.set_event_mode(true, ev) {
-                diag::error(&format!("cannot enable JVMTI event {ev}: {e}"));
-            }
+        if let Err(e) = self.enable(ctx) {
+            diag::error(&e);
         }
+    }
+
+    /// Contention and waits from now on (a thread blocked or waiting since
+    /// before the attach is not counted when it gets in).
+    fn attach(&'static self, ctx: &'static Context, _jni: Jni<'_>) -> Result<(), String> {
+        self.enable(ctx)
     }
 
     /// MONITOR DUMP then MONITOR TIME, the first sections of a full dump.
@@ -246,6 +273,7 @@ impl Profile for Monitors {
         let thread_serial = thread_serial(ctx, jni, thread);
         WAITING.with(|w| {
             w.set(Some(Waiting {
+                session: ctx.session,
                 class_serial: class.serial,
                 thread_serial,
                 start,
@@ -263,7 +291,7 @@ impl Profile for Monitors {
     }
 
     fn monitor_waited(&self, ctx: &Context) {
-        let Some(w) = WAITING.with(|w| w.take()) else {
+        let Some(w) = WAITING.with(|w| w.take()).filter(|w| w.session == ctx.session) else {
             return;
         };
         let time_waited_ms = w.start.elapsed().as_millis().min(i64::MAX as u128) as i64;

@@ -113,6 +113,7 @@ function select(id) {
   cpuOpen = new Map(); memOpen = new Map();
   $("console").textContent = ""; consoleOf = id;
   $("launchpanel").hidden = true;
+  $("attachpanel").hidden = true;
   refreshSessions();
 }
 
@@ -453,6 +454,7 @@ $("upload").onchange = async () => {
 };
 
 $("launchbtn").onclick = async () => {
+  $("attachpanel").hidden = true;
   $("launchpanel").hidden = false;
   const d = await api("/api/launch");
   $("launchagent").textContent = d.available ? "agent: " + d.agent : "✗ " + d.message;
@@ -465,6 +467,33 @@ $("launchgo").onclick = async () => {
   const d = await post("/api/launch", JSON.stringify({ command: $("launchcmd").value, options: $("launchopts").value, cwd: $("launchcwd").value }));
   if (d.error) { $("launchresult").textContent = "✗ " + d.error; $("launchresult").className = "error"; return; }
   $("launchresult").textContent = ""; $("launchresult").className = "";
+  select(d.session);
+};
+
+async function listJvms() {
+  const d = await api("/api/attach");
+  $("attachagent").textContent = d.available ? "agent: " + d.agent : "✗ " + d.message;
+  $("attachagent").className = d.available ? "note" : "error";
+  const box = $("attachpid");
+  box.textContent = "";
+  for (const j of d.jvms || []) {
+    const o = document.createElement("option");
+    o.value = j.pid;
+    o.textContent = `${j.pid} ${j.command || "?"}` + (j.java_version ? ` (Java ${j.java_version})` : "") +
+      (j.agent_loaded ? " — agent loaded" : "") + (j.attachable === false ? " — attach disabled" : "");
+    box.appendChild(o);
+  }
+  $("attachgo").disabled = !d.available || !box.options.length;
+  if (!box.options.length) $("attachresult").textContent = "no JVM of this user found";
+}
+$("attachbtn").onclick = () => { $("launchpanel").hidden = true; $("attachpanel").hidden = false; $("attachresult").textContent = ""; listJvms(); };
+$("attachrefresh").onclick = listJvms;
+$("attachcancel").onclick = () => { $("attachpanel").hidden = true; };
+$("attachgo").onclick = async () => {
+  $("attachresult").textContent = "attaching…";
+  const d = await post("/api/attach", JSON.stringify({ pid: $("attachpid").value, options: $("attachopts").value }));
+  if (d.error) { $("attachresult").textContent = "✗ " + d.error; $("attachresult").className = "error"; return; }
+  $("attachresult").textContent = ""; $("attachresult").className = "";
   select(d.session);
 };
 
@@ -487,5 +516,4 @@ for (const id of ["filter", "threadsel", "gran", "search", "classfilter", "memfi
 }
 for (const r of document.querySelectorAll('input[name="cpuview"], input[name="memview"]')) r.addEventListener("change", refreshView);
 
-api("/api/attach").then((d) => { $("attach").textContent = d.message; });
 refreshSessions().then(connectEvents);

@@ -1,0 +1,192 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.SynchronousQueue;
+
+/**
+ * A program to attach a profiler to: it does what its standard input
+ * says, one command per line, so a test decides what happens before and
+ * after an attach. Prints "ready" once its worker thread runs, and one
+ * answer line per command.
+ *
+ *   alloc N     the worker thread (started before any attach) allocates N
+ *               Kept objects and N/2 int[100], all kept, and N Dropped
+ *               objects, all garbage; the main thread allocates N/4 Kept
+ *               more. Answers "allocated N".
+ *   warm MB     the worker and the main thread each allocate MB megabytes of
+ *               garbage (byte[1024]). Answers "warm".
+ *   fresh N     a new thread allocates N Kept and N/2 int[100], all kept,
+ *               and ends. Answers "fresh N".
+ *   spin MS     CpuSplit's work split 60/30/10 for MS milliseconds on the
+ *               main thread. Answers "spun".
+ *   work N      N rounds of that work (a fixed amount, for benchmarks).
+ *               Answers "worked NANOSECONDS".
+ *   contend MS  the worker holds a lock for MS ms while the main thread
+ *               waits to enter it (one contended entry), then the worker
+ *               waits on it once with a 10 ms timeout. Answers "contended".
+ *   count       answers the number of objects kept so far.
+ *   exit        ends (so does the end of standard input). Answers "bye".
+ */
+public class AttachTarget {
+    static class Kept { int x; Kept(int x) { this.x = x; } }
+    static class Dropped { long y; Dropped(long y) { this.y = y; } }
+    static class Lock { }
+
+    static final List<Object> keep = new ArrayList<>();
+    static volatile long sink;
+    static final SynchronousQueue<Runnable> work = new SynchronousQueue<>();
+    static final SynchronousQueue<String> done = new SynchronousQueue<>();
+
+    static void allocOnWorker(int n) {
+        for (int i = 0; i < n; i++) keep.add(new Kept(i));
+        for (int i = 0; i < n / 2; i++) keep.add(new int[100]);
+        for (int i = 0; i < n; i++) sink += new Dropped(i).y;
+    }
+
+    static void allocOnMain(int n) {
+        for (int i = 0; i < n / 4; i++) keep.add(new Kept(-i));
+    }
+
+    static void warm(int mb) {
+        for (int i = 0; i < mb * 1024; i++) sink += new byte[1024].length;
+    }
+
+    static void allocOnFreshThread(int n) {
+        List<Object> mine = new ArrayList<>(n + n / 2);
+        for (int i = 0; i < n; i++) mine.add(new Kept(i));
+        for (int i = 0; i < n / 2; i++) mine.add(new int[100]);
+        synchronized (keep) {
+            keep.addAll(mine);
+        }
+    }
+
+    static long work60(long x) {
+        for (int i = 0; i < 6 * 200_000; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
+        return x;
+    }
+
+    static long work30(long x) {
+        for (int i = 0; i < 3 * 200_000; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
+        return x;
+    }
+
+    static long work10(long x) {
+        for (int i = 0; i < 200_000; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
+        return x;
+    }
+
+    static void spin(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L;
+        long x = 42;
+        while (System.nanoTime() < end) {
+            x = work60(x);
+            x = work30(x);
+            x = work10(x);
+        }
+        sink = x;
+    }
+
+    static void work(long rounds) {
+        long x = 42;
+        for (long i = 0; i < rounds; i++) {
+            x = work60(x);
+            x = work30(x);
+            x = work10(x);
+        }
+        sink = x;
+    }
+
+    static final Lock lock = new Lock();
+
+    public static void main(String[] args) throws Exception {
+        Thread worker = new Thread(() -> {
+            try {
+                while (true) {
+                    work.take().run();
+                    done.put("ok");
+                }
+            } catch (InterruptedException e) {
+                // end
+            }
+        }, "attach-target-worker");
+        worker.setDaemon(true);
+        worker.start();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        System.out.println("ready");
+        System.out.flush();
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] w = line.trim().split(" ");
+            switch (w[0]) {
+                case "alloc": {
+                    int n = Integer.parseInt(w[1]);
+                    work.put(() -> allocOnWorker(n));
+                    done.take();
+                    allocOnMain(n);
+                    System.out.println("allocated " + n);
+                    break;
+                }
+                case "warm": {
+                    int mb = Integer.parseInt(w[1]);
+                    work.put(() -> warm(mb));
+                    done.take();
+                    warm(mb);
+                    System.out.println("warm");
+                    break;
+                }
+                case "fresh": {
+                    int n = Integer.parseInt(w[1]);
+                    Thread t = new Thread(() -> allocOnFreshThread(n), "attach-target-fresh");
+                    t.start();
+                    t.join();
+                    System.out.println("fresh " + n);
+                    break;
+                }
+                case "spin":
+                    spin(Long.parseLong(w[1]));
+                    System.out.println("spun");
+                    break;
+                case "work": {
+                    long rounds = Long.parseLong(w[1]);
+                    long t0 = System.nanoTime();
+                    work(rounds);
+                    System.out.println("worked " + (System.nanoTime() - t0));
+                    break;
+                }
+                case "contend": {
+                    long ms = Long.parseLong(w[1]);
+                    SynchronousQueue<String> holding = new SynchronousQueue<>();
+                    work.put(() -> {
+                        synchronized (lock) {
+                            try {
+                                holding.put("held");
+                                Thread.sleep(ms);
+                                lock.wait(10);
+                            } catch (InterruptedException e) {
+                                throw new RuntimeException(e);
+                            }
+                        }
+                    });
+                    holding.take();
+                    synchronized (lock) {
+                        sink++;
+                    }
+                    done.take();
+                    System.out.println("contended");
+                    break;
+                }
+                case "count":
+                    System.out.println(keep.size());
+                    break;
+                case "exit":
+                    System.out.println("bye");
+                    return;
+                default:
+                    System.out.println("unknown " + line);
+            }
+            System.out.flush();
+        }
+        System.out.println("bye");
+    }
+}

@@ -1,0 +1,185 @@
+//! Agent_OnAttach's work: start a profiling session in a running VM, or
+//! stop the one that runs (docs/attach.md).
+//!
+//! Everything that can be refused is refused before anything starts: the
+//! option string, options that make no sense in a running program, a
+//! session already running, the JVMTI capabilities the VM grants now, the
+//! output. Only then do threads start; from there a failure ends the
+//! session again ([`lifecycle::abandon`]) before Agent_OnAttach returns,
+//! and the library has made itself unloadable first (`jvmti::library`),
+//! so a JDK that unloads the library of a failed attach cannot pull code
+//! from under a thread that is still ending.
+
+use super::lifecycle;
+use super::onload::{self, JNI_ERR, JNI_OK};
+use super::{agent, events, Agent};
+use crate::diag;
+use crate::jvmti::sys::{event, jint, JavaVM};
+use crate::jvmti::{with_current_jni, Jvmti};
+use crate::options::{self, Options};
+use crate::sink::Writer;
+use crate::vm::{output, Context};
+
+/// Say why nothing started (or stopped), on the JVM's standard error; the
+/// JVM's answer carries the return code.
+#[track_caller]
+fn refuse(message: &str) -> jint {
+    diag::rejected(message);
+    JNI_ERR
+}
+
+pub(super) fn on_attach(vm: *mut JavaVM, cmdline: &str) -> jint {
+    crate::jvmti::jni::set_vm(vm);
+    // One start or end at a time (a second attach waits for the first).
+    let _one = super::transition();
+    if options::is_stop_request(cmdline) {
+        return stop();
+    }
+    if options::is_help_request(cmdline) {
+        use std::io::Write;
+        let mut out = std::io::stdout();
+        let _ = out.write_all(options::help_text().as_bytes());
+        let _ = out.flush();
+        return refuse("help was printed on the JVM's standard output; profiling did not start");
+    }
+    if let Some(a) = agent().filter(|a| !a.is_stopped()) {
+        return refuse(&already_profiling(a));
+    }
+    // The options of the load request only: the program's environment
+    // (_JAVA_HPROF_OPTIONS) was meant for a start-up load.
+    let opts = match options::parse(cmdline) {
+        Ok(o) => o,
+        Err(e) => return refuse(&e.to_string()),
+    };
+    if let Err(why) = refused_in_a_running_vm(&opts) {
+        return refuse(&why);
+    }
+    match start(opts) {
+        Ok(()) => JNI_OK,
+        Err(why) => refuse(&why),
+    }
+}
+
+/// The message for a load while a session runs.
+fn already_profiling(a: &Agent) -> String {
+    let since = a
+        .started
+        .elapsed()
+        .map(|d| format!("{} s", d.as_secs()))
+        .unwrap_or_else(|_| "a while".into());
+    let how = if a.ctx.attached {
+        "attached"
+    } else {
+        "loaded at start-up"
+    };
+    format!(
+        "hprof-rs is already profiling this JVM ({how} {since} ago, options \"{}\"); load it \
+         with the option string stop to end that profile first",
+        options::redact_token(&a.ctx.opts.raw)
+    )
+}
+
+/// Options that make sense only when the agent starts with the VM.
+fn refused_in_a_running_vm(opts: &Options) -> Result<(), String> {
+    if opts.errorexit {
+        return Err(
+            "errorexit=y is refused in a running VM: the first error would end the program".into(),
+        );
+    }
+    if opts.pause {
+        return Err(
+            "pause=y is refused in a running VM: it would hold the attach request for up to 10 minutes"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Set up a session; `Err` is the one line to print.
+fn start(opts: Options) -> Result<(), String> {
+    // From the first thread on, this library must stay mapped (module doc).
+    crate::jvmti::library::pin()?;
+    let jvmti = Jvmti::new_env().map_err(|rc| {
+        format!("cannot get a JVMTI environment (GetEnv returned {rc}); profiling did not start")
+    })?;
+    let give_back = |e: String| {
+        let _ = jvmti.dispose();
+        e
+    };
+    onload::check_version(jvmti).map_err(give_back)?;
+    diag::configure(false, opts.dumps_core());
+    let profiles = crate::profile::list(&opts);
+    onload::add_capabilities(jvmti, &profiles).map_err(give_back)?;
+    let output = onload::open_output(&opts).map_err(give_back)?;
+    let format = output::new_format(&opts, true);
+    let net = output.net;
+    let out = match Writer::spawn(output.sink, format) {
+        Ok(w) => w,
+        Err(e) => {
+            net.stop();
+            net.close();
+            return Err(give_back(format!("cannot start the writer thread: {e}")));
+        }
+    };
+    onload::register_exit_handler();
+    let raw = opts.raw.clone();
+    let verbose = opts.verbose;
+    let session = Agent::new(Context::new(jvmti, opts, out, true), profiles, net, output.file);
+    let agent = match super::install(session) {
+        Ok(a) => a,
+        Err(session) => {
+            session.net.stop();
+            session.ctx.out.stop();
+            session.net.close();
+            return Err(give_back(format!(
+                "this JVM has had {} profiling sessions, the most one process may have",
+                super::MAX_SESSIONS
+            )));
+        }
+    };
+    let started = with_current_jni(|jni| {
+        let Some(jni) = jni else {
+            return Err("the attach thread has no JNI environment".to_string());
+        };
+        let r = crate::jvmti::callbacks::install(jvmti, &events::Handler)
+            .map_err(|e| format!("cannot set JVMTI event callbacks: {e}"))
+            .and_then(|()| {
+                jvmti
+                    .set_event_mode(true, event::VM_DEATH)
+                    .map_err(|e| format!("cannot enable JVMTI events: {e}"))
+            })
+            .and_then(|()| lifecycle::attach(agent, jni));
+        if r.is_err() {
+            lifecycle::abandon(agent, jni);
+        }
+        r
+    });
+    started.map_err(|e| format!("{e}; profiling did not start"))?;
+    diag::verbose(
+        verbose,
+        &format!(
+            "HPROF: profiling started in this running JVM (options \"{}\")\n",
+            options::redact_token(&raw)
+        ),
+    );
+    Ok(())
+}
+
+/// The option string `stop`: end the session that runs, with its final
+/// report (`doe=y`), and leave the VM as it was.
+fn stop() -> jint {
+    let Some(a) = agent().filter(|a| !a.is_stopped()) else {
+        return refuse("stop: hprof-rs is not profiling this JVM");
+    };
+    let went = with_current_jni(|jni| jni.map(|jni| lifecycle::stop(a, jni)));
+    match went {
+        Some(to) => {
+            diag::verbose(
+                a.ctx.opts.verbose,
+                &format!("HPROF: profiling stopped; the report went to {to}\n"),
+            );
+            JNI_OK
+        }
+        None => refuse("stop: the attach thread has no JNI environment"),
+    }
+}

@@ -1,0 +1,91 @@
+//! Attach: load the agent into a running local JVM, wired to this UI
+//! (docs/ui.md, "Attach").
+//!
+//! As with Launch, each attach gets an agent port of its own, so the
+//! connection on it is that JVM's; the options are checked by the agent's
+//! own parser first (`launch::agent_port`). The load goes through
+//! HotSpot's attach mechanism (`cli::attach::load`) on a thread of its
+//! own, its steps and the JVM's answer going to the session's console;
+//! a refusal fails the session with the reason.
+
+use super::launch::{accept_agent, agent_port};
+use super::model::Kind;
+use super::{lock, Ui};
+use crate::cli::attach::{self as tool, ProtocolChoice};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// How long a JVM has to start its attach listener.
+const LISTENER_WITHIN: Duration = Duration::from_secs(10);
+/// How long a JVM has to answer (Agent_OnAttach runs before it does).
+const ANSWER_WITHIN: Duration = Duration::from_secs(120);
+
+/// The JVMs of this machine the page may offer, and whether attach works.
+pub fn info(ui: &Ui) -> Value {
+    let jvms: Vec<Value> = tool::jvms::list()
+        .into_iter()
+        .map(|j| {
+            json!({
+                "pid": j.pid,
+                "command": j.command,
+                "java_version": j.java_version,
+                "agent_loaded": j.agent,
+                "attachable": j.attachable,
+            })
+        })
+        .collect();
+    match &ui.agent_lib {
+        Ok(p) => json!({"available": true, "agent": p.display().to_string(), "jvms": jvms}),
+        Err(e) => json!({"available": false, "agent": null, "message": e, "jvms": jvms}),
+    }
+}
+
+/// Check and start; the new session's ID, or the status and why not.
+pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
+    let lib = ui.agent_lib.as_ref().map_err(|e| (409, e.clone()))?;
+    let pid: u32 = pid
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&p| p > 0)
+        .ok_or((400, format!("pid: {pid:?} is not a process id")))?;
+    let (listener, opts, text) = agent_port(ui, opts)?;
+    let h = ui
+        .new_session(Kind::Attach, format!("JVM {pid}"), None)
+        .map_err(|e| (503, e))?;
+    if text {
+        lock(&h.data).log("the profile needs the text format (monitor=y, cpu=times|old or format=a): monitors, CPU samples, sites and threads are read from text".into());
+    }
+    let lib = lib.display().to_string();
+    {
+        let h = h.clone();
+        let _ = std::thread::Builder::new()
+            .name("ui-attach-load".into())
+            .spawn(move || {
+                let mut log = |s: String| lock(&h.data).log(s);
+                let loaded = tool::load(
+                    pid,
+                    &lib,
+                    &opts,
+                    (LISTENER_WITHIN, ANSWER_WITHIN),
+                    ProtocolChoice::Auto,
+                    &mut log,
+                );
+                let outcome = loaded.and_then(|l| {
+                    for line in l.answer.lines() {
+                        log(format!("[JVM {pid}] {line}"));
+                    }
+                    tool::meaning(&l, &opts)
+                });
+                match outcome {
+                    Ok(done) => log(done),
+                    Err(e) => lock(&h.data).fail(e),
+                }
+            });
+    }
+    let id = h.id;
+    let _ = std::thread::Builder::new()
+        .name("ui-attach-agent".into())
+        .spawn(move || accept_agent(&h, listener));
+    Ok(id)
+}
