@@ -217,7 +217,14 @@ fn other_numeric_options_run_at_their_extremes() {
         "cpu=samples,debugflags=-1",
         "heap=dump,idsize=8",
     ] {
-        let rep = accepted("limits_other", opts, "AllocSites", &[]);
+        // cpu=samples charges CPU only: give it a program that uses some
+        // (AllocSites can finish within one 10 ms interval of CPU).
+        let (fixture, args): (&str, &[&str]) = if opts.starts_with("cpu=samples") {
+            ("CpuSplit", &["1"])
+        } else {
+            ("AllocSites", &[])
+        };
+        let rep = accepted("limits_other", opts, fixture, args);
         assert!(!rep.trace_order.is_empty(), "{opts}: no TRACE records");
     }
 }

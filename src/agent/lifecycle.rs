@@ -232,7 +232,12 @@ fn finish(agent: &'static Agent, jni: Jni<'_>, ending: Ending) -> bool {
             ));
         }
     }
-    log::dump_tables(ctx, "end of profiling");
+    let when = if ctx.dying.load(Ordering::Acquire) {
+        "VM death"
+    } else {
+        "stop"
+    };
+    log::dump_tables(ctx, when);
     drained
 }
 
