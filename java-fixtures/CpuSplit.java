@@ -23,6 +23,28 @@ public class CpuSplit {
         return x;
     }
 
+    /**
+     * The same work in rounds of a given size (6, 3 and 1 times {@code unit}
+     * iterations): callers that vary the size from round to round keep the
+     * 60/30/10 split without a fixed period in CPU time, which a sampler
+     * clocked by the kernel tick could otherwise see at the same few
+     * phases only (docs/cpu-samples.md, "Limits").
+     */
+    static long work60(long x, int unit) {
+        for (int i = 0; i < 6 * unit; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
+        return x;
+    }
+
+    static long work30(long x, int unit) {
+        for (int i = 0; i < 3 * unit; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
+        return x;
+    }
+
+    static long work10(long x, int unit) {
+        for (int i = 0; i < unit; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
+        return x;
+    }
+
     public static void main(String[] args) {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3.0;
         long rounds = args.length > 1 ? Long.parseLong(args[1]) : -1;

@@ -81,11 +81,15 @@ public class OnCpuAmongBlocked {
         long[] rounds = new long[1];
         Thread worker = new Thread(() -> {
             long x = 42;
+            // Rounds of 0.5 to 1.5 units: no fixed period for the kernel
+            // tick to lock onto (see CpuSplit.work60(long, int)).
+            java.util.SplittableRandom random = new java.util.SplittableRandom(42);
             long end = System.nanoTime() + (long) (seconds * 1e9);
             while (System.nanoTime() < end) {
-                x = CpuSplit.work60(x);
-                x = CpuSplit.work30(x);
-                x = CpuSplit.work10(x);
+                int unit = CpuSplit.UNIT / 2 + random.nextInt(CpuSplit.UNIT);
+                x = CpuSplit.work60(x, unit);
+                x = CpuSplit.work30(x, unit);
+                x = CpuSplit.work10(x, unit);
                 rounds[0]++;
             }
             sink = x;

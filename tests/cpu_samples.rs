@@ -407,7 +407,10 @@ const IDLE_THREADS: &[&str] = &["accept-", "read-", "park-", "wait-", "sleep-"];
 #[test]
 fn only_cpu_is_charged_threads_blocked_in_native_calls_or_parked_get_nothing() {
     let _only_jvm = common::exclusive();
-    let (rep, out, err) = run_bounded("oncpu", "cpu=samples,interval=1,thread=y", "OnCpuAmongBlocked", &["3"]);
+    // 6 s: at HZ=250 about 1 500 timer signals reach the worker (each
+    // weighted by the ticks it stands for), so the 10 % method's share
+    // varies by about 0.8 pp (one standard deviation) from run to run.
+    let (rep, out, err) = run_bounded("oncpu", "cpu=samples,interval=1,thread=y", "OnCpuAmongBlocked", &["6"]);
     assert!(out.contains("rounds="), "{out}");
     let cpu = &rep.cpu[0];
     let (shares, in_work, n) = work_split(cpu, "CpuSplit");
