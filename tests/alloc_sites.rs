@@ -506,13 +506,21 @@ fn heap_all_dump_objects_carry_the_traces_of_their_sites() {
     assert_eq!(p.heap_dumps.len(), 1);
     assert_eq!(p.alloc_sites.len(), 1);
     let d = &p.heap_dumps[0];
-    let name = |id: u64| p.class_name(id).map(reader::java_class_name).unwrap_or_default();
+    let name = |id: u64| {
+        p.class_name(id)
+            .map(reader::java_class_name)
+            .unwrap_or_default()
+    };
     let mut in_dump: HashMap<(String, u32), u64> = HashMap::new();
     for i in &d.instances {
-        *in_dump.entry((name(i.class_id), i.trace_serial)).or_default() += 1;
+        *in_dump
+            .entry((name(i.class_id), i.trace_serial))
+            .or_default() += 1;
     }
     for a in &d.object_arrays {
-        *in_dump.entry((name(a.array_class_id), a.trace_serial)).or_default() += 1;
+        *in_dump
+            .entry((name(a.array_class_id), a.trace_serial))
+            .or_default() += 1;
     }
     for a in &d.primitive_arrays {
         *in_dump
@@ -522,7 +530,12 @@ fn heap_all_dump_objects_carry_the_traces_of_their_sites() {
     let class_names: HashMap<u32, String> = p
         .classes
         .iter()
-        .map(|c| (c.serial, reader::java_class_name(c.name.as_deref().unwrap_or(""))))
+        .map(|c| {
+            (
+                c.serial,
+                reader::java_class_name(c.name.as_deref().unwrap_or("")),
+            )
+        })
         .collect();
     let system = p
         .traces
@@ -554,7 +567,10 @@ fn heap_all_dump_objects_carry_the_traces_of_their_sites() {
         if system.contains(&s.trace_serial) || !in_fixture(&class, s.trace_serial) {
             continue;
         }
-        let n = in_dump.get(&(class.clone(), s.trace_serial)).copied().unwrap_or(0);
+        let n = in_dump
+            .get(&(class.clone(), s.trace_serial))
+            .copied()
+            .unwrap_or(0);
         assert_eq!(
             n, s.live_instances as u64,
             "{class} with trace {}: objects in the dump vs live in SITES",

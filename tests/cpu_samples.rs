@@ -344,7 +344,12 @@ fn spawn_waiting(
 
 /// Run a fixture under the agent with a time limit; the parsed report, the
 /// program's stdout and stderr.
-fn run_bounded(name: &str, opts: &str, main: &str, args: &[&str]) -> (ascii::Report, String, String) {
+fn run_bounded(
+    name: &str,
+    opts: &str,
+    main: &str,
+    args: &[&str],
+) -> (ascii::Report, String, String) {
     let dir = common::scratch(name);
     let r = common::run_with_agent_bounded(
         &dir,
@@ -377,7 +382,11 @@ fn work_split(cpu: &ascii::CpuSection, class: &str) -> ([f64; 3], f64, u64) {
         .collect();
     let n: u64 = w.iter().sum();
     assert!(n > 0, "no samples in the work methods: {cpu:?}");
-    let shares = [w[0] as f64 / n as f64, w[1] as f64 / n as f64, w[2] as f64 / n as f64];
+    let shares = [
+        w[0] as f64 / n as f64,
+        w[1] as f64 / n as f64,
+        w[2] as f64 / n as f64,
+    ];
     (shares, n as f64 / cpu.total as f64, n)
 }
 
@@ -393,7 +402,11 @@ fn samples_of_threads(rep: &ascii::Report, prefixes: &[&str]) -> u64 {
     rep.cpu[0]
         .rows
         .iter()
-        .filter(|r| rep.traces[&r.trace].thread.is_some_and(|t| serials.contains(&t)))
+        .filter(|r| {
+            rep.traces[&r.trace]
+                .thread
+                .is_some_and(|t| serials.contains(&t))
+        })
         .map(|r| r.count as u64)
         .sum()
 }
@@ -410,7 +423,12 @@ fn only_cpu_is_charged_threads_blocked_in_native_calls_or_parked_get_nothing() {
     // 6 s: at HZ=250 about 1 500 timer signals reach the worker (each
     // weighted by the ticks it stands for), so the 10 % method's share
     // varies by about 0.8 pp (one standard deviation) from run to run.
-    let (rep, out, err) = run_bounded("oncpu", "cpu=samples,interval=1,thread=y", "OnCpuAmongBlocked", &["6"]);
+    let (rep, out, err) = run_bounded(
+        "oncpu",
+        "cpu=samples,interval=1,thread=y",
+        "OnCpuAmongBlocked",
+        &["6"],
+    );
     assert!(out.contains("rounds="), "{out}");
     let cpu = &rep.cpu[0];
     let (shares, in_work, n) = work_split(cpu, "CpuSplit");
@@ -423,11 +441,24 @@ fn only_cpu_is_charged_threads_blocked_in_native_calls_or_parked_get_nothing() {
         shares[2]
     );
     assert!(n >= 500, "too few samples: {n} ({err})");
-    assert!(in_work >= 0.95, "worker has only {:.2}% of the samples: {cpu:?}", 100.0 * in_work);
+    assert!(
+        in_work >= 0.95,
+        "worker has only {:.2}% of the samples: {cpu:?}",
+        100.0 * in_work
+    );
     for (s, e) in shares.iter().zip([0.6, 0.3, 0.1]) {
-        assert!((s - e).abs() <= 0.03, "split {shares:?} not within 3 pp of 60/30/10");
+        assert!(
+            (s - e).abs() <= 0.03,
+            "split {shares:?} not within 3 pp of 60/30/10"
+        );
     }
-    assert_eq!(rep.thread_starts.iter().filter(|t| IDLE_THREADS.iter().any(|p| t.name.starts_with(p))).count(), 9);
+    assert_eq!(
+        rep.thread_starts
+            .iter()
+            .filter(|t| IDLE_THREADS.iter().any(|p| t.name.starts_with(p)))
+            .count(),
+        9
+    );
     assert_idle_threads_get_nothing(&rep);
 }
 
@@ -459,7 +490,11 @@ fn the_safepoint_fallback_charges_only_cpu_too() {
     // used the CPU, or in the worker's loop between two calls
     // (docs/cpu-samples.md). The thread that is charged must be right.
     let worker = samples_of_threads(&rep, &["worker"]) as f64 / cpu.total as f64;
-    assert!(worker >= 0.95, "the worker thread has only {:.2}%: {cpu:?}", 100.0 * worker);
+    assert!(
+        worker >= 0.95,
+        "the worker thread has only {:.2}%: {cpu:?}",
+        100.0 * worker
+    );
     assert_idle_threads_get_nothing(&rep);
 }
 
@@ -480,9 +515,15 @@ fn the_original_rule_stays_behind_cpusampler_runnable() {
     // sleeping ones are not (but for the moments they wake up or start).
     let blocked = samples_of_threads(&rep, &["accept-", "read-"]);
     let others = samples_of_threads(&rep, &["park-", "wait-", "sleep-"]);
-    assert!(others as f64 <= 0.01 * cpu.total as f64, "{others} samples of parked/waiting/sleeping threads");
+    assert!(
+        others as f64 <= 0.01 * cpu.total as f64,
+        "{others} samples of parked/waiting/sleeping threads"
+    );
     let (_, in_work, _) = work_split(cpu, "CpuSplit");
-    eprintln!("runnable: blocked {blocked} of {}, worker {in_work:.3}", cpu.total);
+    eprintln!(
+        "runnable: blocked {blocked} of {}, worker {in_work:.3}",
+        cpu.total
+    );
     assert!(
         blocked as f64 > 0.6 * cpu.total as f64 && in_work < 0.35,
         "blocked {blocked} of {}, worker {in_work}: {cpu:?}",
@@ -496,13 +537,24 @@ fn the_original_rule_stays_behind_cpusampler_runnable() {
 #[test]
 fn shares_of_two_duty_cycles_follow_their_cpu_time() {
     let _only_jvm = common::exclusive();
-    let (rep, out, _) = run_bounded("duty", "cpu=samples,interval=1,thread=y", "DutyCycles", &["3"]);
+    let (rep, out, _) = run_bounded(
+        "duty",
+        "cpu=samples,interval=1,thread=y",
+        "DutyCycles",
+        &["3"],
+    );
     let cpu_ns = |name: &str| -> f64 {
         let tail = out.split(&format!("{name}=")).nth(1).expect("cpu line");
         tail.split_whitespace().next().unwrap().parse().unwrap()
     };
     let (hi_cpu, lo_cpu) = (cpu_ns("duty-high"), cpu_ns("duty-low"));
-    let id = |name: &str| rep.thread_starts.iter().find(|t| t.name == name).expect(name).id;
+    let id = |name: &str| {
+        rep.thread_starts
+            .iter()
+            .find(|t| t.name == name)
+            .expect(name)
+            .id
+    };
     let (hi, lo) = (id("duty-high"), id("duty-low"));
     let cpu = &rep.cpu[0];
     let per_thread = |serial: u32| -> u64 {
@@ -538,12 +590,26 @@ fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
     let heavy = samples_of(cpu, "InlinedWork.heavy") as f64;
     let light = samples_of(cpu, "InlinedWork.light") as f64;
     let in_callees = (heavy + light) / cpu.total as f64;
-    eprintln!("heavy {heavy}, light {light}, loop {}, total {}", samples_of(cpu, "InlinedWork.loop"), cpu.total);
-    assert!(in_callees >= 0.8, "callees have {in_callees:.3} of the samples: {cpu:?}");
+    eprintln!(
+        "heavy {heavy}, light {light}, loop {}, total {}",
+        samples_of(cpu, "InlinedWork.loop"),
+        cpu.total
+    );
+    assert!(
+        in_callees >= 0.8,
+        "callees have {in_callees:.3} of the samples: {cpu:?}"
+    );
     let ratio = heavy / light;
-    assert!((2.1..=3.9).contains(&ratio), "heavy/light = {ratio:.2}, expected 3 ± 30 %");
+    assert!(
+        (2.1..=3.9).contains(&ratio),
+        "heavy/light = {ratio:.2}, expected 3 ± 30 %"
+    );
     // Each callee's trace shows it called from the loop.
-    let row = cpu.rows.iter().find(|r| r.method == "InlinedWork.heavy").unwrap();
+    let row = cpu
+        .rows
+        .iter()
+        .find(|r| r.method == "InlinedWork.heavy")
+        .unwrap();
     let frames = &rep.traces[&row.trace].frames;
     assert_eq!(frames[1].method, "loop", "{frames:?}");
 }
@@ -553,7 +619,12 @@ fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
 #[test]
 fn cpu_bound_virtual_threads_are_sampled_in_their_own_code() {
     let _only_jvm = common::exclusive();
-    let (rep, out, _) = run_bounded("vcpu", "cpu=samples,interval=1,depth=30", "VirtualCpu", &["2", "8"]);
+    let (rep, out, _) = run_bounded(
+        "vcpu",
+        "cpu=samples,interval=1,depth=30",
+        "VirtualCpu",
+        &["2", "8"],
+    );
     if !out.contains("virtual threads") {
         println!("skipped: no virtual threads on this JDK ({out})");
         return;
@@ -565,8 +636,10 @@ fn cpu_bound_virtual_threads_are_sampled_in_their_own_code() {
     for row in cpu.rows.iter().filter(|r| r.method == "VirtualCpu.hot") {
         let frames = &rep.traces[&row.trace].frames;
         assert!(
-            frames.iter().all(|f| !f.class.starts_with("jdk.internal.vm.Continuation")
-                && !f.class.starts_with("java.util.concurrent.ForkJoin")),
+            frames
+                .iter()
+                .all(|f| !f.class.starts_with("jdk.internal.vm.Continuation")
+                    && !f.class.starts_with("java.util.concurrent.ForkJoin")),
             "carrier frames in a virtual thread's trace: {frames:?}"
         );
     }
@@ -580,7 +653,12 @@ fn cpu_bound_virtual_threads_are_sampled_in_their_own_code() {
 #[test]
 fn an_application_that_takes_sigprof_gets_no_signals_of_ours() {
     let _only_jvm = common::exclusive();
-    let (rep, out, err) = run_bounded("sigprof_taker", "cpu=samples,interval=1", "SigprofTaker", &["1"]);
+    let (rep, out, err) = run_bounded(
+        "sigprof_taker",
+        "cpu=samples,interval=1",
+        "SigprofTaker",
+        &["1"],
+    );
     if out.contains("refused") {
         println!("skipped: this JVM does not let Java handle SIGPROF ({out})");
         return;
@@ -591,7 +669,10 @@ fn an_application_that_takes_sigprof_gets_no_signals_of_ours() {
     };
     let (early, late) = (count("early"), count("late"));
     eprintln!("application's SIGPROF handler: {early} signals in its first 0.5 s, {late} at the end; {err}");
-    assert_eq!(late, early, "our timers kept signalling the application's handler");
+    assert_eq!(
+        late, early,
+        "our timers kept signalling the application's handler"
+    );
     assert_eq!(
         err.matches("SIGPROF handler replaced").count(),
         1,
@@ -599,5 +680,9 @@ fn an_application_that_takes_sigprof_gets_no_signals_of_ours() {
     );
     assert!(err.contains("HPROF ERROR"), "{err}");
     let hot = samples_of(&rep.cpu[0], "SigprofTaker.spin");
-    assert!(hot >= 100, "the samples before the takeover stay: {:?}", rep.cpu[0]);
+    assert!(
+        hot >= 100,
+        "the samples before the takeover stay: {:?}",
+        rep.cpu[0]
+    );
 }

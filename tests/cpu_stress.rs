@@ -46,7 +46,10 @@ struct Run {
 /// Run `java <agent> <args>` in `dir`, sending SIGQUIT every
 /// [`QUIT_EVERY`] until it exits; fail on any sign of a crash.
 fn run_once(name: &str, dir: &Path, args: &[String]) -> Run {
-    let agent = format!("-agentpath:{}={OPTS},file=out.txt", common::agent_path().display());
+    let agent = format!(
+        "-agentpath:{}={OPTS},file=out.txt",
+        common::agent_path().display()
+    );
     let mut child = Command::new(common::java())
         .current_dir(dir)
         .arg(&agent)
@@ -93,9 +96,15 @@ fn run_once(name: &str, dir: &Path, args: &[String]) -> Run {
     let hs_err: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("hs_err")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("hs_err"))
+        })
         .collect();
-    assert!(hs_err.is_empty(), "{name}: the JVM crashed: {hs_err:?}\n{stderr}");
+    assert!(
+        hs_err.is_empty(),
+        "{name}: the JVM crashed: {hs_err:?}\n{stderr}"
+    );
     for bad in [
         "A fatal error has been detected",
         "SIGSEGV",
@@ -103,9 +112,16 @@ fn run_once(name: &str, dir: &Path, args: &[String]) -> Run {
         "HPROF ERROR: internal error",
         "panicked at",
     ] {
-        assert!(!stderr.contains(bad), "{name}: `{bad}` on stderr:\n{stderr}");
+        assert!(
+            !stderr.contains(bad),
+            "{name}: `{bad}` on stderr:\n{stderr}"
+        );
     }
-    assert!(status.success(), "{name}: exit {status}:\n{stderr}\n{}", tail(&stdout));
+    assert!(
+        status.success(),
+        "{name}: exit {status}:\n{stderr}\n{}",
+        tail(&stdout)
+    );
     let text = std::fs::read_to_string(dir.join("out.txt")).expect("output");
     let rep = ascii::parse(&text);
     assert!(!rep.cpu.is_empty(), "{name}: no CPU SAMPLES section");
@@ -162,7 +178,11 @@ fn has_javac() -> bool {
     Command::new(common::java())
         .arg("--list-modules")
         .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.starts_with("jdk.compiler@")))
+        .is_ok_and(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.starts_with("jdk.compiler@"))
+        })
 }
 
 #[test]
@@ -174,10 +194,17 @@ fn async_sampler_survives_javac_on_400_files() {
     stress("stress_javac", |dir| {
         let files = common::sources::generate(dir, 400);
         std::fs::create_dir_all(dir.join("classes")).unwrap();
-        let mut v: Vec<String> = ["-m", "jdk.compiler/com.sun.tools.javac.Main", "--release", "11", "-d", "classes"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut v: Vec<String> = [
+            "-m",
+            "jdk.compiler/com.sun.tools.javac.Main",
+            "--release",
+            "11",
+            "-d",
+            "classes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         v.extend(files.iter().map(|f| f.display().to_string()));
         v
     });
@@ -185,7 +212,9 @@ fn async_sampler_survives_javac_on_400_files() {
 
 #[test]
 fn async_sampler_survives_a_class_loading_and_unloading_storm() {
-    stress("stress_classes", |_| fixture("CpuStress", &["classes", "3"]));
+    stress("stress_classes", |_| {
+        fixture("CpuStress", &["classes", "3"])
+    });
 }
 
 #[test]
@@ -198,6 +227,10 @@ fn async_sampler_survives_64_threads_being_deoptimised() {
 /// threads.
 #[test]
 fn async_sampler_survives_virtual_threads_mounting_and_unmounting() {
-    stress("stress_vthreads_park", |_| fixture("VirtualThreads", &["20000"]));
-    stress("stress_vthreads_cpu", |_| fixture("VirtualCpu", &["2", "32"]));
+    stress("stress_vthreads_park", |_| {
+        fixture("VirtualThreads", &["20000"])
+    });
+    stress("stress_vthreads_cpu", |_| {
+        fixture("VirtualCpu", &["2", "32"])
+    });
 }

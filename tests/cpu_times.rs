@@ -600,7 +600,15 @@ fn embedded_tracker_class_matches_its_source() {
     let src = root.join("src/profile/cpu_times/java");
     let out = common::scratch("tracker_class");
     let st = Command::new(jdk.join("bin/javac"))
-        .args(["-source", "11", "-target", "11", "-Xlint:-options", "-g:none", "--patch-module"])
+        .args([
+            "-source",
+            "11",
+            "-target",
+            "11",
+            "-Xlint:-options",
+            "-g:none",
+            "--patch-module",
+        ])
         .arg(format!("java.base={}", src.display()))
         .arg("-d")
         .arg(&out)
@@ -784,7 +792,8 @@ fn cpu_time_is_not_charged_to_waiting_methods_and_clock_wall_keeps_the_original_
         let waiting = self_ms_of(cpu, WAITING) / total;
         eprintln!("clock={clock}: total {total} ms, compute {compute:.3}, waiting {waiting:.3}");
         assert!(
-            (compute_min..=compute_max).contains(&compute) && (waiting_min..=waiting_max).contains(&waiting),
+            (compute_min..=compute_max).contains(&compute)
+                && (waiting_min..=waiting_max).contains(&waiting),
             "clock={clock}: compute {compute:.3}, waiting {waiting:.3}: {cpu:?}"
         );
         // Call counts stay exact whatever the clock.

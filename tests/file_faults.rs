@@ -49,7 +49,10 @@ impl SmallDisk {
         let small = dir.join("small");
         std::fs::create_dir_all(&small).unwrap();
         let opts = format!("size={size}");
-        if !sh("mount", &["-t", "tmpfs", "-o", &opts, "tmpfs", small.to_str().unwrap()]) {
+        if !sh(
+            "mount",
+            &["-t", "tmpfs", "-o", &opts, "tmpfs", small.to_str().unwrap()],
+        ) {
             eprintln!("SKIPPED: mounting a small tmpfs needs root; {what} not run");
             return None;
         }
@@ -64,7 +67,11 @@ fn small_disk_with_fifo(
     size: &str,
     what: &str,
     pause_after: usize,
-) -> Option<(SmallDisk, std::path::PathBuf, std::thread::JoinHandle<Vec<u8>>)> {
+) -> Option<(
+    SmallDisk,
+    std::path::PathBuf,
+    std::thread::JoinHandle<Vec<u8>>,
+)> {
     let disk = SmallDisk::mount(dir, size, what)?;
     let fifo = disk.0.join("out.hprof");
     assert!(sh("mkfifo", &[fifo.to_str().unwrap()]));
@@ -74,7 +81,12 @@ fn small_disk_with_fifo(
 
 /// The VM's private directory is gone from `small`, and what the FIFO
 /// gave (`bytes`, kept in `dir`) parses.
-fn vm_dir_gone_and_parsed(small: &Path, dir: &Path, bytes: &[u8], what: &str) -> hprof_rs::reader::Parsed {
+fn vm_dir_gone_and_parsed(
+    small: &Path,
+    dir: &Path,
+    bytes: &[u8],
+    what: &str,
+) -> hprof_rs::reader::Parsed {
     let left: Vec<_> = std::fs::read_dir(small)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -101,7 +113,11 @@ fn drain_fifo(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
 
 /// As `drain_fifo`, and stops reading for `pause` once `after` bytes came
 /// (the writer then blocks: a stalled consumer).
-fn drain_fifo_pausing(path: &Path, after: usize, pause: Duration) -> std::thread::JoinHandle<Vec<u8>> {
+fn drain_fifo_pausing(
+    path: &Path,
+    after: usize,
+    pause: Duration,
+) -> std::thread::JoinHandle<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
     let p = path.to_path_buf();
     std::thread::spawn(move || {
@@ -269,7 +285,9 @@ fn heap_dumps_are_private() {
 fn a_full_disk_under_the_scratch_file_loses_nothing() {
     let _only_jvm = common::exclusive();
     let dir = common::scratch("faults_full");
-    let Some((disk, fifo, reader)) = small_disk_with_fifo(&dir, "1m", "full-disk check", usize::MAX) else {
+    let Some((disk, fifo, reader)) =
+        small_disk_with_fifo(&dir, "1m", "full-disk check", usize::MAX)
+    else {
         return;
     };
     let small = disk.0.clone();
@@ -332,7 +350,9 @@ fn a_full_disk_under_the_scratch_file_loses_nothing() {
 fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
     let _only_jvm = common::exclusive();
     let dir = common::scratch("faults_vm_midway");
-    let Some((disk, fifo, reader)) = small_disk_with_fifo(&dir, "16m", "VM dump cut-short check", 3 << 20) else {
+    let Some((disk, fifo, reader)) =
+        small_disk_with_fifo(&dir, "16m", "VM dump cut-short check", 3 << 20)
+    else {
         return;
     };
     let small = disk.0.clone();
@@ -352,7 +372,11 @@ fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
         // file (`<name>.p0`) and append it to the dump file only at the
         // end (docs/heap_dump.md): the disk fills before any heap record
         // could be copied, so the walk makes the dump.
-        assert_eq!(err.matches("the VM's dumper could not make it").count(), 1, "{err}");
+        assert_eq!(
+            err.matches("the VM's dumper could not make it").count(),
+            1,
+            "{err}"
+        );
         assert!(err.contains("the JVMTI walk makes it instead"), "{err}");
         let dump = vm_dir_gone_and_parsed(&small, &dir, &bytes, "the walk's dump parses");
         assert_eq!(dump.heap_dumps.len(), 1);
@@ -360,7 +384,8 @@ fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
         return;
     }
     assert_eq!(
-        err.matches("the VM's dumper failed after part of its dump was written").count(),
+        err.matches("the VM's dumper failed after part of its dump was written")
+            .count(),
         1,
         "{err}"
     );
@@ -378,6 +403,13 @@ fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
         .iter()
         .find(|c| c.name.as_deref() == Some("HoldObjects$HeldA"))
         .map(|c| c.class_id);
-    let a = d.instances.iter().filter(|i| Some(i.class_id) == held_a).count();
-    assert!(a < 3000 * 400, "only part of the heap fits the disk: {a} HeldA");
+    let a = d
+        .instances
+        .iter()
+        .filter(|i| Some(i.class_id) == held_a)
+        .count();
+    assert!(
+        a < 3000 * 400,
+        "only part of the heap fits the disk: {a} HeldA"
+    );
 }

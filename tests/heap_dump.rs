@@ -399,7 +399,10 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
         "temporary file removed once the dump is out"
     );
     let (dir, err) = run.finish();
-    assert!(err.contains("Dumping Java heap (JVMTI walk) ... done."), "{err}");
+    assert!(
+        err.contains("Dumping Java heap (JVMTI walk) ... done."),
+        "{err}"
+    );
     assert!(!err.contains("HPROF ERROR"), "{err}");
     let left: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -409,7 +412,10 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     assert!(left.is_empty(), "temporary files left after exit: {left:?}");
 
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
-    assert_eq!(p.header.id_size, 4, "the walk keeps the original's 4-byte IDs");
+    assert_eq!(
+        p.header.id_size, 4,
+        "the walk keeps the original's 4-byte IDs"
+    );
     assert_eq!(
         p.header.version, "1.0.1",
         "-Xmx512m: 1.0.1, one HEAP DUMP record per dump"
@@ -514,8 +520,17 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
             assert_eq!(id >> 48, tag >> 48, "dump {k}: ID 0x{id:x}");
         }
         for cd in &d.class_dumps {
-            assert!(p.class_name(cd.class_id).is_some(), "LOAD CLASS of 0x{:x}", cd.class_id);
-            for f in cd.static_fields.iter().map(|f| f.name_id).chain(cd.instance_fields.iter().map(|f| f.name_id)) {
+            assert!(
+                p.class_name(cd.class_id).is_some(),
+                "LOAD CLASS of 0x{:x}",
+                cd.class_id
+            );
+            for f in cd
+                .static_fields
+                .iter()
+                .map(|f| f.name_id)
+                .chain(cd.instance_fields.iter().map(|f| f.name_id))
+            {
                 assert!(p.string(f).is_some(), "field name 0x{f:x}");
             }
         }
@@ -525,7 +540,10 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
         for r in &d.roots {
             if let hprof_rs::reader::RootKind::ThreadObject { trace_serial, .. } = r.kind {
                 threads += 1;
-                assert!(p.traces.iter().any(|t| t.serial == trace_serial), "TRACE {trace_serial}");
+                assert!(
+                    p.traces.iter().any(|t| t.serial == trace_serial),
+                    "TRACE {trace_serial}"
+                );
             }
         }
         assert!(threads >= 2, "main thread and the VM's own");
@@ -546,16 +564,32 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
 #[test]
 fn vm_dumper_binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     // -Xmx512m: 1.0.1, each dump one HEAP DUMP record.
-    let run = Running::start("hd_vm_bin", &["-Xmx512m"], "heap=dump,format=b,file=out.hprof");
+    let run = Running::start(
+        "hd_vm_bin",
+        &["-Xmx512m"],
+        "heap=dump,format=b,file=out.hprof",
+    );
     let histo = common::jmap_histo_live(run.pid());
     send_sigquit(run.pid());
     let path = run.dir.join("out.hprof");
     common::wait_for_dumps(&path, 1);
-    assert!(vm_scratch_left(&run.dir).is_empty(), "the VM's file is removed once copied");
+    assert!(
+        vm_scratch_left(&run.dir).is_empty(),
+        "the VM's file is removed once copied"
+    );
     let (dir, err) = run.finish();
-    assert_eq!(err.matches("Dumping Java heap (VM dumper) ... done.").count(), 2, "{err}");
+    assert_eq!(
+        err.matches("Dumping Java heap (VM dumper) ... done.")
+            .count(),
+        2,
+        "{err}"
+    );
     assert!(!err.contains("HPROF ERROR"), "{err}");
-    assert!(vm_scratch_left(&dir).is_empty(), "{:?}", vm_scratch_left(&dir));
+    assert!(
+        vm_scratch_left(&dir).is_empty(),
+        "{:?}",
+        vm_scratch_left(&dir)
+    );
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
     assert_eq!(p.header.version, "1.0.1");
     assert_eq!(p.heap_dumps.len(), 2, "SIGQUIT and exit");
@@ -574,7 +608,11 @@ fn vm_dumper_binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
 /// follows. (HotSpot prints a thread dump per SIGQUIT: stdout is drained.)
 #[test]
 fn sigquit_storm_during_vm_dumps() {
-    let mut run = Running::start("hd_vm_storm", &["-Xmx2100m"], "heap=dump,format=b,file=out.hprof");
+    let mut run = Running::start(
+        "hd_vm_storm",
+        &["-Xmx2100m"],
+        "heap=dump,format=b,file=out.hprof",
+    );
     let histo = common::jmap_histo_live(run.pid());
     let mut stdout = run.child.stdout.take().unwrap();
     let drain = std::thread::spawn(move || {
@@ -594,11 +632,20 @@ fn sigquit_storm_during_vm_dumps() {
     assert!(!err.contains("HPROF ERROR"), "{err}");
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
     assert_eq!(p.header.version, "1.0.2");
-    let done = err.matches("Dumping Java heap (VM dumper) ... done.").count();
+    let done = err
+        .matches("Dumping Java heap (VM dumper) ... done.")
+        .count();
     assert_eq!(p.heap_dumps.len(), done, "{err}");
-    assert!(done >= 2 && done <= 13, "{done} dumps for 12 SIGQUITs and the exit");
+    assert!(
+        done >= 2 && done <= 13,
+        "{done} dumps for 12 SIGQUITs and the exit"
+    );
     check_vm_dumps(&p, &histo);
-    assert!(vm_scratch_left(&dir).is_empty(), "{:?}", vm_scratch_left(&dir));
+    assert!(
+        vm_scratch_left(&dir).is_empty(),
+        "{:?}",
+        vm_scratch_left(&dir)
+    );
 }
 
 /// Symlinks planted at the names of the VM's private directory (one to a
@@ -619,7 +666,12 @@ fn symlinks_at_the_vm_dump_directory_names_are_not_followed() {
     send_sigquit(run.pid());
     common::wait_for_dumps(&run.dir.join("out.hprof"), 1);
     let (dir, err) = run.finish();
-    assert_eq!(err.matches("Dumping Java heap (VM dumper) ... done.").count(), 2, "{err}");
+    assert_eq!(
+        err.matches("Dumping Java heap (VM dumper) ... done.")
+            .count(),
+        2,
+        "{err}"
+    );
     assert!(!err.contains("HPROF ERROR"), "{err}");
     let names: Vec<String> = std::fs::read_dir(&precious)
         .unwrap()
@@ -630,7 +682,10 @@ fn symlinks_at_the_vm_dump_directory_names_are_not_followed() {
     assert!(!nowhere.exists(), "created through the link");
     for n in [0, 1] {
         let link = dir.join(format!("{base}.{n}"));
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
     }
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
     assert_eq!(p.heap_dumps.len(), 2);
@@ -651,7 +706,11 @@ fn check_text_dump(dump: &str, histo: Option<&HashMap<String, u64>>) {
     for (class, n) in &FIXTURE_CLASSES[..3] {
         assert_eq!(objs(class), *n, "{class}");
         if let Some(h) = histo {
-            assert_eq!(Some(objs(class)), h.get(*class).copied(), "jmap count of {class}");
+            assert_eq!(
+                Some(objs(class)),
+                h.get(*class).copied(),
+                "jmap count of {class}"
+            );
         }
     }
     let node_arr: Vec<&&str> = lines
@@ -691,7 +750,10 @@ fn vm_dumper_text_dump_matches_jmap() {
     let run = Running::start("hd_vm_txt", &[], "heap=dump,file=out.txt");
     let histo = common::jmap_histo_live(run.pid());
     let (dir, err) = run.finish();
-    assert!(err.contains("Dumping Java heap (VM dumper) ... done."), "{err}");
+    assert!(
+        err.contains("Dumping Java heap (VM dumper) ... done."),
+        "{err}"
+    );
     assert!(!err.contains("HPROF ERROR"), "{err}");
     assert!(vm_scratch_left(&dir).is_empty());
     let text = std::fs::read_to_string(dir.join("out.txt")).unwrap();
@@ -702,8 +764,12 @@ fn vm_dumper_text_dump_matches_jmap() {
     check_text_dump(dump, Some(&histo));
     // HotSpot's order: classes first, then objects, then roots.
     let lines: Vec<&str> = dump.lines().collect();
-    assert!(lines.iter().any(|l| l.starts_with("ROOT ") && l.contains("(kind=<thread>")));
-    assert!(lines.iter().any(|l| l.starts_with("ROOT ") && l.contains("(kind=<Java stack>")));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("ROOT ") && l.contains("(kind=<thread>")));
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("ROOT ") && l.contains("(kind=<Java stack>")));
 }
 
 #[test]
@@ -833,7 +899,10 @@ fn logflags_4_checks_the_binary_output_at_exit() {
     // One count line per heap record (the VM's dumper writes several
     // segments): their sum is the dump.
     let mut sum = [0u64; 5];
-    for line in check.lines().filter(|l| l.trim_start().starts_with("roots ")) {
+    for line in check
+        .lines()
+        .filter(|l| l.trim_start().starts_with("roots "))
+    {
         let n: Vec<u64> = line
             .split(|c: char| !c.is_ascii_digit())
             .filter_map(|w| w.parse().ok())

@@ -42,7 +42,9 @@ fn build_library(dir: &Path) -> PathBuf {
         };
         w(
             "I",
-            format!("package p; public interface I{i} {{ int K = {i}; Object OI = new int[{i}]; }}\n"),
+            format!(
+                "package p; public interface I{i} {{ int K = {i}; Object OI = new int[{i}]; }}\n"
+            ),
         );
         w(
             "J",
@@ -145,9 +147,14 @@ fn check_dump(p: &Parsed, d: &HeapDump) -> usize {
     let mut b_count = 0;
     for inst in &d.instances {
         let Some(name) = name_of(inst.class_id) else {
-            panic!("instance 0x{:x} of a class without LOAD CLASS", inst.object_id)
+            panic!(
+                "instance 0x{:x} of a class without LOAD CLASS",
+                inst.object_id
+            )
         };
-        let Some(i) = group_of(&name, "p.B") else { continue };
+        let Some(i) = group_of(&name, "p.B") else {
+            continue;
+        };
         if !constructed.contains(&inst.object_id) {
             continue;
         }
@@ -162,7 +169,12 @@ fn check_dump(p: &Parsed, d: &HeapDump) -> usize {
             ("s", Value::Short(-(i as i16))),
         ];
         for (field, v) in want {
-            assert_eq!(f.get(field), Some(&v), "p.B{i}.{field} of 0x{:x}: {f:?}", inst.object_id);
+            assert_eq!(
+                f.get(field),
+                Some(&v),
+                "p.B{i}.{field} of 0x{:x}: {f:?}",
+                inst.object_id
+            );
         }
         for field in ["q", "r"] {
             match f.get(field) {
@@ -175,15 +187,29 @@ fn check_dump(p: &Parsed, d: &HeapDump) -> usize {
         }
     }
     for cd in &d.class_dumps {
-        let Some(name) = name_of(cd.class_id) else { continue };
+        let Some(name) = name_of(cd.class_id) else {
+            continue;
+        };
         let (statics, want): (_, Vec<(&str, Value)>) = if let Some(i) = group_of(&name, "p.B") {
-            (static_values(p, d, cd.class_id), vec![("sd", Value::Double(i as f64 + 0.5))])
+            (
+                static_values(p, d, cd.class_id),
+                vec![("sd", Value::Double(i as f64 + 0.5))],
+            )
         } else if let Some(i) = group_of(&name, "p.A") {
-            (static_values(p, d, cd.class_id), vec![("sa", Value::Int(i as i32))])
+            (
+                static_values(p, d, cd.class_id),
+                vec![("sa", Value::Int(i as i32))],
+            )
         } else if let Some(i) = group_of(&name, "p.I") {
-            (static_values(p, d, cd.class_id), vec![("K", Value::Int(i as i32))])
+            (
+                static_values(p, d, cd.class_id),
+                vec![("K", Value::Int(i as i32))],
+            )
         } else if let Some(i) = group_of(&name, "p.J") {
-            (static_values(p, d, cd.class_id), vec![("L", Value::Long(i as i64))])
+            (
+                static_values(p, d, cd.class_id),
+                vec![("L", Value::Long(i as i64))],
+            )
         } else {
             continue;
         };
@@ -273,13 +299,20 @@ fn storm(name: &str, opts: &str, dumps: usize) {
     common::check_agent_stderr(&[&agent], &out);
     assert!(!err.contains("HPROF ERROR"), "{err}");
     let p = read_all(&path).unwrap_or_else(|e| panic!("our reader: {e}"));
-    assert_eq!(p.heap_dumps.len(), dumps + 1, "SIGQUIT dumps and the exit dump");
+    assert_eq!(
+        p.heap_dumps.len(),
+        dumps + 1,
+        "SIGQUIT dumps and the exit dump"
+    );
     let mut total = 0;
     for d in &p.heap_dumps {
         assert!(d.ended);
         total += check_dump(&p, d);
     }
-    assert!(total >= GROUPS * (dumps + 1), "p.B instances checked: {total}");
+    assert!(
+        total >= GROUPS * (dumps + 1),
+        "p.B instances checked: {total}"
+    );
     let late: usize = err
         .lines()
         .filter(|l| l.contains("written after the walk"))
@@ -331,14 +364,21 @@ fn objects_of_classes_archived_but_not_linked_keep_their_values() {
                 "FDBigInteger.data of 0x{:x}: {f:?}",
                 inst.object_id
             );
-            assert!(f.contains_key("nWords") && f.contains_key("offset"), "{f:?}");
+            assert!(
+                f.contains_key("nWords") && f.contains_key("offset"),
+                "{f:?}"
+            );
             checked += 1;
         }
         // Whatever the JDK archives: an instance of a class with instance
         // fields has values.
         let cd = d.class_dump(inst.class_id).unwrap();
         if !cd.instance_fields.is_empty() {
-            assert!(!fields.is_empty(), "{name} 0x{:x} has no values", inst.object_id);
+            assert!(
+                !fields.is_empty(),
+                "{name} 0x{:x} has no values",
+                inst.object_id
+            );
         }
     }
     eprintln!("FDBigInteger instances checked: {checked}");
@@ -370,7 +410,9 @@ fn clones_keep_exact_live_counts_through_garbage_collections() {
         .rows
         .iter()
         .filter(|r| r.class == "CloneChurn$Item")
-        .fold((0, 0), |(l, a), r| (l + r.counts.live_objs, a + r.counts.alloc_objs));
+        .fold((0, 0), |(l, a), r| {
+            (l + r.counts.live_objs, a + r.counts.alloc_objs)
+        });
     assert_eq!(
         (live, allocated),
         (2001, 100_001),

@@ -262,4 +262,3 @@ fn live_counts_equal_a_heap_histogram_of_the_same_moment() {
         wrong.join("\n")
     );
 }
-

@@ -547,7 +547,12 @@ fn dump_heap_command_streams_a_heap_dump() {
         // The graph is complete once the fixture says "ready" (asking
         // before that dumped part of it now and then).
         let mut ready = [0u8; 6];
-        child.stdout.as_mut().unwrap().read_exact(&mut ready).unwrap();
+        child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut ready)
+            .unwrap();
         assert_eq!(&ready, b"ready\n");
         s.send(Command::DumpHeap);
         s.wait_for("HEAP DUMP END", |r| {
@@ -565,8 +570,16 @@ fn dump_heap_command_streams_a_heap_dump() {
         let d = &p.heap_dumps[0];
         assert!(d.ended && d.segmented, "{extra}");
         for i in &d.instances {
-            assert!(d.class_dump(i.class_id).is_some(), "{extra}: CLASS DUMP 0x{:x}", i.class_id);
-            assert!(p.class_name(i.class_id).is_some(), "{extra}: LOAD CLASS 0x{:x}", i.class_id);
+            assert!(
+                d.class_dump(i.class_id).is_some(),
+                "{extra}: CLASS DUMP 0x{:x}",
+                i.class_id
+            );
+            assert!(
+                p.class_name(i.class_id).is_some(),
+                "{extra}: LOAD CLASS 0x{:x}",
+                i.class_id
+            );
         }
         let named = |n: &str| {
             d.instances
@@ -583,7 +596,11 @@ fn dump_heap_command_streams_a_heap_dump() {
             "{extra}"
         );
         // logflags=1 logs the phases of a dump by the VM's dumper.
-        assert_eq!(err.contains("heap dump phases (VM dumper)"), vm, "{extra}: {err}");
+        assert_eq!(
+            err.contains("heap dump phases (VM dumper)"),
+            vm,
+            "{extra}: {err}"
+        );
     }
 }
 
@@ -748,7 +765,8 @@ fn cpu_samples_command_charges_only_cpu_per_thread() {
     );
     let mut s = Server::accept(&l);
     s.wait_for("CONTROL SETTINGS", |r| {
-        r.iter().any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
+        r.iter()
+            .any(|r| matches!(r.body, RecordBody::ControlSettings(_)))
     });
     std::thread::sleep(Duration::from_millis(2000));
     s.send(cpu(0.0));
@@ -787,7 +805,14 @@ fn cpu_samples_command_charges_only_cpu_per_thread() {
             in_work += u64::from(e.count);
         }
     }
-    eprintln!("CPU SAMPLES command: {in_work} of {} in the worker's methods", c.total);
+    eprintln!(
+        "CPU SAMPLES command: {in_work} of {} in the worker's methods",
+        c.total
+    );
     assert!(c.total >= 300, "{c:?}");
-    assert!(in_work as f64 >= 0.95 * f64::from(c.total), "{in_work} of {}", c.total);
+    assert!(
+        in_work as f64 >= 0.95 * f64::from(c.total),
+        "{in_work} of {}",
+        c.total
+    );
 }

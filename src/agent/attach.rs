@@ -124,7 +124,12 @@ fn start(opts: Options) -> Result<(), String> {
     onload::register_exit_handler();
     let raw = opts.raw.clone();
     let verbose = opts.verbose;
-    let session = Agent::new(Context::new(jvmti, opts, out, true), profiles, net, output.file);
+    let session = Agent::new(
+        Context::new(jvmti, opts, out, true),
+        profiles,
+        net,
+        output.file,
+    );
     let agent = match super::install(session) {
         Ok(a) => a,
         Err(session) => {

@@ -28,7 +28,11 @@ pub fn check_output(output: &Path) -> std::io::Result<()> {
         }
     };
     let h = r.header().clone();
-    writeln!(out, "header: {} (identifiers of {} bytes)", h.version, h.id_size)?;
+    writeln!(
+        out,
+        "header: {} (identifiers of {} bytes)",
+        h.version, h.id_size
+    )?;
     let mut records = 0u64;
     loop {
         let rec = match r.next_record() {

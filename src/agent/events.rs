@@ -63,14 +63,28 @@ impl EventHandler for Handler {
         }
     }
 
-    fn sampled_object_alloc(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, klass: Obj<'_>, size: i64) {
+    fn sampled_object_alloc(
+        &self,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+        obj: Obj<'_>,
+        klass: Obj<'_>,
+        size: i64,
+    ) {
         let Some((a, _pass)) = entered() else { return };
         for p in a.routed(Event::SampledObjectAlloc) {
             p.object_alloc(&a.ctx, jni, thread, obj, klass, size, false);
         }
     }
 
-    fn vm_object_alloc(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, klass: Obj<'_>, size: i64) {
+    fn vm_object_alloc(
+        &self,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+        obj: Obj<'_>,
+        klass: Obj<'_>,
+        size: i64,
+    ) {
         let Some((a, _pass)) = entered() else { return };
         for p in a.routed(Event::VmObjectAlloc) {
             p.object_alloc(&a.ctx, jni, thread, obj, klass, size, true);

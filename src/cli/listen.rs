@@ -144,8 +144,8 @@ pub fn connect(args: ConnectArgs) -> CliResult<()> {
         .collect::<Result<_, _>>()?;
     let token = match &args.token_file {
         Some(path) => {
-            let text =
-                std::fs::read(path).map_err(|e| format!("cannot read the token file {path}: {e}"))?;
+            let text = std::fs::read(path)
+                .map_err(|e| format!("cannot read the token file {path}: {e}"))?;
             let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if line.is_empty() {

@@ -107,7 +107,10 @@ fn exit_vm(ctx: &Context, jni: Jni<'_>) -> Flow {
     if ctx.gate.is_closed() {
         return Flow::Stop;
     }
-    crate::diag::verbose(ctx.opts.verbose, "HPROF: received exit event, exiting ...\n");
+    crate::diag::verbose(
+        ctx.opts.verbose,
+        "HPROF: received exit event, exiting ...\n",
+    );
     crate::jvmti::jni::system_exit(jni, 0);
     // Only reached if System.exit could not be called.
     std::process::exit(0)

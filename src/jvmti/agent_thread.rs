@@ -130,6 +130,9 @@ unsafe extern "C" fn trampoline(_env: *mut jvmtiEnv, raw: *mut JNIEnv, arg: *mut
     };
     let body = job.body;
     if catch_unwind(AssertUnwindSafe(|| body(jni))).is_err() {
-        crate::diag::error(&format!("internal error in the {}; it stopped", thread.name));
+        crate::diag::error(&format!(
+            "internal error in the {}; it stopped",
+            thread.name
+        ));
     }
 }

@@ -39,7 +39,15 @@ pub trait EventHandler: Send + Sync {
     fn gc_start(&self) {}
     fn gc_finish(&self) {}
     fn object_free(&self, tag: i64) {}
-    fn vm_object_alloc(&self, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, klass: Obj<'_>, size: i64) {}
+    fn vm_object_alloc(
+        &self,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+        obj: Obj<'_>,
+        klass: Obj<'_>,
+        size: i64,
+    ) {
+    }
     fn sampled_object_alloc(
         &self,
         jni: Jni<'_>,
@@ -132,23 +140,38 @@ unsafe fn arg<'a>(obj: jobject) -> Obj<'a> {
 // views made by `args`/`arg` do not outlive the call.
 
 unsafe extern "C" fn on_vm_init(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
-    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else {
+        return;
+    };
     guarded("VMInit", (), |h| h.vm_init(jni, thread))
 }
 unsafe extern "C" fn on_vm_death(_: *mut jvmtiEnv, jni: *mut JNIEnv) {
-    let Some((jni, _)) = (unsafe { args(jni, std::ptr::null_mut()) }) else { return };
+    let Some((jni, _)) = (unsafe { args(jni, std::ptr::null_mut()) }) else {
+        return;
+    };
     guarded("VMDeath", (), |h| h.vm_death(jni))
 }
 unsafe extern "C" fn on_thread_start(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
-    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else {
+        return;
+    };
     guarded("ThreadStart", (), |h| h.thread_start(jni, thread))
 }
 unsafe extern "C" fn on_thread_end(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
-    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else {
+        return;
+    };
     guarded("ThreadEnd", (), |h| h.thread_end(jni, thread))
 }
-unsafe extern "C" fn on_class_load(_: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread, klass: jclass) {
-    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+unsafe extern "C" fn on_class_load(
+    _: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    thread: jthread,
+    klass: jclass,
+) {
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else {
+        return;
+    };
     let klass = unsafe { arg(klass) };
     guarded("ClassLoad", (), |h| h.class_load(jni, thread, klass))
 }
@@ -158,7 +181,9 @@ unsafe extern "C" fn on_class_prepare(
     thread: jthread,
     klass: jclass,
 ) {
-    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else {
+        return;
+    };
     let klass = unsafe { arg(klass) };
     guarded("ClassPrepare", (), |h| h.class_prepare(jni, thread, klass))
 }
@@ -176,7 +201,9 @@ unsafe extern "C" fn on_class_file_load_hook(
     new_len: *mut jint,
     new_data: *mut *mut c_uchar,
 ) {
-    let Some((jni, loader)) = (unsafe { args(jni, loader) }) else { return };
+    let Some((jni, loader)) = (unsafe { args(jni, loader) }) else {
+        return;
+    };
     guarded("ClassFileLoadHook", (), |h| {
         if data.is_null() || len <= 0 || new_len.is_null() || new_data.is_null() {
             return;
@@ -212,7 +239,9 @@ unsafe extern "C" fn on_exception_catch(
     location: jlocation,
     _exception: jobject,
 ) {
-    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else { return };
+    let Some((jni, thread)) = (unsafe { args(jni, thread) }) else {
+        return;
+    };
     let method = MethodId::from_raw(method);
     guarded("ExceptionCatch", (), |h| {
         h.exception_catch(jni, thread, method, location)
@@ -245,7 +274,9 @@ unsafe extern "C" fn on_monitor_wait(
     o: jobject,
     timeout: jlong,
 ) {
-    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else {
+        return;
+    };
     let o = unsafe { arg(o) };
     guarded("MonitorWait", (), |h| h.monitor_wait(jni, t, o, timeout))
 }
@@ -256,7 +287,9 @@ unsafe extern "C" fn on_monitor_waited(
     o: jobject,
     timed_out: jboolean,
 ) {
-    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else {
+        return;
+    };
     let o = unsafe { arg(o) };
     guarded("MonitorWaited", (), |h| {
         h.monitor_waited(jni, t, o, timed_out != 0)
@@ -268,7 +301,9 @@ unsafe extern "C" fn on_monitor_contended_enter(
     t: jthread,
     o: jobject,
 ) {
-    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else {
+        return;
+    };
     let o = unsafe { arg(o) };
     guarded("MonitorContendedEnter", (), |h| {
         h.monitor_contended_enter(jni, t, o)
@@ -280,7 +315,9 @@ unsafe extern "C" fn on_monitor_contended_entered(
     t: jthread,
     o: jobject,
 ) {
-    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else {
+        return;
+    };
     let o = unsafe { arg(o) };
     guarded("MonitorContendedEntered", (), |h| {
         h.monitor_contended_entered(jni, t, o)
@@ -303,7 +340,9 @@ unsafe extern "C" fn on_vm_object_alloc(
     k: jclass,
     size: jlong,
 ) {
-    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else {
+        return;
+    };
     let (o, k) = unsafe { (arg(o), arg(k)) };
     guarded("VMObjectAlloc", (), |h| {
         h.vm_object_alloc(jni, t, o, k, size)
@@ -317,7 +356,9 @@ unsafe extern "C" fn on_sampled_object_alloc(
     k: jclass,
     size: jlong,
 ) {
-    let Some((jni, t)) = (unsafe { args(jni, t) }) else { return };
+    let Some((jni, t)) = (unsafe { args(jni, t) }) else {
+        return;
+    };
     let (o, k) = unsafe { (arg(o), arg(k)) };
     guarded("SampledObjectAlloc", (), |h| {
         h.sampled_object_alloc(jni, t, o, k, size)

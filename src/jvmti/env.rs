@@ -285,7 +285,13 @@ impl Jvmti {
     /// (signature, generic signature) of a class, e.g. `Ljava/lang/String;`.
     pub fn class_signature(&self, klass: Obj<'_>) -> JResult<String> {
         let mut sig: *mut c_char = ptr::null_mut();
-        call!(self, GetClassSignature, klass.raw(), &mut sig, ptr::null_mut())?;
+        call!(
+            self,
+            GetClassSignature,
+            klass.raw(),
+            &mut sig,
+            ptr::null_mut()
+        )?;
         // SAFETY: GetClassSignature returned a JVMTI-allocated C string.
         Ok(unsafe { take_string(self.env, sig) }.unwrap_or_default())
     }
@@ -358,7 +364,13 @@ impl Jvmti {
     pub fn line_number_table(&self, method: MethodId) -> JResult<Vec<(i64, i32)>> {
         let mut count: jint = 0;
         let mut table: *mut jvmtiLineNumberEntry = ptr::null_mut();
-        match call!(self, GetLineNumberTable, method.raw(), &mut count, &mut table) {
+        match call!(
+            self,
+            GetLineNumberTable,
+            method.raw(),
+            &mut count,
+            &mut table
+        ) {
             Ok(()) => {
                 // SAFETY: on success the table holds `count` entries.
                 let arr = unsafe { JvmtiArray::from_raw(self.env, table, count) };
@@ -438,7 +450,12 @@ impl Jvmti {
     /// Stack of one thread (null = current thread), top frame first, at
     /// most `max_depth` frames. Memory follows the stack, not `max_depth`
     /// (see `capture_sizes`).
-    pub fn stack_trace(&self, thread: Obj<'_>, max_depth: usize, buf: &mut Vec<Frame>) -> JResult<()> {
+    pub fn stack_trace(
+        &self,
+        thread: Obj<'_>,
+        max_depth: usize,
+        buf: &mut Vec<Frame>,
+    ) -> JResult<()> {
         let thread = thread.raw();
         for cap in capture_sizes(max_depth) {
             buf.clear();
@@ -608,7 +625,13 @@ impl Jvmti {
     pub fn owned_monitors<'a>(&self, jni: Jni<'a>, thread: Obj<'_>) -> JResult<Locals<'a>> {
         let mut count: jint = 0;
         let mut objs: *mut jobject = ptr::null_mut();
-        call!(self, GetOwnedMonitorInfo, thread.raw(), &mut count, &mut objs)?;
+        call!(
+            self,
+            GetOwnedMonitorInfo,
+            thread.raw(),
+            &mut count,
+            &mut objs
+        )?;
         // SAFETY: on success `objs` is a JVMTI allocation holding `count`
         // local references of this thread, handed over to us.
         Ok(unsafe { Locals::new(JvmtiArray::from_raw(self.env, objs, count), jni) })
@@ -626,7 +649,10 @@ impl Jvmti {
         let (owner, waiters, notify_waiters) = unsafe {
             (
                 jni.own(u.owner),
-                Locals::new(JvmtiArray::from_raw(self.env, u.waiters, u.waiter_count), jni),
+                Locals::new(
+                    JvmtiArray::from_raw(self.env, u.waiters, u.waiter_count),
+                    jni,
+                ),
                 Locals::new(
                     JvmtiArray::from_raw(self.env, u.notify_waiters, u.notify_waiter_count),
                     jni,

@@ -405,7 +405,11 @@ impl Jvmti {
 
     /// The objects that carry one of `tags`, as local references of the
     /// calling thread, with their tags (JVMTI GetObjectsWithTags).
-    pub fn objects_with_tags<'a>(&self, jni: Jni<'a>, tags: &[i64]) -> JResult<Vec<(Local<'a>, i64)>> {
+    pub fn objects_with_tags<'a>(
+        &self,
+        jni: Jni<'a>,
+        tags: &[i64],
+    ) -> JResult<Vec<(Local<'a>, i64)>> {
         let env = self.raw();
         let mut count: jint = 0;
         let mut objs: *mut jobject = ptr::null_mut();

@@ -25,10 +25,16 @@ fn jobj<'a>(o: Obj<'a>) -> JObject<'a> {
 /// Run `f` in a local frame of `capacity` references and clear any
 /// exception it raised; `f`'s result may hold no local reference (they are
 /// all gone when the frame pops), only plain values or global references.
-fn in_frame<R>(jni: Jni<'_>, capacity: i32, f: impl FnOnce(&mut jni::JNIEnv<'_>) -> Option<R>) -> Option<R> {
+fn in_frame<R>(
+    jni: Jni<'_>,
+    capacity: i32,
+    f: impl FnOnce(&mut jni::JNIEnv<'_>) -> Option<R>,
+) -> Option<R> {
     let mut env = jni.env();
     let r = env
-        .with_local_frame(capacity, |env| -> jni::errors::Result<Option<R>> { Ok(f(env)) })
+        .with_local_frame(capacity, |env| -> jni::errors::Result<Option<R>> {
+            Ok(f(env))
+        })
         .ok()
         .flatten();
     clear(&mut env);
@@ -57,7 +63,12 @@ pub fn new_thread_object<'a>(jni: Jni<'a>, name: &str) -> Option<Local<'a>> {
 pub fn runtime_max_memory(jni: Jni<'_>) -> Option<i64> {
     in_frame(jni, 4, |env| {
         let rt = env
-            .call_static_method("java/lang/Runtime", "getRuntime", "()Ljava/lang/Runtime;", &[])
+            .call_static_method(
+                "java/lang/Runtime",
+                "getRuntime",
+                "()Ljava/lang/Runtime;",
+                &[],
+            )
             .ok()?
             .l()
             .ok()?;
@@ -130,11 +141,13 @@ pub fn superclass<'a>(jni: Jni<'a>, klass: Obj<'_>) -> Option<Local<'a>> {
 /// already) is described, cleared and reported as `Err`.
 pub fn define_boot_class(jni: Jni<'_>, name: &str, bytes: &[u8]) -> Result<GlobalRef, String> {
     let mut env = jni.env();
-    let r = env.define_class(name, &JObject::null(), bytes).and_then(|c| {
-        let g = env.new_global_ref(&c);
-        let _ = env.delete_local_ref(c);
-        g
-    });
+    let r = env
+        .define_class(name, &JObject::null(), bytes)
+        .and_then(|c| {
+            let g = env.new_global_ref(&c);
+            let _ = env.delete_local_ref(c);
+            g
+        });
     if env.exception_check().unwrap_or(false) {
         let _ = env.exception_describe();
     }

@@ -20,8 +20,8 @@ pub mod refs;
 pub mod sys;
 pub mod tracker_natives;
 
-pub use callbacks::EventHandler;
 pub use agent_thread::AgentThread;
+pub use callbacks::EventHandler;
 pub use env::{JResult, Jvmti, JvmtiError, MonitorUsage, RawMonitor, ScratchEnv, StackInfos};
 pub use jni::with_current_jni;
 pub use refs::{Frame, Jni, Local, Locals, MethodId, Obj};

@@ -117,7 +117,6 @@ impl<'a> Local<'a> {
     pub(crate) fn raw(&self) -> jobject {
         self.raw
     }
-
 }
 
 impl Drop for Local<'_> {
@@ -169,7 +168,6 @@ impl<'a> Locals<'a> {
         // SAFETY: as in `get`.
         self.refs.iter().map(|&r| unsafe { Obj::from_raw(r) })
     }
-
 }
 
 impl Drop for Locals<'_> {
@@ -229,7 +227,9 @@ pub struct Frame {
 const _: () = {
     assert!(std::mem::size_of::<Frame>() == std::mem::size_of::<jvmtiFrameInfo>());
     assert!(std::mem::align_of::<Frame>() == std::mem::align_of::<jvmtiFrameInfo>());
-    assert!(std::mem::offset_of!(Frame, location) == std::mem::offset_of!(jvmtiFrameInfo, location));
+    assert!(
+        std::mem::offset_of!(Frame, location) == std::mem::offset_of!(jvmtiFrameInfo, location)
+    );
 };
 
 /// View frames the VM filled as [`Frame`]s.

@@ -9,9 +9,9 @@
 
 use super::refs::{Jni, Obj};
 use super::sys::{jclass, jint, jobject, JNIEnv};
-use std::sync::atomic::AtomicU64;
 use jni::objects::{GlobalRef, JClass, JLongArray, JObject, JObjectArray, JValue};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 
 /// Internal name of the Tracker class.
@@ -70,10 +70,14 @@ pub unsafe extern "system" fn Java_java_lang_HprofTracker_syncCall(
     mnum: jint,
 ) {
     // SAFETY: a native method's JNIEnv and argument, valid for the call.
-    let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe { Obj::from_raw(thread) }) else {
+    let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe {
+        Obj::from_raw(thread)
+    }) else {
         return;
     };
-    run("syncCall", |c| c.sync_call(jni, thread, cnum as u32, mnum as u32))
+    run("syncCall", |c| {
+        c.sync_call(jni, thread, cnum as u32, mnum as u32)
+    })
 }
 
 /// # Safety
@@ -88,10 +92,14 @@ pub unsafe extern "system" fn Java_java_lang_HprofTracker_syncReturn(
     mnum: jint,
 ) {
     // SAFETY: a native method's JNIEnv and argument, valid for the call.
-    let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe { Obj::from_raw(thread) }) else {
+    let (Some(jni), thread) = (unsafe { Jni::from_raw(jni) }, unsafe {
+        Obj::from_raw(thread)
+    }) else {
         return;
     };
-    run("syncReturn", |c| c.sync_return(jni, thread, cnum as u32, mnum as u32))
+    run("syncReturn", |c| {
+        c.sync_return(jni, thread, cnum as u32, mnum as u32)
+    })
 }
 
 /// Turn a JNI failure into text, clearing any pending Java exception (an
@@ -165,11 +173,7 @@ impl Tracker {
     /// `untimed`: the classes among `names` (internal names) this JVM has;
     /// the Tracker drops the events of their thread instances. Returns the
     /// names found. A missing class is not an error (older JDKs).
-    pub fn set_untimed<'n>(
-        &self,
-        jni: Jni<'_>,
-        names: &[&'n str],
-    ) -> Result<Vec<&'n str>, String> {
+    pub fn set_untimed<'n>(&self, jni: Jni<'_>, names: &[&'n str]) -> Result<Vec<&'n str>, String> {
         let mut env = jni.env();
         let class = self.jclass();
         let r = env.with_local_frame(8 + names.len() as i32, |env| {
@@ -241,18 +245,25 @@ impl Tracker {
     /// counter through its address with Unsafe on every event of the
     /// thread: `'static` keeps that address valid for the life of the
     /// process.
-    pub fn new_buffer(&self, jni: Jni<'_>, len: usize, clock: &'static AtomicU64) -> Result<GlobalRef, String> {
+    pub fn new_buffer(
+        &self,
+        jni: Jni<'_>,
+        len: usize,
+        clock: &'static AtomicU64,
+    ) -> Result<GlobalRef, String> {
         let clock = clock as *const AtomicU64 as usize as i64;
         let mut env = jni.env();
-        let r = env.new_long_array(len.max(BUFFER_HEADER) as i32).and_then(|a| {
-            // The header, clock address included, is in place before the
-            // buffer is published to the Tracker's table.
-            let g = env
-                .set_long_array_region(&a, 0, &[BUFFER_HEADER as i64, 0, clock])
-                .and_then(|_| env.new_global_ref(&a));
-            let _ = env.delete_local_ref(a);
-            g
-        });
+        let r = env
+            .new_long_array(len.max(BUFFER_HEADER) as i32)
+            .and_then(|a| {
+                // The header, clock address included, is in place before the
+                // buffer is published to the Tracker's table.
+                let g = env
+                    .set_long_array_region(&a, 0, &[BUFFER_HEADER as i64, 0, clock])
+                    .and_then(|_| env.new_global_ref(&a));
+                let _ = env.delete_local_ref(a);
+                g
+            });
         r.map_err(|e| fail(&mut env, e))
     }
 

@@ -263,14 +263,10 @@ impl Loop {
         let _ = stream.shutdown(Shutdown::Both);
         self.reported += 1;
         if self.reported <= MAX_REPORTED {
-            crate::diag::rejected(&format!(
-                "front-end connection from {peer} refused: {why}"
-            ));
+            crate::diag::rejected(&format!("front-end connection from {peer} refused: {why}"));
         }
         if self.reported == MAX_REPORTED {
-            crate::diag::rejected(
-                "further refused front-end connections are not reported",
-            );
+            crate::diag::rejected("further refused front-end connections are not reported");
         }
     }
 }
@@ -334,7 +330,10 @@ mod tests {
         // One at a time.
         let mut second = connect(port);
         second.write_all(b"s3cret\n").unwrap();
-        assert_eq!(said(second), "HPROF-RS REFUSED: another front-end is connected\n");
+        assert_eq!(
+            said(second),
+            "HPROF-RS REFUSED: another front-end is connected\n"
+        );
 
         drop(acc);
         drop(good);
@@ -343,7 +342,10 @@ mod tests {
         third.write_all(b"s3cret\n").unwrap();
         assert!(a.next(Duration::from_secs(5)).is_some());
         a.stop();
-        assert!(TcpStream::connect(("127.0.0.1", port)).is_err(), "port closed");
+        assert!(
+            TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "port closed"
+        );
         let _ = crate::diag::captured::take_matching("refused");
     }
 
@@ -365,7 +367,9 @@ mod tests {
         );
         let mut ok = connect(port);
         ok.write_all(b"t\n").unwrap();
-        let first = a.next(Duration::from_secs(2)).expect("accepted past the crowd");
+        let first = a
+            .next(Duration::from_secs(2))
+            .expect("accepted past the crowd");
         let t0 = Instant::now();
         for s in stalled {
             assert!(said(s).starts_with("HPROF-RS REFUSED: "));

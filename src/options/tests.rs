@@ -651,7 +651,10 @@ fn extension_names_fit_the_name_buffer() {
 fn cpusampler() {
     assert_eq!(ok("cpu=samples").cpu_sampler, CpuSampler::Async);
     assert_eq!(ok("cpusampler=async").cpu_sampler, CpuSampler::Async);
-    assert_eq!(ok("cpusampler=safepoint").cpu_sampler, CpuSampler::Safepoint);
+    assert_eq!(
+        ok("cpusampler=safepoint").cpu_sampler,
+        CpuSampler::Safepoint
+    );
     assert_eq!(
         ok("cpusampler=safepoint,cpusampler=runnable").cpu_sampler,
         CpuSampler::Runnable
@@ -724,7 +727,10 @@ fn dumper_and_the_id_size_it_implies() {
     assert_eq!(ok("dumper=jvmti").dumper, HeapDumper::Jvmti);
     assert_eq!(ok("dumper=jvmti,dumper=vm").dumper, HeapDumper::Vm);
     assert_eq!(err("dumper="), "syntax error parsing dumper=vm|jvmti");
-    assert_eq!(err("dumper=hotspot"), "dumper option value must be vm|jvmti");
+    assert_eq!(
+        err("dumper=hotspot"),
+        "dumper option value must be vm|jvmti"
+    );
     // The VM's dumper writes 8-byte IDs: binary heap=dump gets them unless
     // idsize says otherwise; the walk and text keep the original's 4.
     assert!(ok("heap=dump,format=b").vm_dumper_wanted());
@@ -1055,7 +1061,11 @@ fn listen_errors() {
     assert_eq!(err("listen=:80"), "listen option missing host before ':'");
     assert_eq!(err("listen=[]:80"), "listen option missing host before ':'");
     for port in ["0", "65536", "x", "h:", "9000 "] {
-        assert_eq!(err(&format!("listen={port}")), "invalid port number", "{port}");
+        assert_eq!(
+            err(&format!("listen={port}")),
+            "invalid port number",
+            "{port}"
+        );
     }
     assert_eq!(
         err("listen=1,listen=2"),

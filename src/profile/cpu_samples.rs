@@ -107,7 +107,11 @@ struct Counts {
 
 impl Counts {
     fn fail(&self, c: i32, weight: u32) {
-        let i = if (-10..=0).contains(&c) { (-c) as usize } else { 11 };
+        let i = if (-10..=0).contains(&c) {
+            (-c) as usize
+        } else {
+            11
+        };
         self.failed[i].fetch_add(u64::from(weight), Ordering::Relaxed);
     }
 
@@ -120,7 +124,11 @@ impl Counts {
             let n = f.load(Ordering::Relaxed);
             if n > 0 {
                 lost += n;
-                let name = if i == 11 { "other" } else { code::name(-(i as i32)) };
+                let name = if i == 11 {
+                    "other"
+                } else {
+                    code::name(-(i as i32))
+                };
                 parts.push(format!("{name} {n}"));
             }
         }
@@ -229,9 +237,13 @@ impl CpuSamples {
             sampler::start()?;
             sampler::set_stacks(!self.paused.load(Ordering::Acquire));
         }
-        let started = threads::start_agent_thread(ctx, jni, &self.thread, JVMTI_THREAD_MAX_PRIORITY, move |jni| {
-            self.run(ctx, jni)
-        });
+        let started = threads::start_agent_thread(
+            ctx,
+            jni,
+            &self.thread,
+            JVMTI_THREAD_MAX_PRIORITY,
+            move |jni| self.run(ctx, jni),
+        );
         if started.is_err() && self.how() != How::Runnable {
             sampler::set_stacks(false);
             sampler::stop();
@@ -313,7 +325,14 @@ impl CpuSamples {
         );
     }
 
-    fn count_stack(&self, ctx: &Context, jni: Jni<'_>, s: &Sample<'_>, depth: usize, key: &mut Vec<u32>) {
+    fn count_stack(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        s: &Sample<'_>,
+        depth: usize,
+        key: &mut Vec<u32>,
+    ) {
         if depth == 0 {
             return;
         }
@@ -329,16 +348,22 @@ impl CpuSamples {
             // linked on a virtual thread, which has no JVMTI thread state
             // without can_support_virtual_threads): sweep all classes soon.
             self.sweep_wanted.store(true, Ordering::Release);
-            self.counts.no_method_id.fetch_add(u64::from(s.weight), Ordering::Relaxed);
+            self.counts
+                .no_method_id
+                .fetch_add(u64::from(s.weight), Ordering::Relaxed);
             return;
         }
         match stacks::trace_of_sampled(ctx, jni, s.serial, frames, key) {
             Some(trace) => {
                 trace.add_samples(s.weight);
-                self.counts.counted.fetch_add(u64::from(s.weight), Ordering::Relaxed);
+                self.counts
+                    .counted
+                    .fetch_add(u64::from(s.weight), Ordering::Relaxed);
             }
             None => {
-                self.counts.unresolved.fetch_add(u64::from(s.weight), Ordering::Relaxed);
+                self.counts
+                    .unresolved
+                    .fetch_add(u64::from(s.weight), Ordering::Relaxed);
             }
         }
     }
@@ -409,10 +434,14 @@ impl CpuSamples {
             match stacks::trace_of(ctx, jni, *serial, frames, key) {
                 Some(t) => {
                     t.add_samples(*weight);
-                    self.counts.counted.fetch_add(u64::from(*weight), Ordering::Relaxed);
+                    self.counts
+                        .counted
+                        .fetch_add(u64::from(*weight), Ordering::Relaxed);
                 }
                 None => {
-                    self.counts.unresolved.fetch_add(u64::from(*weight), Ordering::Relaxed);
+                    self.counts
+                        .unresolved
+                        .fetch_add(u64::from(*weight), Ordering::Relaxed);
                 }
             }
         }
@@ -430,7 +459,13 @@ impl CpuSamples {
 
     /// The original's pass: stacks of all known, non-agent threads; one hit
     /// per RUNNABLE, not suspended, not interrupted thread.
-    fn runnable_pass(&self, ctx: &Context, jni: Jni<'_>, serials: &mut Vec<u32>, key: &mut Vec<u32>) {
+    fn runnable_pass(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        serials: &mut Vec<u32>,
+        key: &mut Vec<u32>,
+    ) {
         let depth = ctx.depth() as usize;
         if depth == 0 {
             return;
@@ -488,7 +523,10 @@ impl CpuSamples {
             return;
         }
         if let Err(e) = ctx.cpu_timers.register_current(jni, serial, true) {
-            crate::vm::log::log(ctx, &format!("cpu=samples: thread {serial} has no CPU timer: {e}"));
+            crate::vm::log::log(
+                ctx,
+                &format!("cpu=samples: thread {serial} has no CPU timer: {e}"),
+            );
             return;
         }
         if self.how() == How::Safepoint {
@@ -648,7 +686,10 @@ impl Profile for CpuSamples {
 
     fn dump(&'static self, ctx: &'static Context, jni: Jni<'_>) {
         if self.active {
-            crate::diag::verbose(ctx.opts.verbose, " CPU usage by sampling running threads ...");
+            crate::diag::verbose(
+                ctx.opts.verbose,
+                " CPU usage by sampling running threads ...",
+            );
             self.catch_up(ctx, jni);
             crate::report::cpu::write_samples(ctx, ctx.opts.cutoff, CpuTitle::Samples);
         }
@@ -675,7 +716,9 @@ impl Profile for CpuSamples {
                 self.catch_up(ctx, jni);
                 crate::report::cpu::write_samples(ctx, f64::from(cutoff), title);
             }
-            Command::Control(Control::Sampling { on, thread }) => self.sampling(ctx, jni, on, thread),
+            Command::Control(Control::Sampling { on, thread }) => {
+                self.sampling(ctx, jni, on, thread)
+            }
             Command::Control(Control::ClearCpuSamples) => {
                 self.catch_up(ctx, jni);
                 ctx.tables.traces.reset_costs()
@@ -698,7 +741,8 @@ impl Profile for CpuSamples {
 
     /// After the final dump: say what could not be counted.
     fn shut_down(&self, ctx: &Context) {
-        if self.how() == How::Runnable || !(self.active || self.passes.load(Ordering::Relaxed) > 0) {
+        if self.how() == How::Runnable || !(self.active || self.passes.load(Ordering::Relaxed) > 0)
+        {
             return;
         }
         let h = sampler::handler_stats();
@@ -709,7 +753,11 @@ impl Profile for CpuSamples {
                 How::Async => "cpusampler=async",
                 _ => "cpusampler=safepoint",
             },
-            if why.is_empty() { String::new() } else { format!(" ({why})") }
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({why})")
+            }
         );
         if lost > 0 && ctx.opts.verbose {
             crate::diag::notice(&line);

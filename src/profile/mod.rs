@@ -122,7 +122,12 @@ pub trait Profile: Send + Sync {
 
     // ---- events (only those listed by `events`) -------------------------
 
-    fn class_file_load_hook(&self, ctx: &Context, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+    fn class_file_load_hook(
+        &self,
+        ctx: &Context,
+        name: Option<&str>,
+        bytes: &[u8],
+    ) -> Option<Vec<u8>> {
         None
     }
     fn exception_catch(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, method: MethodId) {}
@@ -143,7 +148,15 @@ pub trait Profile: Send + Sync {
     fn gc_finish(&self, ctx: &Context) {}
     fn monitor_contended_enter(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>) {}
     fn monitor_contended_entered(&self, ctx: &Context) {}
-    fn monitor_wait(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, timeout_ms: i64) {}
+    fn monitor_wait(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+        obj: Obj<'_>,
+        timeout_ms: i64,
+    ) {
+    }
     fn monitor_waited(&self, ctx: &Context) {}
     fn class_prepare(&self, ctx: &Context, jni: Jni<'_>, klass: Obj<'_>) {}
 }

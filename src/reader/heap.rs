@@ -497,7 +497,9 @@ pub(crate) fn read_sub_record<R: Read>(
                 },
             )
         }
-        sub_tag::CLASS_DUMP => read_class_dump(&mut s).map(|cd| HeapSubRecord::ClassDump(Box::new(cd))),
+        sub_tag::CLASS_DUMP => {
+            read_class_dump(&mut s).map(|cd| HeapSubRecord::ClassDump(Box::new(cd)))
+        }
         sub_tag::INSTANCE_DUMP => {
             let mut h = s.head(2 * id_size as usize + 8)?;
             let object_id = h.id();

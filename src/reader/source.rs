@@ -142,7 +142,9 @@ impl<R: Read> Source<R> {
                 // The peeked header bytes are long gone once a record body
                 // is skipped; if not, read on.
                 let (peeked, inner) = chain.get_mut();
-                if peeked.position() >= peeked.get_ref().len() as u64 && skipper(inner, n - buffered)? {
+                if peeked.position() >= peeked.get_ref().len() as u64
+                    && skipper(inner, n - buffered)?
+                {
                     self.r.consume(buffered as usize);
                     self.pos += n;
                     return Ok(());

@@ -101,5 +101,6 @@ pub fn write(ctx: &Context, request_flags: u16, cutoff: f64) {
 pub fn write_heap_summary(ctx: &Context) {
     let totals = heap_totals(ctx);
     let at = ctx.stamp();
-    ctx.out.submit(move |f, out| f.heap_summary(out, at, &totals));
+    ctx.out
+        .submit(move |f, out| f.heap_summary(out, at, &totals));
 }

@@ -1,9 +1,9 @@
 //! Turning table traces into the format's `TraceInfo`, and choosing which
 //! traces a section must print first (each trace prints once per stream).
 
-use crate::vm::Context;
 use crate::format::{FrameInfo, TraceInfo};
 use crate::tables::{FrameEntry, Trace};
+use crate::vm::Context;
 use std::sync::Arc;
 
 /// An owned trace with its frames, movable to the writer thread.

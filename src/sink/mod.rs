@@ -81,7 +81,9 @@ pub fn write_socket_bounded(mut s: &TcpStream, buf: &[u8]) -> io::Result<()> {
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) =>
             {
                 if last_progress.elapsed() >= SOCKET_STALL_LIMIT {

@@ -717,8 +717,16 @@ mod tests {
         assert_eq!(t.counts.instances, 1);
         assert_eq!(t.counts.classes_matched, 1);
         assert_eq!(p.string(tag | 0x7f00_0020), Some("next"));
-        assert_eq!(p.class_name(foo.class_id), Some("p.Foo"), "spelled like ours");
-        assert_ne!(foo.name_id, tag | 0x7f00_0010, "a name of its own, in Java spelling");
+        assert_eq!(
+            p.class_name(foo.class_id),
+            Some("p.Foo"),
+            "spelled like ours"
+        );
+        assert_ne!(
+            foo.name_id,
+            tag | 0x7f00_0010,
+            "a name of its own, in Java spelling"
+        );
     }
 
     #[test]

@@ -153,9 +153,8 @@ impl<'a> Deadline<'a> {
 
 impl Read for Deadline<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let too_long = || {
-            std::io::Error::new(std::io::ErrorKind::TimedOut, "the request took too long")
-        };
+        let too_long =
+            || std::io::Error::new(std::io::ErrorKind::TimedOut, "the request took too long");
         let left = self
             .until
             .saturating_duration_since(std::time::Instant::now());
@@ -168,7 +167,12 @@ impl Read for Deadline<'_> {
             // The socket's timeout is the deadline: when it expires inside
             // this read, Linux says EAGAIN, which would reach the client as
             // "Resource temporarily unavailable".
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 Err(too_long())
             }
             r => r,

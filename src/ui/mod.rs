@@ -14,13 +14,13 @@
 //! `memory`, `heap`, `monitors`, `text`, `tree`, `filter`, `pprof`).
 
 pub mod api;
+pub mod attach;
 pub mod cpu;
 pub mod events;
 pub mod filter;
 pub mod guard;
 pub mod heap;
 pub mod http;
-pub mod attach;
 pub mod launch;
 pub mod memory;
 pub mod model;

@@ -73,7 +73,11 @@ pub fn config(opts: &Options, hidden: usize) -> Config {
         period_ns,
         stack_interval_ns: interval_ns,
         mode,
-        max_frames: if mode == StackMode::Async { max_frames } else { 1 },
+        max_frames: if mode == StackMode::Async {
+            max_frames
+        } else {
+            1
+        },
         ring_slots,
     }
 }
@@ -93,9 +97,8 @@ impl CpuTimers {
                 if cfg.mode == StackMode::Async {
                     agct = sampler::find_async_get_call_trace(jni);
                     if agct.is_none() {
-                        fallback = Some(
-                            "this JVM has no AsyncGetCallTrace (not HotSpot?)".to_string(),
-                        );
+                        fallback =
+                            Some("this JVM has no AsyncGetCallTrace (not HotSpot?)".to_string());
                         cfg = Config {
                             mode: StackMode::Ticks,
                             max_frames: 1,
@@ -119,7 +122,12 @@ impl CpuTimers {
 
     /// Give the calling thread its timer; `stacks`: cpu=samples may take
     /// its stacks (false for a thread only cpu=times times).
-    pub fn register_current(&self, jni: Jni<'_>, serial: u32, stacks: bool) -> Result<SlotId, String> {
+    pub fn register_current(
+        &self,
+        jni: Jni<'_>,
+        serial: u32,
+        stacks: bool,
+    ) -> Result<SlotId, String> {
         if self.installed().is_none() {
             return Err("the CPU timers are not installed".into());
         }
@@ -166,8 +174,14 @@ mod tests {
 
     #[test]
     fn sampler_option_picks_the_mode() {
-        assert_eq!(config(&opts("cpu=samples,cpusampler=safepoint"), 2).mode, StackMode::Ticks);
-        assert_eq!(config(&opts("cpu=samples,cpusampler=runnable"), 2).mode, StackMode::None);
+        assert_eq!(
+            config(&opts("cpu=samples,cpusampler=safepoint"), 2).mode,
+            StackMode::Ticks
+        );
+        assert_eq!(
+            config(&opts("cpu=samples,cpusampler=runnable"), 2).mode,
+            StackMode::None
+        );
         assert!(!samples_by_timer(&opts("cpu=samples,cpusampler=runnable")));
         // A front-end may turn sampling on later.
         assert!(samples_by_timer(&opts("net=localhost:5,heap=sites")));

@@ -119,10 +119,19 @@ fn intern_trace(
 }
 
 /// Trace serial of a thread's current stack (null = current thread).
-pub fn thread_trace(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, thread_serial: u32) -> Option<u32> {
+pub fn thread_trace(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread: Obj<'_>,
+    thread_serial: u32,
+) -> Option<u32> {
     let mut frames = Vec::new();
     ctx.jvmti
-        .stack_trace(thread, ctx.depth() as usize + ctx.hidden.extra_depth(), &mut frames)
+        .stack_trace(
+            thread,
+            ctx.depth() as usize + ctx.hidden.extra_depth(),
+            &mut frames,
+        )
         .ok()?;
     let frames = ctx.hidden.strip(&frames);
     let mut key = Vec::with_capacity(frames.len() + 1);

@@ -32,7 +32,11 @@ pub fn register(
 
 /// Register a thread that was already running when the agent attached:
 /// THREAD START with the system trace, since where it started is not known.
-pub fn register_existing(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> Option<Arc<ThreadRecord>> {
+pub fn register_existing(
+    ctx: &Context,
+    jni: Jni<'_>,
+    thread: Obj<'_>,
+) -> Option<Arc<ThreadRecord>> {
     meet(ctx, jni, thread, false, Start::Unknown)
 }
 

@@ -28,7 +28,9 @@ use super::refs::{Frame, Jni, MethodId};
 use ring::{Ring, NO_STACK};
 use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 use std::sync::Mutex;
 use sys::{AsgctFn, AsgctTrace, TimerSigInfo};
 
@@ -142,7 +144,9 @@ fn symbol_in_jvm_library(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
 /// second call keeps the first configuration. `agct` is needed for
 /// [`StackMode::Async`].
 pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<(), String> {
-    let _c = CONTROL.lock().map_err(|_| "sampler control poisoned".to_string())?;
+    let _c = CONTROL
+        .lock()
+        .map_err(|_| "sampler control poisoned".to_string())?;
     if STATE.load(Ordering::Acquire) != NOT_INSTALLED {
         return Ok(());
     }
@@ -303,7 +307,9 @@ pub fn check_handler() -> Option<String> {
 
 /// A user (profile) needs the timers: arm them all on the first.
 pub fn start() -> Result<(), String> {
-    let mut c = CONTROL.lock().map_err(|_| "sampler control poisoned".to_string())?;
+    let mut c = CONTROL
+        .lock()
+        .map_err(|_| "sampler control poisoned".to_string())?;
     if !is_installed() {
         return Err("the CPU timers are not installed".into());
     }
@@ -409,7 +415,11 @@ pub fn drain(proceed: impl FnOnce() -> bool, mut f: impl FnMut(&Sample<'_>)) -> 
             frames.extend(raw.iter().map(|r| Frame {
                 method: MethodId::from_raw(r.method_id),
                 // A native method's frame: location -1, as JVMTI gives it.
-                location: if r.lineno < 0 { -1 } else { i64::from(r.lineno) },
+                location: if r.lineno < 0 {
+                    -1
+                } else {
+                    i64::from(r.lineno)
+                },
             }));
             Outcome::Stack
         } else {
@@ -557,5 +567,8 @@ pub fn set_depth(frames: usize) {
     let Some(ring) = (unsafe { RING.load(Ordering::Acquire).as_ref() }) else {
         return;
     };
-    DEPTH.store(frames.min(ring.frames_per_slot()).max(1) as u32, Ordering::Relaxed);
+    DEPTH.store(
+        frames.min(ring.frames_per_slot()).max(1) as u32,
+        Ordering::Relaxed,
+    );
 }

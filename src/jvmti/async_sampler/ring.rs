@@ -105,12 +105,14 @@ impl Ring {
         for _ in 0..TRIES {
             let i = self.next_ticket.fetch_add(1, Ordering::Relaxed) & self.mask;
             let m = self.meta.get(i)?;
-            if m
-                .state
+            if m.state
                 .compare_exchange(FREE, BUSY, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
-                return Some(Claim { ring: self, index: i });
+                return Some(Claim {
+                    ring: self,
+                    index: i,
+                });
             }
         }
         None
@@ -211,7 +213,14 @@ mod tests {
         c.publish(200_002, 1, -9);
         let mut seen = Vec::new();
         assert_eq!(
-            r.drain(|s, w, code, f| seen.push((s, w, code, f.iter().map(|x| (x.lineno, x.method_id as usize)).collect::<Vec<_>>()))),
+            r.drain(|s, w, code, f| seen.push((
+                s,
+                w,
+                code,
+                f.iter()
+                    .map(|x| (x.lineno, x.method_id as usize))
+                    .collect::<Vec<_>>()
+            ))),
             2
         );
         seen.sort();

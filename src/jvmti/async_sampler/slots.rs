@@ -11,7 +11,9 @@
 
 use super::super::sys::JNIEnv;
 use super::sys::thread_cpu_clock;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering,
+};
 use std::sync::Mutex;
 
 const CHUNK: usize = 256;
@@ -84,7 +86,8 @@ impl Slot {
 
 type Chunk = [Slot; CHUNK];
 
-static CHUNKS: [AtomicPtr<Chunk>; MAX_CHUNKS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_CHUNKS];
+static CHUNKS: [AtomicPtr<Chunk>; MAX_CHUNKS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_CHUNKS];
 
 struct Alloc {
     free: Vec<u32>,
@@ -142,7 +145,9 @@ pub fn by_signal_value(v: u64) -> Option<&'static Slot> {
 /// Take a slot for thread `tid` and create its timer (not armed).
 pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32, String> {
     let index = {
-        let mut a = ALLOC.lock().map_err(|_| "thread slots poisoned".to_string())?;
+        let mut a = ALLOC
+            .lock()
+            .map_err(|_| "thread slots poisoned".to_string())?;
         match a.free.pop() {
             Some(i) => i,
             None => {
@@ -212,11 +217,15 @@ pub fn set_period(s: &Slot, period_ns: u64) -> Result<(), String> {
     };
     // SAFETY: t is a live timer of ours (a stale id after a concurrent
     // give_back only makes the call fail with EINVAL); spec is valid.
-    let r = unsafe { libc::timer_settime(t as usize as libc::timer_t, 0, &spec, std::ptr::null_mut()) };
+    let r =
+        unsafe { libc::timer_settime(t as usize as libc::timer_t, 0, &spec, std::ptr::null_mut()) };
     if r == 0 {
         Ok(())
     } else {
-        Err(format!("timer_settime: {}", std::io::Error::last_os_error()))
+        Err(format!(
+            "timer_settime: {}",
+            std::io::Error::last_os_error()
+        ))
     }
 }
 
@@ -270,10 +279,16 @@ mod tests {
         assert!(by_signal_value(old).is_none(), "freed slot");
         let j = take(tid, 8, std::ptr::null_mut(), true).unwrap();
         if j == i {
-            assert!(by_signal_value(old).is_none(), "slot reused: old generation refused");
+            assert!(
+                by_signal_value(old).is_none(),
+                "slot reused: old generation refused"
+            );
         }
         let now = signal_value(j, get(j).unwrap().gen.load(Ordering::Relaxed));
-        assert_eq!(by_signal_value(now).unwrap().serial.load(Ordering::Relaxed), 8);
+        assert_eq!(
+            by_signal_value(now).unwrap().serial.load(Ordering::Relaxed),
+            8
+        );
         give_back(j);
     }
 }

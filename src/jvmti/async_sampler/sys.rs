@@ -90,7 +90,8 @@ pub struct TimerSigInfo {
     pub si_value: usize,
 }
 
-const _: () = assert!(std::mem::size_of::<TimerSigInfo>() <= std::mem::size_of::<libc::siginfo_t>());
+const _: () =
+    assert!(std::mem::size_of::<TimerSigInfo>() <= std::mem::size_of::<libc::siginfo_t>());
 
 /// The clock id of thread `tid`'s CPU clock (what glibc's
 /// `pthread_getcpuclockid` computes: `MAKE_THREAD_CPUCLOCK(tid,
@@ -118,14 +119,20 @@ mod tests {
         }
         assert_eq!(info.si_code, libc::SI_TIMER);
         // SAFETY (test): si_value reads the union member we just wrote.
-        assert_eq!(unsafe { info.si_value() }.sival_ptr as usize, 0x1234_5678_9abc_def0);
+        assert_eq!(
+            unsafe { info.si_value() }.sival_ptr as usize,
+            0x1234_5678_9abc_def0
+        );
     }
 
     #[test]
     fn own_cpu_clock_id_reads_like_the_thread_cpu_clock() {
         // SAFETY (test): gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        let mut a = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut a = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         let mut b = a;
         let mut x = 1u64;
         for i in 0..3_000_000u64 {

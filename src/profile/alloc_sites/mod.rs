@@ -353,7 +353,9 @@ impl AllocSites {
             b.cache.resize_with(CACHE_SLOTS, || None);
         }
         if let Some(e) = &b.cache[slot] {
-            if e.key == b.key && crate::jvmti::jni::is_same_object(jni, klass, Obj::of_weak(&e.class)) {
+            if e.key == b.key
+                && crate::jvmti::jni::is_same_object(jni, klass, Obj::of_weak(&e.class))
+            {
                 return Some(e.site);
             }
         }
@@ -787,7 +789,9 @@ impl Profile for AllocSites {
                 // Count before tagging: once tagged, a free may arrive (not
                 // while we hold the local reference, but keep the order simple).
                 sites.allocated(site, bytes, units, true);
-                if j.set_tag(obj, make_tag(TagKind::Object, slot as u64)).is_err() {
+                if j.set_tag(obj, make_tag(TagKind::Object, slot as u64))
+                    .is_err()
+                {
                     ctx.tables.objects.remove(slot);
                     sites.freed(site, bytes, units);
                     self.untracked.fetch_add(1, Ordering::Relaxed);
@@ -810,7 +814,6 @@ impl Profile for AllocSites {
         }
     }
 
-
     fn object_free(&self, ctx: &Context, tag: i64) {
         self.on_free(ctx, tag);
     }
@@ -821,4 +824,3 @@ impl Profile for AllocSites {
         self.collections.fetch_add(1, Ordering::AcqRel);
     }
 }
-

@@ -135,40 +135,40 @@ const UNTIMED_THREAD_CLASSES: &[&str] = &[
 ];
 
 impl CpuTimes {
-fn start(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
-    let st = self;
-    let _ = self.ctx.set(ctx);
-    let j = ctx.jvmti;
-    let tracker = Tracker::define(jni)
-        .map_err(|e| format!("cannot define the Tracker class {TRACKER_CLASS}: {e}"))?;
-    tracker_natives::install(self);
-    tracker
-        .link_natives(jni)
-        .map_err(|e| format!("cannot link the Tracker's natives: {e}"))?;
-    // The Tracker's frames sit on top of timed threads' stacks: no trace
-    // shows them.
-    ctx.hidden
-        .set(j.class_methods(tracker.class()).unwrap_or_default());
-    let tracker = st.tracker.get_or_init(|| tracker);
-    let untimed = tracker
-        .set_untimed(jni, UNTIMED_THREAD_CLASSES)
-        .map_err(|e| format!("cannot tell the Tracker which threads to skip: {e}"))?;
-    if !untimed.is_empty() {
-        log::log(
-            ctx,
-            &format!(
-                "cpu=times: threads not timed: instances of {}",
-                untimed.join(", ")
-            ),
-        );
-    }
-    // The wall clock runs in both modes: with clock=cpu it stamps the
-    // events of a thread that could not get a CPU-time timer.
-    st.clock
-        .start(ctx, jni)
-        .map_err(|e| format!("cannot start the clock thread: {e}"))?;
-    if crate::vm::cpu_timers::times_by_cpu(&ctx.opts) {
-        match ctx
+    fn start(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
+        let st = self;
+        let _ = self.ctx.set(ctx);
+        let j = ctx.jvmti;
+        let tracker = Tracker::define(jni)
+            .map_err(|e| format!("cannot define the Tracker class {TRACKER_CLASS}: {e}"))?;
+        tracker_natives::install(self);
+        tracker
+            .link_natives(jni)
+            .map_err(|e| format!("cannot link the Tracker's natives: {e}"))?;
+        // The Tracker's frames sit on top of timed threads' stacks: no trace
+        // shows them.
+        ctx.hidden
+            .set(j.class_methods(tracker.class()).unwrap_or_default());
+        let tracker = st.tracker.get_or_init(|| tracker);
+        let untimed = tracker
+            .set_untimed(jni, UNTIMED_THREAD_CLASSES)
+            .map_err(|e| format!("cannot tell the Tracker which threads to skip: {e}"))?;
+        if !untimed.is_empty() {
+            log::log(
+                ctx,
+                &format!(
+                    "cpu=times: threads not timed: instances of {}",
+                    untimed.join(", ")
+                ),
+            );
+        }
+        // The wall clock runs in both modes: with clock=cpu it stamps the
+        // events of a thread that could not get a CPU-time timer.
+        st.clock
+            .start(ctx, jni)
+            .map_err(|e| format!("cannot start the clock thread: {e}"))?;
+        if crate::vm::cpu_timers::times_by_cpu(&ctx.opts) {
+            match ctx
             .cpu_timers
             .ensure(ctx, jni)
             .and_then(|_| crate::jvmti::async_sampler::start())
@@ -178,15 +178,15 @@ fn start(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), Strin
                 "cpu=times: no CPU-time timers ({e}); methods are charged wall-clock time (clock=wall)"
             )),
         }
-    }
+        }
 
-    for ev in [event::CLASS_FILE_LOAD_HOOK, event::EXCEPTION_CATCH] {
-        j.set_event_mode(true, ev)
-            .map_err(|e| format!("cannot enable JVMTI event {ev}: {e}"))?;
-    }
-    let t0 = Instant::now();
-    let (done, failed) = retransform_loaded(ctx, jni, tracker.class());
-    log::log(
+        for ev in [event::CLASS_FILE_LOAD_HOOK, event::EXCEPTION_CATCH] {
+            j.set_event_mode(true, ev)
+                .map_err(|e| format!("cannot enable JVMTI event {ev}: {e}"))?;
+        }
+        let t0 = Instant::now();
+        let (done, failed) = retransform_loaded(ctx, jni, tracker.class());
+        log::log(
         ctx,
         &format!(
             "cpu=times: retransformed {done} loaded classes in {} ms ({failed} failed, {} ms in the rewriter); {} classes rewritten, {} methods instrumented",
@@ -196,22 +196,21 @@ fn start(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), Strin
             st.methods_instrumented.load(Ordering::Relaxed)
         ),
     );
-    self.set_engaged(jni, true);
-    Ok(())
-}
+        self.set_engaged(jni, true);
+        Ok(())
+    }
 
-/// Engage (VM init) or disengage (VM death) the Tracker: its `engaged`
-/// field gates the events on the Java side, our flag on ours.
-fn set_engaged(&self, jni: Jni<'_>, on: bool) {
-    let st = self;
-    st.engaged.store(on, Ordering::Release);
-    if let Some(t) = st.tracker.get() {
-        if let Err(e) = t.set_engaged(jni, on) {
-            crate::diag::error(&format!("cpu=times: cannot switch the Tracker: {e}"));
+    /// Engage (VM init) or disengage (VM death) the Tracker: its `engaged`
+    /// field gates the events on the Java side, our flag on ours.
+    fn set_engaged(&self, jni: Jni<'_>, on: bool) {
+        let st = self;
+        st.engaged.store(on, Ordering::Release);
+        if let Some(t) = st.tracker.get() {
+            if let Err(e) = t.set_engaged(jni, on) {
+                crate::diag::error(&format!("cpu=times: cannot switch the Tracker: {e}"));
+            }
         }
     }
-}
-
 }
 
 /// Run the hook again on every modifiable class loaded before it was
@@ -253,101 +252,101 @@ fn retransform_loaded(ctx: &Context, jni: Jni<'_>, tracker: Obj<'_>) -> (usize, 
 }
 
 impl CpuTimes {
-/// The class-file load hook: CallSite at entry, ReturnSite before returns.
-fn rewrite_class(&self, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
-    let st = self;
-    if name == Some(TRACKER_CLASS) {
-        return None;
-    }
-    // Reserve the class number (its index) before the slow part.
-    let cnum = {
-        let mut v = st.classes.write();
-        v.push(Arc::from(Vec::new()));
-        v.len() as u32 - 1
-    };
-    let mut cfg = InjectConfig::new(TRACKER_CLASS, cnum);
-    cfg.call_sites = true;
-    let t0 = Instant::now();
-    let result = bci::inject(bytes, &cfg);
-    st.hook_nanos
-        .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    let out = match result {
-        Ok(o) => o,
-        Err(e) => {
-            crate::diag::error(&format!(
-                "cpu=times: class {} not instrumented: {e}",
-                name.unwrap_or("?")
-            ));
+    /// The class-file load hook: CallSite at entry, ReturnSite before returns.
+    fn rewrite_class(&self, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+        let st = self;
+        if name == Some(TRACKER_CLASS) {
             return None;
         }
-    };
-    let new_bytes = out.new_bytes?;
-    let sites: ClassSites = out
-        .methods
-        .iter()
-        .map(|m| (m.name.clone(), m.descriptor.clone()))
-        .collect();
-    st.classes.write()[cnum as usize] = sites;
-    st.classes_rewritten.fetch_add(1, Ordering::Relaxed);
-    st.methods_instrumented.fetch_add(
-        out.methods.iter().filter(|m| m.skipped.is_none()).count() as u64,
-        Ordering::Relaxed,
-    );
-    Some(new_bytes)
-}
-
-/// ExceptionCatch: replay the thread's buffer, then prune the shadow stack
-/// of the frames the exception left.
-fn caught(&self, ctx: &Context, jni: Jni<'_>, method: MethodId) {
-    let st = self;
-    if !st.engaged.load(Ordering::Acquire) || ctx.gate.is_closed() {
-        return;
+        // Reserve the class number (its index) before the slow part.
+        let cnum = {
+            let mut v = st.classes.write();
+            v.push(Arc::from(Vec::new()));
+            v.len() as u32 - 1
+        };
+        let mut cfg = InjectConfig::new(TRACKER_CLASS, cnum);
+        cfg.call_sites = true;
+        let t0 = Instant::now();
+        let result = bci::inject(bytes, &cfg);
+        st.hook_nanos
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let out = match result {
+            Ok(o) => o,
+            Err(e) => {
+                crate::diag::error(&format!(
+                    "cpu=times: class {} not instrumented: {e}",
+                    name.unwrap_or("?")
+                ));
+                return None;
+            }
+        };
+        let new_bytes = out.new_bytes?;
+        let sites: ClassSites = out
+            .methods
+            .iter()
+            .map(|m| (m.name.clone(), m.descriptor.clone()))
+            .collect();
+        st.classes.write()[cnum as usize] = sites;
+        st.classes_rewritten.fetch_add(1, Ordering::Relaxed);
+        st.methods_instrumented.fetch_add(
+            out.methods.iter().filter(|m| m.skipped.is_none()).count() as u64,
+            Ordering::Relaxed,
+        );
+        Some(new_bytes)
     }
-    let Some(t) = current() else { return };
-    in_agent(|| {
-        let mut r = t.inner.lock();
-        st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
-        let mut env = JvmEnv::new(ctx, st, jni, t.clock.load(Ordering::Acquire), Mode::Sync);
-        r.stack.exception_caught(&mut env, method.as_usize());
-        let _ = Tracker::reset(jni, Obj::of_global(&t.buffer), r.stack.depth_now());
-    });
-}
 
-/// ThreadEnd (on the ending thread): replay its buffer and drop it from
-/// the Tracker's table. Its counters stay for the dumps.
-fn ended(&self, ctx: &Context, jni: Jni<'_>) {
-    let st = self;
-    let Some(t) = TIMING.try_with(|c| c.borrow_mut().take()).ok().flatten() else {
-        return;
-    };
-    in_agent(|| {
-        {
+    /// ExceptionCatch: replay the thread's buffer, then prune the shadow stack
+    /// of the frames the exception left.
+    fn caught(&self, ctx: &Context, jni: Jni<'_>, method: MethodId) {
+        let st = self;
+        if !st.engaged.load(Ordering::Acquire) || ctx.gate.is_closed() {
+            return;
+        }
+        let Some(t) = current() else { return };
+        in_agent(|| {
             let mut r = t.inner.lock();
             st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
-        }
-        st.registry.lock().threads.retain(|x| !Arc::ptr_eq(x, &t));
-        if let Some(tracker) = st.tracker.get() {
-            let _ = tracker.table_update(jni, Obj::of_global(&t.thread), t.hash, None);
-        }
-    });
-}
-
-/// Sum every thread's counters since the previous dump (in nanoseconds),
-/// and start the next period (the dump resets CPU costs, docs/profiles.md
-/// §4.2).
-fn take_totals(&self) -> Totals {
-    let mut totals = Totals::new();
-    for list in self.cells.lock().clone() {
-        list.for_each(|c| {
-            let (h, s, t) = c.take_delta();
-            let e = totals.entry(c.trace_serial).or_default();
-            e.0 += h;
-            e.1 += s;
-            e.2 += t;
+            let mut env = JvmEnv::new(ctx, st, jni, t.clock.load(Ordering::Acquire), Mode::Sync);
+            r.stack.exception_caught(&mut env, method.as_usize());
+            let _ = Tracker::reset(jni, Obj::of_global(&t.buffer), r.stack.depth_now());
         });
     }
-    totals
-}
+
+    /// ThreadEnd (on the ending thread): replay its buffer and drop it from
+    /// the Tracker's table. Its counters stay for the dumps.
+    fn ended(&self, ctx: &Context, jni: Jni<'_>) {
+        let st = self;
+        let Some(t) = TIMING.try_with(|c| c.borrow_mut().take()).ok().flatten() else {
+            return;
+        };
+        in_agent(|| {
+            {
+                let mut r = t.inner.lock();
+                st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
+            }
+            st.registry.lock().threads.retain(|x| !Arc::ptr_eq(x, &t));
+            if let Some(tracker) = st.tracker.get() {
+                let _ = tracker.table_update(jni, Obj::of_global(&t.thread), t.hash, None);
+            }
+        });
+    }
+
+    /// Sum every thread's counters since the previous dump (in nanoseconds),
+    /// and start the next period (the dump resets CPU costs, docs/profiles.md
+    /// §4.2).
+    fn take_totals(&self) -> Totals {
+        let mut totals = Totals::new();
+        for list in self.cells.lock().clone() {
+            list.for_each(|c| {
+                let (h, s, t) = c.take_delta();
+                let e = totals.entry(c.trace_serial).or_default();
+                e.0 += h;
+                e.1 += s;
+                e.2 += t;
+            });
+        }
+        totals
+    }
 }
 
 thread_local! {
@@ -374,105 +373,110 @@ fn in_agent(f: impl FnOnce()) {
 /// The current thread's timing, registering it (shadow stack, buffer,
 /// Tracker table entry) on its first event.
 impl CpuTimes {
-fn current_or_register(
-    &self,
-    ctx: &Context,
-    jni: Jni<'_>,
-    thread: Obj<'_>,
-) -> Option<Arc<ThreadTiming>> {
-    let st = self;
-    if let Some(t) = current() {
-        return Some(t);
-    }
-    let tracker = st.tracker.get()?;
-    let hash = tracker.identity_hash(jni, thread).ok()?;
-    let clock = st.clock_of_current_thread(ctx, jni, thread);
-    let buffer = tracker
-        .new_buffer(jni, BUFFER_HEADER + 2 * BATCH_EVENTS, clock)
-        .ok()?;
-    let thread_ref = crate::jvmti::jni::new_global_ref(jni, thread)?;
-    let thread_key = if ctx.opts.thread {
-        thread_serial(ctx, jni, thread)
-    } else {
-        0
-    };
-    let list = Arc::new(CellList::default());
-    st.cells.lock().push(list.clone());
-    let t = Arc::new(ThreadTiming {
-        inner: Mutex::new(Replay {
-            stack: ShadowStack::new(ctx.opts.timing_depth() as usize, thread_key, list),
-            events: Vec::with_capacity(2 * BATCH_EVENTS),
-            consumed: BUFFER_HEADER,
-        }),
-        buffer,
-        thread: thread_ref,
-        hash,
-        clock,
-    });
-    {
-        let mut reg = st.registry.lock();
-        reg.threads.push(t.clone());
-        let fits = (reg.used + 1) * 2 <= reg.slots
-            && tracker
-                .table_update(jni, thread, hash, Some(Obj::of_global(&t.buffer)))
-                .unwrap_or(false);
-        if fits {
-            reg.used += 1;
+    fn current_or_register(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+    ) -> Option<Arc<ThreadTiming>> {
+        let st = self;
+        if let Some(t) = current() {
+            return Some(t);
+        }
+        let tracker = st.tracker.get()?;
+        let hash = tracker.identity_hash(jni, thread).ok()?;
+        let clock = st.clock_of_current_thread(ctx, jni, thread);
+        let buffer = tracker
+            .new_buffer(jni, BUFFER_HEADER + 2 * BATCH_EVENTS, clock)
+            .ok()?;
+        let thread_ref = crate::jvmti::jni::new_global_ref(jni, thread)?;
+        let thread_key = if ctx.opts.thread {
+            thread_serial(ctx, jni, thread)
         } else {
-            let slots = (reg.threads.len() * 4)
-                .next_power_of_two()
-                .max(TABLE_MIN_SLOTS);
-            let entries: Vec<TableEntry<'_>> = reg
-                .threads
-                .iter()
-                .map(|x| (&x.thread, x.hash, &x.buffer))
-                .collect();
-            let rebuilt = tracker.rebuild_table(jni, slots, &entries);
-            let live = entries.len();
-            drop(entries);
-            match rebuilt {
-                Ok(()) => {
-                    reg.slots = slots;
-                    reg.used = live;
+            0
+        };
+        let list = Arc::new(CellList::default());
+        st.cells.lock().push(list.clone());
+        let t = Arc::new(ThreadTiming {
+            inner: Mutex::new(Replay {
+                stack: ShadowStack::new(ctx.opts.timing_depth() as usize, thread_key, list),
+                events: Vec::with_capacity(2 * BATCH_EVENTS),
+                consumed: BUFFER_HEADER,
+            }),
+            buffer,
+            thread: thread_ref,
+            hash,
+            clock,
+        });
+        {
+            let mut reg = st.registry.lock();
+            reg.threads.push(t.clone());
+            let fits = (reg.used + 1) * 2 <= reg.slots
+                && tracker
+                    .table_update(jni, thread, hash, Some(Obj::of_global(&t.buffer)))
+                    .unwrap_or(false);
+            if fits {
+                reg.used += 1;
+            } else {
+                let slots = (reg.threads.len() * 4)
+                    .next_power_of_two()
+                    .max(TABLE_MIN_SLOTS);
+                let entries: Vec<TableEntry<'_>> = reg
+                    .threads
+                    .iter()
+                    .map(|x| (&x.thread, x.hash, &x.buffer))
+                    .collect();
+                let rebuilt = tracker.rebuild_table(jni, slots, &entries);
+                let live = entries.len();
+                drop(entries);
+                match rebuilt {
+                    Ok(()) => {
+                        reg.slots = slots;
+                        reg.used = live;
+                    }
+                    // The thread still works, through the sync natives.
+                    Err(e) => log::log(
+                        ctx,
+                        &format!("cpu=times: cannot grow the Tracker's thread table: {e}"),
+                    ),
                 }
-                // The thread still works, through the sync natives.
-                Err(e) => log::log(
-                    ctx,
-                    &format!("cpu=times: cannot grow the Tracker's thread table: {e}"),
-                ),
             }
         }
+        let _ = TIMING.try_with(|c| *c.borrow_mut() = Some(t.clone()));
+        Some(t)
     }
-    let _ = TIMING.try_with(|c| *c.borrow_mut() = Some(t.clone()));
-    Some(t)
-}
 }
 
 impl CpuTimes {
-/// The calling thread's clock: its CPU clock (a CPU-time timer of its own,
-/// which cpu=samples may have given it already), or the wall clock.
-fn clock_of_current_thread(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> &'static AtomicU64 {
-    if self.cpu_clock.load(Ordering::Acquire) {
-        // Its stacks are cpu=samples' business: only threads that
-        // cpu=samples registered (at their start) are sampled.
-        let serial = crate::vm::threads::known_serial(ctx, thread).unwrap_or(0);
-        match ctx.cpu_timers.register_current(jni, serial, false) {
-            Ok(slot) => {
-                if let Some(c) = crate::jvmti::async_sampler::clock(slot) {
-                    return c;
+    /// The calling thread's clock: its CPU clock (a CPU-time timer of its own,
+    /// which cpu=samples may have given it already), or the wall clock.
+    fn clock_of_current_thread(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+    ) -> &'static AtomicU64 {
+        if self.cpu_clock.load(Ordering::Acquire) {
+            // Its stacks are cpu=samples' business: only threads that
+            // cpu=samples registered (at their start) are sampled.
+            let serial = crate::vm::threads::known_serial(ctx, thread).unwrap_or(0);
+            match ctx.cpu_timers.register_current(jni, serial, false) {
+                Ok(slot) => {
+                    if let Some(c) = crate::jvmti::async_sampler::clock(slot) {
+                        return c;
+                    }
                 }
-            }
-            Err(e) => {
-                if !self.timerless_noted.swap(true, Ordering::AcqRel) {
-                    crate::diag::notice(&format!(
+                Err(e) => {
+                    if !self.timerless_noted.swap(true, Ordering::AcqRel) {
+                        crate::diag::notice(&format!(
                         "cpu=times: a thread has no CPU-time timer ({e}); its methods are charged wall-clock time"
                     ));
+                    }
                 }
             }
         }
+        self.clock.counter()
     }
-    self.clock.counter()
-}
 }
 
 fn thread_serial(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> u32 {
@@ -499,101 +503,100 @@ enum Mode {
 /// far it got, since the owner may be appending at that moment (it writes
 /// an event's slots before the index that publishes them).
 impl CpuTimes {
-fn replay_buffer(
-    &self,
-    ctx: &Context,
-    jni: Jni<'_>,
-    t: &ThreadTiming,
-    r: &mut Replay,
-    mode: Mode,
-) {
-    let st = self;
-    let mut events = std::mem::take(&mut r.events);
-    events.clear();
-    let buffer = Obj::of_global(&t.buffer);
-    let end = match Tracker::read_events(jni, buffer, r.consumed, &mut events) {
-        Ok(end) => end,
-        Err(e) => {
-            log::log(ctx, &format!("cpu=times: cannot read a buffer: {e}"));
-            r.consumed
+    fn replay_buffer(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        t: &ThreadTiming,
+        r: &mut Replay,
+        mode: Mode,
+    ) {
+        let st = self;
+        let mut events = std::mem::take(&mut r.events);
+        events.clear();
+        let buffer = Obj::of_global(&t.buffer);
+        let end = match Tracker::read_events(jni, buffer, r.consumed, &mut events) {
+            Ok(end) => end,
+            Err(e) => {
+                log::log(ctx, &format!("cpu=times: cannot read a buffer: {e}"));
+                r.consumed
+            }
+        };
+        let mut env = JvmEnv::new(ctx, st, jni, 0, mode);
+        for pair in events.chunks_exact(2) {
+            let (ev, time) = (pair[0] as u64, pair[1] as u64);
+            env.now = time;
+            let site = ev >> 1;
+            let (cnum, mnum) = ((site >> 32) as u32, site as u32);
+            if ev & 1 == 0 {
+                r.stack.call(&mut env, cnum, mnum);
+            } else {
+                r.stack.ret(&mut env, cnum, mnum);
+            }
         }
-    };
-    let mut env = JvmEnv::new(ctx, st, jni, 0, mode);
-    for pair in events.chunks_exact(2) {
-        let (ev, time) = (pair[0] as u64, pair[1] as u64);
-        env.now = time;
-        let site = ev >> 1;
-        let (cnum, mnum) = ((site >> 32) as u32, site as u32);
-        if ev & 1 == 0 {
-            r.stack.call(&mut env, cnum, mnum);
+        r.events = events;
+        if mode == Mode::Foreign {
+            r.consumed = end;
         } else {
-            r.stack.ret(&mut env, cnum, mnum);
+            r.consumed = BUFFER_HEADER;
+            let _ = Tracker::reset(jni, buffer, r.stack.depth_now());
         }
     }
-    r.events = events;
-    if mode == Mode::Foreign {
-        r.consumed = end;
-    } else {
-        r.consumed = BUFFER_HEADER;
-        let _ = Tracker::reset(jni, buffer, r.stack.depth_now());
-    }
-}
 
-/// Before a dump: replay every thread's buffered events, so the report
-/// includes the calls that completed up to now, also in threads that are
-/// blocked. Used for the VM-death dump too.
-fn catch_up(&self, ctx: &Context, jni: Jni<'_>) {
-    let st = self;
-    if st.tracker.get().is_none() {
-        return;
-    }
-    let mine = current();
-    let threads = st.registry.lock().threads.clone();
-    in_agent(|| {
-        for t in threads {
-            let own = mine.as_ref().is_some_and(|m| Arc::ptr_eq(m, &t));
-            let mode = if own { Mode::Batch } else { Mode::Foreign };
-            let mut r = t.inner.lock();
-            st.replay_buffer(ctx, jni, &t, &mut r, mode);
+    /// Before a dump: replay every thread's buffered events, so the report
+    /// includes the calls that completed up to now, also in threads that are
+    /// blocked. Used for the VM-death dump too.
+    fn catch_up(&self, ctx: &Context, jni: Jni<'_>) {
+        let st = self;
+        if st.tracker.get().is_none() {
+            return;
         }
-    });
-}
-
-/// A call or return the Tracker hands over now.
-fn sync_event(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, ret: bool) {
-    let st = self;
-    let Some(&ctx) = self.ctx.get() else {
-        return;
-    };
-    if thread.is_null() || !st.engaged.load(Ordering::Acquire) || ctx.gate.is_closed() {
-        return;
+        let mine = current();
+        let threads = st.registry.lock().threads.clone();
+        in_agent(|| {
+            for t in threads {
+                let own = mine.as_ref().is_some_and(|m| Arc::ptr_eq(m, &t));
+                let mode = if own { Mode::Batch } else { Mode::Foreign };
+                let mut r = t.inner.lock();
+                st.replay_buffer(ctx, jni, &t, &mut r, mode);
+            }
+        });
     }
-    in_agent(|| {
-        let Some(t) = st.current_or_register(ctx, jni, thread) else {
+
+    /// A call or return the Tracker hands over now.
+    fn sync_event(&self, jni: Jni<'_>, thread: Obj<'_>, cnum: u32, mnum: u32, ret: bool) {
+        let st = self;
+        let Some(&ctx) = self.ctx.get() else {
             return;
         };
-        let key = shadow::site_key(cnum, mnum);
-        let was_resolved = st.site_methods.contains_key(&key);
-        let mut r = t.inner.lock();
-        st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
-        // Read after the buffered events' stamps: the clock is monotonic.
-        let now = t.clock.load(Ordering::Acquire);
-        let mut env = JvmEnv::new(ctx, st, jni, now, Mode::Sync);
-        if ret {
-            r.stack.ret(&mut env, cnum, mnum);
-        } else {
-            r.stack.call(&mut env, cnum, mnum);
+        if thread.is_null() || !st.engaged.load(Ordering::Acquire) || ctx.gate.is_closed() {
+            return;
         }
-        let _ = Tracker::reset(jni, Obj::of_global(&t.buffer), r.stack.depth_now());
-        drop(r);
-        // Most sync events come from full buffers, for resolved sites: the
-        // bit is set once, by the thread that resolved the site.
-        if !was_resolved && st.site_methods.contains_key(&key) {
-            mark_known(st, jni, cnum, mnum);
-        }
-    });
-}
-
+        in_agent(|| {
+            let Some(t) = st.current_or_register(ctx, jni, thread) else {
+                return;
+            };
+            let key = shadow::site_key(cnum, mnum);
+            let was_resolved = st.site_methods.contains_key(&key);
+            let mut r = t.inner.lock();
+            st.replay_buffer(ctx, jni, &t, &mut r, Mode::Batch);
+            // Read after the buffered events' stamps: the clock is monotonic.
+            let now = t.clock.load(Ordering::Acquire);
+            let mut env = JvmEnv::new(ctx, st, jni, now, Mode::Sync);
+            if ret {
+                r.stack.ret(&mut env, cnum, mnum);
+            } else {
+                r.stack.call(&mut env, cnum, mnum);
+            }
+            let _ = Tracker::reset(jni, Obj::of_global(&t.buffer), r.stack.depth_now());
+            drop(r);
+            // Most sync events come from full buffers, for resolved sites: the
+            // bit is set once, by the thread that resolved the site.
+            if !was_resolved && st.site_methods.contains_key(&key) {
+                mark_known(st, jni, cnum, mnum);
+            }
+        });
+    }
 }
 
 /// Let the Tracker buffer the events of a resolved site.
@@ -711,7 +714,13 @@ impl TimingEnv for JvmEnv<'_> {
             }
         }
         out.clear();
-        out.extend(self.ctx.hidden.strip(&frames).iter().map(|f| f.method.as_usize()));
+        out.extend(
+            self.ctx
+                .hidden
+                .strip(&frames)
+                .iter()
+                .map(|f| f.method.as_usize()),
+        );
         true
     }
 }
@@ -729,12 +738,17 @@ impl Profile for CpuTimes {
         if !potential.has(cap::CAN_GENERATE_EXCEPTION_EVENTS) {
             // The Tracker's shadow stacks are repaired on ExceptionCatch;
             // without it a thrown exception would leave them wrong for good.
-            return Err("cpu=times and cpu=old need JVMTI exception events, which this VM does not \
+            return Err(
+                "cpu=times and cpu=old need JVMTI exception events, which this VM does not \
                         grant now (HotSpot grants them only to an agent loaded at start-up with \
                         -agentpath:, not to one attached to a running VM)"
-                .into());
+                    .into(),
+            );
         }
-        for c in [cap::CAN_RETRANSFORM_CLASSES, cap::CAN_GENERATE_EXCEPTION_EVENTS] {
+        for c in [
+            cap::CAN_RETRANSFORM_CLASSES,
+            cap::CAN_GENERATE_EXCEPTION_EVENTS,
+        ] {
             if !potential.has(c) {
                 return Err("Unable to get necessary JVMTI capabilities.".into());
             }
@@ -744,7 +758,11 @@ impl Profile for CpuTimes {
     }
 
     fn events(&self) -> &'static [Event] {
-        &[Event::ClassFileLoadHook, Event::ExceptionCatch, Event::ThreadEnd]
+        &[
+            Event::ClassFileLoadHook,
+            Event::ExceptionCatch,
+            Event::ThreadEnd,
+        ]
     }
 
     /// Tracker, natives, clock, hook, retransformation of the classes
@@ -785,7 +803,12 @@ impl Profile for CpuTimes {
         self.catch_up(ctx, jni);
     }
 
-    fn class_file_load_hook(&self, _ctx: &Context, name: Option<&str>, bytes: &[u8]) -> Option<Vec<u8>> {
+    fn class_file_load_hook(
+        &self,
+        _ctx: &Context,
+        name: Option<&str>,
+        bytes: &[u8],
+    ) -> Option<Vec<u8>> {
         self.rewrite_class(name, bytes)
     }
 

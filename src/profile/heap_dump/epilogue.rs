@@ -134,9 +134,7 @@ fn object(
     let rec = match c.kind {
         ClassKind::Instance | ClassKind::Interface => {
             let at = batch.bytes.len();
-            batch
-                .bytes
-                .resize(at + c.layout.instance_size as usize, 0);
+            batch.bytes.resize(at + c.layout.instance_size as usize, 0);
             for &(index, v) in &o.values {
                 let slot = c.layout.slot(index);
                 if !matches!(slot, Slot::Instance { .. })
@@ -218,7 +216,8 @@ fn class(
     }
     for &(index, v) in &facts.late_statics {
         let slot = c.layout.slot(index);
-        if !matches!(slot, Slot::Static { .. }) || !place(&mut batch.bytes, statics_at, slot, v, ids)
+        if !matches!(slot, Slot::Static { .. })
+            || !place(&mut batch.bytes, statics_at, slot, v, ids)
         {
             miss(c.layout.incomplete, stats);
         }

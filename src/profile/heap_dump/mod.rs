@@ -99,8 +99,8 @@ fn describe(ctx: &Context, jni: Jni<'_>, k: Obj<'_>, serial: u32, sig: &str) -> 
     let j = ctx.jvmti;
     let is_interface = j.is_interface(k).unwrap_or(false);
     let kind = ClassKind::from_signature(sig, is_interface);
-    let super_serial = crate::jvmti::jni::superclass(jni, k)
-        .and_then(|sup| classes::known_serial(ctx, sup.obj()));
+    let super_serial =
+        crate::jvmti::jni::superclass(jni, k).and_then(|sup| classes::known_serial(ctx, sup.obj()));
     let mut interfaces = Vec::new();
     if let Ok(list) = j.implemented_interfaces(jni, k) {
         interfaces.extend(list.iter().filter_map(|i| classes::known_serial(ctx, i)));
@@ -181,113 +181,114 @@ fn unprepared_ancestors(serial: u32, descs: &HashMap<u32, ClassDesc>) -> Vec<u32
 /// they were computed from. With a `scratch` environment every class
 /// mirror and known Thread object gets its tag there too.
 impl HeapDump {
-fn build_context(
-    &self,
-    ctx: &Context,
-    jni: Jni<'_>,
-    scratch: Option<&Jvmti>,
-) -> (DumpContext, HashMap<u32, ClassDesc>) {
-    let j = ctx.jvmti;
-    let id_size = if ctx.opts.id_size == 8 && ctx.opts.format == crate::options::Format::Binary {
-        8
-    } else {
-        4
-    };
-    let mut descs: HashMap<u32, ClassDesc> = HashMap::new();
-    if let Ok(loaded) = j.loaded_classes(jni) {
-        let mut cache = self.descs.lock();
-        let mut by_serial: HashMap<u32, Obj<'_>> = HashMap::new();
-        for k in loaded.iter() {
-            if let Some(serial) = classes::known_serial(ctx, k) {
-                if let Some(s) = scratch {
-                    let _ = s.set_tag(k, make_tag(TagKind::Class, serial as u64));
-                }
-                let d = cached_desc(ctx, jni, &mut cache, k, serial);
-                descs.insert(serial, (*d).clone());
-                by_serial.insert(serial, k);
-            }
-        }
-        // Classes are prepared while this runs. A class described as
-        // prepared had its superclasses and superinterfaces prepared first
-        // (JVMS 5.4), but one of those may have been described a moment
-        // earlier, still unprepared: described again now, it is complete,
-        // so no layout mixes the two moments (a missing interface would
-        // shift every JVMTI field index of the class).
-        let complete: Vec<u32> = descs
-            .iter()
-            .filter(|(_, d)| d.fields.is_some())
-            .map(|(&s, _)| s)
-            .collect();
-        let mut stale: Vec<u32> = complete
-            .iter()
-            .flat_map(|&s| unprepared_ancestors(s, &descs))
-            .collect();
-        stale.sort_unstable();
-        stale.dedup();
-        for s in stale {
-            if let Some(&k) = by_serial.get(&s) {
-                let d = cached_desc(ctx, jni, &mut cache, k, s);
-                descs.insert(s, (*d).clone());
-            }
-        }
-    }
-    let mut classes: Vec<Option<ClassInfo>> = Vec::new();
-    for e in ctx.tables.classes.all() {
-        let info = descs.get(&e.serial).map(|d| ClassInfo {
-            serial: e.serial,
-            object_id: e.object_id as u64,
-            signature: e.signature.as_str().into(),
-            kind: d.kind,
-            super_serial: d.super_serial,
-            load_trace: e.load_trace,
-            layout: layout::compute(e.serial, &descs, id_size),
-        });
-        let idx = (e.serial - crate::tables::classes::CLASS_SERIAL_BASE) as usize;
-        if classes.len() <= idx {
-            classes.resize_with(idx + 1, || None);
-        }
-        classes[idx] = info;
-    }
-    let thread_ids = ctx
-        .tables
-        .threads
-        .all()
-        .iter()
-        .map(|t| (t.serial, t.object_id as u64))
-        .collect();
-    if let (Some(s), Ok(threads)) = (scratch, j.all_threads(jni)) {
-        for t in threads.iter() {
-            if let Ok(tag) = j.get_tag(t) {
-                if matches!(split_tag(tag), Some((TagKind::Thread, _))) {
-                    let _ = s.set_tag(t, tag);
-                }
-            }
-        }
-    }
-    let dump_ctx = DumpContext {
-        id_size,
-        system_trace: ctx.system_trace(),
-        classes,
-        // heap=all: an object's trace is its allocation site's (the
-        // object table's owner is the site's index).
-        site_traces: if ctx.opts.heap_sites {
-            (0..ctx.tables.sites.len() as u32)
-                .map(|i| {
-                    ctx.tables.sites.get(i).map_or(ctx.system_trace(), |s| {
-                        s.trace_serial.load(std::sync::atomic::Ordering::Relaxed)
-                    })
-                })
-                .collect()
+    fn build_context(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        scratch: Option<&Jvmti>,
+    ) -> (DumpContext, HashMap<u32, ClassDesc>) {
+        let j = ctx.jvmti;
+        let id_size = if ctx.opts.id_size == 8 && ctx.opts.format == crate::options::Format::Binary
+        {
+            8
         } else {
-            Vec::new()
-        },
-        true_array_len: ctx.opts.true_array_len,
-        thread_ids,
-        scratch_ids: scratch.is_some(),
-        need_sizes: ctx.opts.format == crate::options::Format::Ascii,
-    };
-    (dump_ctx, descs)
-}
+            4
+        };
+        let mut descs: HashMap<u32, ClassDesc> = HashMap::new();
+        if let Ok(loaded) = j.loaded_classes(jni) {
+            let mut cache = self.descs.lock();
+            let mut by_serial: HashMap<u32, Obj<'_>> = HashMap::new();
+            for k in loaded.iter() {
+                if let Some(serial) = classes::known_serial(ctx, k) {
+                    if let Some(s) = scratch {
+                        let _ = s.set_tag(k, make_tag(TagKind::Class, serial as u64));
+                    }
+                    let d = cached_desc(ctx, jni, &mut cache, k, serial);
+                    descs.insert(serial, (*d).clone());
+                    by_serial.insert(serial, k);
+                }
+            }
+            // Classes are prepared while this runs. A class described as
+            // prepared had its superclasses and superinterfaces prepared first
+            // (JVMS 5.4), but one of those may have been described a moment
+            // earlier, still unprepared: described again now, it is complete,
+            // so no layout mixes the two moments (a missing interface would
+            // shift every JVMTI field index of the class).
+            let complete: Vec<u32> = descs
+                .iter()
+                .filter(|(_, d)| d.fields.is_some())
+                .map(|(&s, _)| s)
+                .collect();
+            let mut stale: Vec<u32> = complete
+                .iter()
+                .flat_map(|&s| unprepared_ancestors(s, &descs))
+                .collect();
+            stale.sort_unstable();
+            stale.dedup();
+            for s in stale {
+                if let Some(&k) = by_serial.get(&s) {
+                    let d = cached_desc(ctx, jni, &mut cache, k, s);
+                    descs.insert(s, (*d).clone());
+                }
+            }
+        }
+        let mut classes: Vec<Option<ClassInfo>> = Vec::new();
+        for e in ctx.tables.classes.all() {
+            let info = descs.get(&e.serial).map(|d| ClassInfo {
+                serial: e.serial,
+                object_id: e.object_id as u64,
+                signature: e.signature.as_str().into(),
+                kind: d.kind,
+                super_serial: d.super_serial,
+                load_trace: e.load_trace,
+                layout: layout::compute(e.serial, &descs, id_size),
+            });
+            let idx = (e.serial - crate::tables::classes::CLASS_SERIAL_BASE) as usize;
+            if classes.len() <= idx {
+                classes.resize_with(idx + 1, || None);
+            }
+            classes[idx] = info;
+        }
+        let thread_ids = ctx
+            .tables
+            .threads
+            .all()
+            .iter()
+            .map(|t| (t.serial, t.object_id as u64))
+            .collect();
+        if let (Some(s), Ok(threads)) = (scratch, j.all_threads(jni)) {
+            for t in threads.iter() {
+                if let Ok(tag) = j.get_tag(t) {
+                    if matches!(split_tag(tag), Some((TagKind::Thread, _))) {
+                        let _ = s.set_tag(t, tag);
+                    }
+                }
+            }
+        }
+        let dump_ctx = DumpContext {
+            id_size,
+            system_trace: ctx.system_trace(),
+            classes,
+            // heap=all: an object's trace is its allocation site's (the
+            // object table's owner is the site's index).
+            site_traces: if ctx.opts.heap_sites {
+                (0..ctx.tables.sites.len() as u32)
+                    .map(|i| {
+                        ctx.tables.sites.get(i).map_or(ctx.system_trace(), |s| {
+                            s.trace_serial.load(std::sync::atomic::Ordering::Relaxed)
+                        })
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            true_array_len: ctx.opts.true_array_len,
+            thread_ids,
+            scratch_ids: scratch.is_some(),
+            need_sizes: ctx.opts.format == crate::options::Format::Ascii,
+        };
+        (dump_ctx, descs)
+    }
 }
 
 /// The class of every leftover object: by its class mirror's tag when that
@@ -295,7 +296,12 @@ fn build_context(
 /// mirror's tag (a class registered after the walk began may still carry
 /// its allocation's object tag) or, for a mirror the walk could not name,
 /// the object's own tag, and registering the class found.
-fn leftover_classes(ctx: &Context, jni: Jni<'_>, env: &Jvmti, left: &Leftovers) -> Vec<Option<u32>> {
+fn leftover_classes(
+    ctx: &Context,
+    jni: Jni<'_>,
+    env: &Jvmti,
+    left: &Leftovers,
+) -> Vec<Option<u32>> {
     let mut found: HashMap<i64, u32> = HashMap::new();
     let unresolved = |o: &&walk::LateObject, found: &HashMap<i64, u32>| {
         !matches!(split_tag(o.class_tag), Some((TagKind::Class, _)))
@@ -360,94 +366,94 @@ fn leftover_classes(ctx: &Context, jni: Jni<'_>, env: &Jvmti, left: &Leftovers) 
 /// mirror and every class the context could not lay out completely, with
 /// their ancestors. Returns the context extended with their layouts.
 impl HeapDump {
-fn describe_leftovers(
-    &self,
-    vm: &Context,
-    jni: Jni<'_>,
-    ctx: &DumpContext,
-    mut descs: HashMap<u32, ClassDesc>,
-    left: &Leftovers,
-    classes_of: &[Option<u32>],
-) -> DumpContext {
-    let j = vm.jvmti;
-    let mut wanted: Vec<u32> = classes_of.iter().flatten().copied().collect();
-    wanted.extend(left.mirrors.keys().copied());
-    wanted.extend(
-        ctx.classes
+    fn describe_leftovers(
+        &self,
+        vm: &Context,
+        jni: Jni<'_>,
+        ctx: &DumpContext,
+        mut descs: HashMap<u32, ClassDesc>,
+        left: &Leftovers,
+        classes_of: &[Option<u32>],
+    ) -> DumpContext {
+        let j = vm.jvmti;
+        let mut wanted: Vec<u32> = classes_of.iter().flatten().copied().collect();
+        wanted.extend(left.mirrors.keys().copied());
+        wanted.extend(
+            ctx.classes
+                .iter()
+                .flatten()
+                .filter(|c| c.layout.incomplete)
+                .map(|c| c.serial),
+        );
+        if wanted.is_empty() {
+            return ctx.with_classes(Vec::new());
+        }
+        // Classes that hold values we kept (objects or statics): worth linking
+        // if the VM has not (see `link_if_archived`).
+        let with_values: HashSet<u32> = classes_of
             .iter()
             .flatten()
-            .filter(|c| c.layout.incomplete)
-            .map(|c| c.serial),
-    );
-    if wanted.is_empty() {
-        return ctx.with_classes(Vec::new());
-    }
-    // Classes that hold values we kept (objects or statics): worth linking
-    // if the VM has not (see `link_if_archived`).
-    let with_values: HashSet<u32> = classes_of
-        .iter()
-        .flatten()
-        .copied()
-        .chain(
-            left.mirrors
-                .iter()
-                .filter(|(_, m)| !m.late_statics.is_empty())
-                .map(|(&s, _)| s),
-        )
-        .collect();
-    let Ok(loaded) = j.loaded_classes(jni) else {
-        return ctx.with_classes(Vec::new());
-    };
-    let by_serial: HashMap<u32, Obj<'_>> = loaded
-        .iter()
-        .filter_map(|k| classes::known_serial(vm, k).map(|s| (s, k)))
-        .collect();
-    let mut cache = self.descs.lock();
-    let mut todo = wanted;
-    let mut seen = HashSet::new();
-    let mut described = Vec::new();
-    while let Some(s) = todo.pop() {
-        if !seen.insert(s) {
-            continue;
-        }
-        let needs = descs.get(&s).is_none_or(|d| d.fields.is_none());
-        if needs {
-            if let Some(&k) = by_serial.get(&s) {
-                if with_values.contains(&s) {
-                    link_if_archived(vm, jni, k);
+            .copied()
+            .chain(
+                left.mirrors
+                    .iter()
+                    .filter(|(_, m)| !m.late_statics.is_empty())
+                    .map(|(&s, _)| s),
+            )
+            .collect();
+        let Ok(loaded) = j.loaded_classes(jni) else {
+            return ctx.with_classes(Vec::new());
+        };
+        let by_serial: HashMap<u32, Obj<'_>> = loaded
+            .iter()
+            .filter_map(|k| classes::known_serial(vm, k).map(|s| (s, k)))
+            .collect();
+        let mut cache = self.descs.lock();
+        let mut todo = wanted;
+        let mut seen = HashSet::new();
+        let mut described = Vec::new();
+        while let Some(s) = todo.pop() {
+            if !seen.insert(s) {
+                continue;
+            }
+            let needs = descs.get(&s).is_none_or(|d| d.fields.is_none());
+            if needs {
+                if let Some(&k) = by_serial.get(&s) {
+                    if with_values.contains(&s) {
+                        link_if_archived(vm, jni, k);
+                    }
+                    let d = cached_desc(vm, jni, &mut cache, k, s);
+                    descs.insert(s, (*d).clone());
                 }
-                let d = cached_desc(vm, jni, &mut cache, k, s);
-                descs.insert(s, (*d).clone());
+            }
+            described.push(s);
+            if let Some(d) = descs.get(&s) {
+                todo.extend(d.super_serial.iter().chain(&d.interfaces).copied());
             }
         }
-        described.push(s);
-        if let Some(d) = descs.get(&s) {
-            todo.extend(d.super_serial.iter().chain(&d.interfaces).copied());
+        drop(cache);
+        if vm.opts.debugflags & DEBUG_UNPREPARED_REFS != 0 {
+            debug_unprepared(vm, &descs, left, classes_of);
         }
-    }
-    drop(cache);
-    if vm.opts.debugflags & DEBUG_UNPREPARED_REFS != 0 {
-        debug_unprepared(vm, &descs, left, classes_of);
-    }
-    let extra = described
-        .into_iter()
-        .filter(|&s| ctx.class(s).is_none_or(|c| c.layout.incomplete))
-        .filter_map(|s| {
-            let e = vm.tables.classes.get(s)?;
-            let d = descs.get(&s)?;
-            Some(ClassInfo {
-                serial: s,
-                object_id: e.object_id as u64,
-                signature: e.signature.as_str().into(),
-                kind: d.kind,
-                super_serial: d.super_serial,
-                load_trace: e.load_trace,
-                layout: layout::compute(s, &descs, ctx.id_size),
+        let extra = described
+            .into_iter()
+            .filter(|&s| ctx.class(s).is_none_or(|c| c.layout.incomplete))
+            .filter_map(|s| {
+                let e = vm.tables.classes.get(s)?;
+                let d = descs.get(&s)?;
+                Some(ClassInfo {
+                    serial: s,
+                    object_id: e.object_id as u64,
+                    signature: e.signature.as_str().into(),
+                    kind: d.kind,
+                    super_serial: d.super_serial,
+                    load_trace: e.load_trace,
+                    layout: layout::compute(s, &descs, ctx.id_size),
+                })
             })
-        })
-        .collect();
-    ctx.with_classes(extra)
-}
+            .collect();
+        ctx.with_classes(extra)
+    }
 }
 
 /// `debugflags=0x1`: the values the dump could not place because their
@@ -658,10 +664,14 @@ impl HeapDump {
             return Some("dumper=jvmti".into());
         }
         if ctx.opts.heap_sites {
-            return Some("objects carry allocation traces (heap=sites), which only the walk gives".into());
+            return Some(
+                "objects carry allocation traces (heap=sites), which only the walk gives".into(),
+            );
         }
         if !ctx.opts.primfields || !ctx.opts.primarrays {
-            return Some("primfields=n or primarrays=n (the VM's dumper writes every value)".into());
+            return Some(
+                "primfields=n or primarrays=n (the VM's dumper writes every value)".into(),
+            );
         }
         if ctx.opts.format == crate::options::Format::Binary && ctx.opts.id_size != 8 {
             return Some("idsize=4 (the VM's identifiers are 8-byte addresses)".into());
@@ -759,7 +769,11 @@ impl HeapDump {
         let path = file.to_string_lossy().into_owned();
         let made = crate::jvmti::jni::hotspot_dump_heap(jni, &path, ctx.opts.gc_before_dump);
         shared.vm_state.store(
-            if made.is_ok() { vm::FINISHED } else { vm::FAILED },
+            if made.is_ok() {
+                vm::FINISHED
+            } else {
+                vm::FAILED
+            },
             std::sync::atomic::Ordering::Release,
         );
         let vm_done = Instant::now();
@@ -793,7 +807,8 @@ impl HeapDump {
             }
         };
         drop(dir);
-        let outcome = outcome.ok_or_else(|| fail(true, "the copy into the output stopped".into()))?;
+        let outcome =
+            outcome.ok_or_else(|| fail(true, "the copy into the output stopped".into()))?;
         if ctx.opts.logflags & crate::options::LOG_MISC != 0 {
             ctx.out.flush();
             crate::vm::log::log(
@@ -812,7 +827,8 @@ impl HeapDump {
             (Err(e), _) => Err(VmFailure {
                 emitted: outcome.emitted,
                 // No such dumper in this JVM: the walk from now on.
-                permanent: e.contains("ClassNotFoundException") || e.contains("NoClassDefFoundError"),
+                permanent: e.contains("ClassNotFoundException")
+                    || e.contains("NoClassDefFoundError"),
                 reason: e,
             }),
             (Ok(()), Err(e)) => Err(fail(outcome.emitted, e)),
@@ -893,7 +909,8 @@ impl HeapDump {
         // What the walk could not lay out is described now and written
         // last (still inside the dump: IDs and tags are those of the walk).
         let classes_of = leftover_classes(ctx, jni, walker_env, &left);
-        let ctx2 = Arc::new(self.describe_leftovers(ctx, jni, &dump_ctx, descs, &left, &classes_of));
+        let ctx2 =
+            Arc::new(self.describe_leftovers(ctx, jni, &dump_ctx, descs, &left, &classes_of));
         sink.ctx = ctx2.clone();
         epilogue::write(
             left,

@@ -292,8 +292,8 @@ impl VmStream {
             file: f,
             shared: self.shared.clone(),
         };
-        let reader = HprofReader::with_options(tail, options)
-            .map_err(|e| format!("the VM's dump: {e}"))?;
+        let reader =
+            HprofReader::with_options(tail, options).map_err(|e| format!("the VM's dump: {e}"))?;
         hotspot::check_header(reader.header()).map_err(|e| e.to_string())?;
         self.input = Some(Input {
             reader,
@@ -383,7 +383,12 @@ impl VmStream {
                 ));
             }
             out.append(&mut self.held);
-            hotspot::record_header(out, tag::HEAP_DUMP, self.stamp.micros_since_load as u32, total as u32);
+            hotspot::record_header(
+                out,
+                tag::HEAP_DUMP,
+                self.stamp.micros_since_load as u32,
+                total as u32,
+            );
             self.v101_left = Some(total);
             self.began = true;
         }
@@ -413,7 +418,11 @@ impl VmStream {
             }
             _ => match &mut self.mode {
                 Mode::Binary { t, .. } => {
-                    let to = if self.began { &mut *out } else { &mut self.held };
+                    let to = if self.began {
+                        &mut *out
+                    } else {
+                        &mut self.held
+                    };
                     t.record(&rec, to).map_err(|e| e.to_string())?;
                 }
                 Mode::Text { syms, .. } => {
@@ -493,7 +502,14 @@ impl VmStream {
                         if let HeapSubRecord::ClassDump(cd) = &sub {
                             layouts.add(cd);
                         }
-                        text::heap_sub(fmt.as_mut(), &mut seg, syms, layouts, hotspot::ID_SIZE, &sub);
+                        text::heap_sub(
+                            fmt.as_mut(),
+                            &mut seg,
+                            syms,
+                            layouts,
+                            hotspot::ID_SIZE,
+                            &sub,
+                        );
                     }
                 }
             }
@@ -561,9 +577,7 @@ impl VmStream {
                     }
                 }
             }
-            Mode::Binary { .. } => {
-                hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0)
-            }
+            Mode::Binary { .. } => hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0),
             Mode::Text { .. } => fmt.heap_dump_end(out, self.stamp),
         }
     }

@@ -34,8 +34,8 @@ use crate::tables::classes::CLASS_SERIAL_BASE;
 use crate::tables::ids::{make_tag, split_tag, TagKind, OBJECT_ID_BASE};
 use crate::tables::objects::NO_OWNER;
 use crate::tables::threads::UNKNOWN_THREAD_SERIAL;
-use crate::tables::{ObjectInfo, ObjectTable, ThreadTable};
 use crate::tables::ClassTable;
+use crate::tables::{ObjectInfo, ObjectTable, ThreadTable};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

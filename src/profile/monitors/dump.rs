@@ -126,7 +126,7 @@ mod tests {
     fn waiters_are_filed_by_state_once() {
         const BLOCKED: i32 = 0x0401; // alive + blocked on monitor enter
         const WAITING: i32 = 0x0191; // alive + waiting indefinitely + in Object.wait
-        // Pre-JDK-23 shape: the waiter in Object.wait() is in both lists.
+                                     // Pre-JDK-23 shape: the waiter in Object.wait() is in both lists.
         let listed = [
             (200_006, BLOCKED),
             (200_004, WAITING),

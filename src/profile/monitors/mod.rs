@@ -161,7 +161,11 @@ fn current_trace(ctx: &Context, jni: Jni<'_>, thread_serial: u32) -> u32 {
         .with(|s| {
             let (frames, key) = &mut *s.try_borrow_mut().ok()?;
             ctx.jvmti
-                .stack_trace(Obj::null(), ctx.depth() as usize + ctx.hidden.extra_depth(), frames)
+                .stack_trace(
+                    Obj::null(),
+                    ctx.depth() as usize + ctx.hidden.extra_depth(),
+                    frames,
+                )
                 .ok()?;
             let frames = ctx.hidden.strip(frames);
             stacks::trace_of(ctx, jni, thread_serial, frames, key).map(|t| t.serial)
@@ -192,11 +196,16 @@ impl Profile for Monitors {
     ) -> Result<(), String> {
         for c in CAPABILITIES {
             if !potential.has(c) {
-                return Err("monitor=y needs JVMTI monitor events, which this VM does not offer.".into());
+                return Err(
+                    "monitor=y needs JVMTI monitor events, which this VM does not offer.".into(),
+                );
             }
             need.set(c);
         }
-        for c in OWNED_MONITOR_CAPABILITIES.into_iter().filter(|&c| potential.has(c)) {
+        for c in OWNED_MONITOR_CAPABILITIES
+            .into_iter()
+            .filter(|&c| potential.has(c))
+        {
             need.set(c);
         }
         Ok(())
@@ -265,7 +274,14 @@ impl Profile for Monitors {
         }
     }
 
-    fn monitor_wait(&self, ctx: &Context, jni: Jni<'_>, thread: Obj<'_>, obj: Obj<'_>, timeout_ms: i64) {
+    fn monitor_wait(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        thread: Obj<'_>,
+        obj: Obj<'_>,
+        timeout_ms: i64,
+    ) {
         let start = Instant::now();
         let Some(class) = object_class(ctx, jni, obj) else {
             return;
@@ -291,7 +307,10 @@ impl Profile for Monitors {
     }
 
     fn monitor_waited(&self, ctx: &Context) {
-        let Some(w) = WAITING.with(|w| w.take()).filter(|w| w.session == ctx.session) else {
+        let Some(w) = WAITING
+            .with(|w| w.take())
+            .filter(|w| w.session == ctx.session)
+        else {
             return;
         };
         let time_waited_ms = w.start.elapsed().as_millis().min(i64::MAX as u128) as i64;

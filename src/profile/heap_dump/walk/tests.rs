@@ -81,7 +81,14 @@ fn walk(
     threads: &ThreadTable,
 ) -> (Vec<Batch>, WalkStats) {
     let classes = crate::tables::ClassTable::default();
-    let mut w = Walker::new(c.clone(), objects, &classes, threads, Collect(Vec::new()), true);
+    let mut w = Walker::new(
+        c.clone(),
+        objects,
+        &classes,
+        threads,
+        Collect(Vec::new()),
+        true,
+    );
     w.root(RootRec::ThreadObject {
         obj: 0,
         thread: 200_000,
@@ -300,7 +307,12 @@ fn objects_of_classes_unknown_to_the_context_are_written_after_the_walk() {
     let before = Arc::new(before);
     let classes = crate::tables::ClassTable::default();
     for sig in ["Ljava/lang/Object;", "LNode;", "[LNode;"] {
-        classes.insert(sig.into(), 0x5000_03e8 + classes.len() as u32, 300_000, None);
+        classes.insert(
+            sig.into(),
+            0x5000_03e8 + classes.len() as u32,
+            300_000,
+            None,
+        );
     }
     // The same walk as `walk`, by hand: the array, a and b, a's fields,
     // b's field, Node's static.
@@ -333,12 +345,32 @@ fn objects_of_classes_unknown_to_the_context_are_written_after_the_walk() {
         }
     }
     w.reference(mk(heap_ref::JNI_GLOBAL, -1, NODES, &mut arr, None, 0));
-    w.reference(mk(heap_ref::ARRAY_ELEMENT, 0, NODE, &mut a, Some(arr), NODES));
-    w.reference(mk(heap_ref::ARRAY_ELEMENT, 1, NODE, &mut b, Some(arr), NODES));
+    w.reference(mk(
+        heap_ref::ARRAY_ELEMENT,
+        0,
+        NODE,
+        &mut a,
+        Some(arr),
+        NODES,
+    ));
+    w.reference(mk(
+        heap_ref::ARRAY_ELEMENT,
+        1,
+        NODE,
+        &mut b,
+        Some(arr),
+        NODES,
+    ));
     w.primitive_field(heap_ref::FIELD, 0, class_tag(NODE), a, Prim::Int(7));
     w.reference(mk(heap_ref::FIELD, 1, NODE, &mut b, Some(a), NODE));
     w.primitive_field(heap_ref::FIELD, 0, class_tag(NODE), b, Prim::Int(-1));
-    w.primitive_field(heap_ref::STATIC_FIELD, 2, 0, class_tag(NODE), Prim::Long(99));
+    w.primitive_field(
+        heap_ref::STATIC_FIELD,
+        2,
+        0,
+        class_tag(NODE),
+        Prim::Long(99),
+    );
     let (mut sink, mut stats, left) = w.finish();
     assert_eq!((stats.late_objects, stats.mismatched_fields), (2, 0));
     assert_eq!(left.objects.len(), 2);
@@ -402,8 +434,8 @@ fn objects_of_classes_unknown_to_the_context_are_written_after_the_walk() {
         batch.write(&after, &mut bf, &mut out);
     }
     bf.heap_dump_end(&mut out, Stamp::default());
-    assert!(out.windows(9).any(|w| w[0] == 11 && w[1..] == 99u64.to_be_bytes()));
     assert!(out
-        .windows(8)
-        .any(|w| w == [0, 0, 0, 7, 0x50, 0, 0, 3]));
+        .windows(9)
+        .any(|w| w[0] == 11 && w[1..] == 99u64.to_be_bytes()));
+    assert!(out.windows(8).any(|w| w == [0, 0, 0, 7, 0x50, 0, 0, 3]));
 }
