@@ -104,6 +104,13 @@ pub fn write_socket_bounded(mut s: &TcpStream, buf: &[u8]) -> io::Result<()> {
 
 pub use writer::{Step, Stream, Writer, WriterJob};
 
+/// Largest single write(2) to a file. The writer thread's buffer holds a
+/// whole step of a heap dump copy (several MiB); written in one call,
+/// Linux copied it into the page cache many times slower than in 1 MiB
+/// calls (measured here: 1.2 GB in 8 MiB writes 2.0-3.1 s, in 1 MiB writes
+/// 0.24 s; docs/heap_dump.md, "Speed").
+const FILE_WRITE_PIECE: usize = 1 << 20;
+
 pub enum Sink {
     File(File),
     /// A file whose name ends in `.gz`: the whole stream gzip-compressed
@@ -191,6 +198,12 @@ impl Sink {
         match self {
             Sink::Socket(s) => write_socket_bounded(s, buf),
             Sink::Recorded(r) => r.append(buf),
+            Sink::File(f) => {
+                for piece in buf.chunks(FILE_WRITE_PIECE) {
+                    f.write_all(piece)?;
+                }
+                Ok(())
+            }
             _ => self.write_all(buf),
         }
     }
