@@ -21,14 +21,13 @@ use crate::reader::{
 };
 use crate::transcode::symbols::Symbols;
 use crate::transcode::text;
-use std::collections::HashMap;
 use std::io::Write;
 
 struct Prepass {
     layouts: ClassLayouts,
     /// Objects and value bytes of each heap dump, in order.
     dumps: Vec<(u32, u64)>,
-    strings: HashMap<u64, String>,
+    strings: rustc_hash::FxHashMap<u64, String>,
 }
 
 fn open(
@@ -44,7 +43,7 @@ fn prepass(path: &str) -> CliResult<Prepass> {
     let mut p = Prepass {
         layouts: ClassLayouts::new(r.id_size()),
         dumps: Vec::new(),
-        strings: HashMap::new(),
+        strings: Default::default(),
     };
     let mut open_segments = false;
     while let Some(rec) = r.next_record().map_err(|e| format!("{path}: {e}"))? {
@@ -111,6 +110,7 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
         strings: pre.strings.clone(),
         ..Default::default()
     };
+    let mut names = text::HeapNames::default();
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut dump_index = 0usize;
     let mut dump_open = false;
@@ -178,7 +178,7 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
                     }
                     open_segments = *segment;
                     while let Some(sub) = r.next_heap_sub_record().map_err(err)? {
-                        text::heap_sub(&mut f, &mut buf, &syms, &pre.layouts, r.id_size(), &sub);
+                        text::heap_sub(&mut f, &mut buf, &syms, &pre.layouts, &mut names, r.id_size(), &sub);
                         if buf.len() >= 1 << 16 {
                             out.write_all(&buf).map_err(io)?;
                             buf.clear();

@@ -576,6 +576,11 @@ pub enum PrimElements<'a> {
     /// Contents not collected (`primarrays=n`): no elements written, text
     /// `sz=` shows the object size.
     Omitted(BasicType),
+    /// Only the number of elements, not their values: for text output,
+    /// which prints the count and never the values (the agent's text
+    /// dumps of the VM's dump skip reading them). Binary output has no
+    /// values to write and writes none, as for `Omitted`.
+    Counted(BasicType, usize),
     /// JNI `jboolean` values, written as bytes.
     Boolean(&'a [u8]),
     Char(&'a [u16]),
@@ -597,6 +602,7 @@ impl PrimElements<'_> {
     pub fn elem_type(&self) -> BasicType {
         match self {
             PrimElements::Omitted(t)
+            | PrimElements::Counted(t, _)
             | PrimElements::BigEndian(t, _)
             | PrimElements::NativeEndian(t, _) => *t,
             PrimElements::Boolean(_) => BasicType::Boolean,
@@ -614,6 +620,7 @@ impl PrimElements<'_> {
     pub fn len(&self) -> usize {
         match self {
             PrimElements::Omitted(_) => 0,
+            PrimElements::Counted(_, n) => *n,
             PrimElements::Boolean(v) => v.len(),
             PrimElements::Char(v) => v.len(),
             PrimElements::Float(v) => v.len(),

@@ -69,10 +69,47 @@ pub fn site_array_kind(class_sig: &str) -> u8 {
 }
 
 /// Type name of a primitive array with the given element type (`char[]`).
-pub fn prim_array_name(elem: BasicType) -> String {
-    match elem.keyword() {
-        Some(n) => format!("{n}[]"),
-        None => "java.lang.Object[]".to_string(),
+pub fn prim_array_name(elem: BasicType) -> &'static str {
+    match elem {
+        BasicType::Boolean => "boolean[]",
+        BasicType::Char => "char[]",
+        BasicType::Float => "float[]",
+        BasicType::Double => "double[]",
+        BasicType::Byte => "byte[]",
+        BasicType::Short => "short[]",
+        BasicType::Int => "int[]",
+        BasicType::Long => "long[]",
+        BasicType::Object => "java.lang.Object[]",
+    }
+}
+
+/// [`render_class_name`] written straight into a formatter, without the
+/// allocation of a `/`-to-`.` copy: heap dumps print one name per object.
+pub struct ClassName<'a>(pub &'a str);
+
+impl std::fmt::Display for ClassName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sig = self.0;
+        let dims = sig.bytes().take_while(|&b| b == b'[').count();
+        let base = &sig[dims..];
+        match base
+            .strip_prefix('L')
+            .and_then(|b| b.find(';').map(|end| &b[..end]))
+        {
+            Some(name) => {
+                for (i, part) in name.split('/').enumerate() {
+                    if i > 0 {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(part)?;
+                }
+            }
+            None => f.write_str(&render_base(base))?,
+        }
+        for _ in 0..dims {
+            f.write_str("[]")?;
+        }
+        Ok(())
     }
 }
 
@@ -125,6 +162,34 @@ mod tests {
         assert_eq!(site_array_kind("[S"), 9);
         assert_eq!(site_array_kind("[I"), 10);
         assert_eq!(site_array_kind("[J"), 11);
+    }
+
+    #[test]
+    fn class_name_display_matches_render_class_name() {
+        for sig in [
+            "Ljava/lang/String;",
+            "LNoPackage;",
+            "[[Ljava/util/Map$Entry;",
+            "[I",
+            "[[J",
+            "I",
+            "E",
+            "V",
+            "(II)V",
+            "",
+            "[",
+            "Lbroken",
+            "[Lbroken",
+            "Q",
+            "L;",
+            "L/a//b/;",
+        ] {
+            assert_eq!(
+                ClassName(sig).to_string(),
+                render_class_name(sig),
+                "{sig:?}"
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! `flame`.
 
 use crate::reader::{java_class_name, Frame, LoadClass, RecordBody, Trace};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Default)]
 pub struct Symbols {

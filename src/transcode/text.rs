@@ -15,6 +15,8 @@
 use super::symbols::{class_signature, Symbols};
 use crate::format::{self as fmt, ProfileFormat, Stamp};
 use crate::reader::{self as rd, ClassLayouts, HeapSubRecord, RootKind};
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 pub fn signature_of_serial(syms: &Symbols, serial: u32) -> String {
     syms.class_name(serial)
@@ -205,11 +207,100 @@ pub fn value(v: rd::Value) -> fmt::Value {
     }
 }
 
+/// What [`heap_sub`] keeps from one sub-record to the next: each class's
+/// signature and where its instances hold references, worked out once per
+/// class instead of once per object (a heap dump has millions of objects
+/// of a few thousand classes).
+#[derive(Default)]
+pub struct HeapNames {
+    sigs: FxHashMap<u64, Box<str>>,
+    plans: FxHashMap<u64, Arc<RefPlan>>,
+    /// An empty vector whose allocation is lent to each object's fields.
+    spare: Vec<(&'static str, u64)>,
+}
+
+/// The reference fields of a class's instances, in text order
+/// (superclass side first), with their byte offsets in the values.
+struct RefPlan {
+    values_len: usize,
+    refs: Vec<(usize, Box<str>)>,
+}
+
+impl HeapNames {
+    /// The class's signature (cached once its name is known).
+    fn signature(&mut self, syms: &Symbols, id: u64) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        if !self.sigs.contains_key(&id) {
+            match syms.class_name_by_id(id) {
+                Some(n) => {
+                    self.sigs.insert(id, class_signature(n).into_boxed_str());
+                }
+                None => return Cow::Owned(format!("Lclass@{id:x};")),
+            }
+        }
+        Cow::Borrowed(self.sigs.get(&id).map_or("", |s| s))
+    }
+
+    /// The reference plan of `class_id`: `None` when its layout chain is
+    /// incomplete (no fields are then named, as before any CLASS DUMP).
+    /// Plans with a field name not defined yet are not kept.
+    fn plan(
+        &mut self,
+        syms: &Symbols,
+        layouts: &ClassLayouts,
+        class_id: u64,
+    ) -> Option<Arc<RefPlan>> {
+        if let Some(p) = self.plans.get(&class_id) {
+            return Some(p.clone());
+        }
+        let fields = layouts.all_fields(class_id).ok()?;
+        let id_size = layouts.id_size();
+        let mut groups: Vec<Vec<(usize, Box<str>)>> = Vec::new();
+        let (mut at, mut last_class, mut complete) = (0usize, None, true);
+        for (cls, f) in fields {
+            if last_class != Some(cls) {
+                groups.push(Vec::new());
+                last_class = Some(cls);
+            }
+            if f.ty == rd::BasicType::Object {
+                let name = match syms.string(f.name_id) {
+                    Some(n) => n,
+                    None => {
+                        complete = false;
+                        "<unknown field>"
+                    }
+                };
+                if let Some(g) = groups.last_mut() {
+                    g.push((at, name.into()));
+                }
+            }
+            at += f.ty.size(id_size) as usize;
+        }
+        let plan = Arc::new(RefPlan {
+            values_len: at,
+            refs: groups.into_iter().rev().flatten().collect(),
+        });
+        if complete {
+            self.plans.insert(class_id, plan.clone());
+        }
+        Some(plan)
+    }
+}
+
+/// Reference field `at` of an instance's values.
+fn ref_at(bytes: &[u8], at: usize, id_size: u32) -> u64 {
+    match bytes.get(at..at + id_size as usize) {
+        Some(b) => b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)),
+        None => 0,
+    }
+}
+
 pub fn heap_sub(
     f: &mut dyn ProfileFormat,
     buf: &mut Vec<u8>,
     syms: &Symbols,
     layouts: &ClassLayouts,
+    names: &mut HeapNames,
     id_size: u32,
     sub: &HeapSubRecord,
 ) {
@@ -246,7 +337,7 @@ pub fn heap_sub(
                     thread_serial,
                 },
                 RootKind::StickyClass => {
-                    sticky = signature_of_id(syms, obj_id);
+                    sticky = names.signature(syms, obj_id).into_owned();
                     fmt::Root::StickyClass {
                         obj_id,
                         class_sig: &sticky,
@@ -269,6 +360,8 @@ pub fn heap_sub(
             f.heap_root(buf, &m);
         }
         HeapSubRecord::ClassDump(cd) => {
+            // Layouts may change with a class dump: plans are made anew.
+            names.plans.clear();
             let sig = signature_of_id(syms, cd.class_id);
             let cp: Vec<fmt::ConstantPoolEntry> = cd
                 .constant_pool
@@ -312,27 +405,21 @@ pub fn heap_sub(
             );
         }
         HeapSubRecord::InstanceDump(i) => {
-            let sig = signature_of_id(syms, i.class_id);
             let bytes = i.values.as_deref().unwrap_or(&[]);
-            // Reference fields, superclass side first (the text layout).
-            let mut refs: Vec<(&str, u64)> = Vec::new();
-            if let Ok(values) = layouts.decode_values(i.class_id, bytes) {
-                let mut groups: Vec<Vec<(&str, u64)>> = Vec::new();
-                let mut last_class = None;
-                for v in values {
-                    if last_class != Some(v.class_id) {
-                        groups.push(Vec::new());
-                        last_class = Some(v.class_id);
-                    }
-                    if let Some(id) = v.value.as_object_id() {
-                        groups
-                            .last_mut()
-                            .expect("pushed")
-                            .push((name(v.name_id), id));
-                    }
-                }
-                refs = groups.into_iter().rev().flatten().collect();
+            let plan = names.plan(syms, layouts, i.class_id);
+            // The spare vector's allocation, holding names of `plan`.
+            let mut refs: Vec<(&str, u64)> = std::mem::take(&mut names.spare)
+                .into_iter()
+                .filter_map(|_| None)
+                .collect();
+            if let Some(p) = plan.as_deref().filter(|p| p.values_len == bytes.len()) {
+                refs.extend(
+                    p.refs
+                        .iter()
+                        .map(|(at, name)| (&**name, ref_at(bytes, *at, layouts.id_size()))),
+                );
             }
+            let sig = names.signature(syms, i.class_id);
             f.heap_instance(
                 buf,
                 &fmt::InstanceDump {
@@ -347,9 +434,12 @@ pub fn heap_sub(
                     },
                 },
             );
+            drop(sig);
+            refs.clear();
+            names.spare = refs.into_iter().filter_map(|_| None).collect();
         }
         HeapSubRecord::ObjectArrayDump(a) => {
-            let sig = signature_of_id(syms, a.array_class_id);
+            let sig = names.signature(syms, a.array_class_id);
             let elements = a.elements.as_deref().unwrap_or(&[]);
             f.heap_obj_array(
                 buf,
@@ -364,14 +454,19 @@ pub fn heap_sub(
             );
         }
         HeapSubRecord::PrimitiveArrayDump(a) => {
-            let data = a.data.as_deref().unwrap_or(&[]);
+            let ty = basic_type(a.element_type);
+            // Text prints the count, never the values: read or not.
+            let elements = match a.data.as_deref() {
+                Some(data) => fmt::PrimElements::BigEndian(ty, data),
+                None => fmt::PrimElements::Counted(ty, a.length as usize),
+            };
             f.heap_prim_array(
                 buf,
                 &fmt::PrimArrayDump {
                     obj_id: a.array_id,
                     size: a.data_len() as u32,
                     trace_serial: a.trace_serial,
-                    elements: fmt::PrimElements::BigEndian(basic_type(a.element_type), data),
+                    elements,
                 },
             );
         }

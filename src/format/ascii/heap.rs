@@ -5,7 +5,7 @@ use crate::format::ctime::ctime_of;
 use crate::format::model::{
     ClassDump, HeapTotals, InstanceDump, InstanceValues, ObjArrayDump, PrimArrayDump, Root, Stamp,
 };
-use crate::format::names::{prim_array_name, render_class_name};
+use crate::format::names::{prim_array_name, render_class_name, ClassName};
 
 pub fn begin(p: &mut Printer, out: &mut Vec<u8>, at: &Stamp, totals: &HeapTotals) {
     pf!(
@@ -118,7 +118,7 @@ pub fn instance(p: &mut Printer, out: &mut Vec<u8>, o: &InstanceDump<'_>) {
         o.obj_id,
         o.size,
         o.trace_serial,
-        render_class_name(o.class_sig),
+        ClassName(o.class_sig),
         o.class_id
     );
     match o.values {
@@ -157,7 +157,7 @@ pub fn obj_array(p: &mut Printer, out: &mut Vec<u8>, a: &ObjArrayDump<'_>) {
         a.size,
         a.trace_serial,
         nelems,
-        render_class_name(a.array_class_sig),
+        ClassName(a.array_class_sig),
         a.array_class_id
     );
     for (i, &e) in a.elements[..nelems].iter().enumerate() {

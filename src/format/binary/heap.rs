@@ -422,10 +422,14 @@ pub fn prim_array_dump(b: &mut Vec<u8>, ids: IdSize, a: &PrimArrayDump<'_>) {
     enc::u1(b, sub::PRIMITIVE_ARRAY_DUMP);
     enc::id(b, ids, a.obj_id);
     enc::u4(b, a.trace_serial);
-    enc::u4(b, a.elements.len() as u32);
+    let written = match a.elements {
+        PrimElements::Counted(..) => 0,
+        _ => a.elements.len(),
+    };
+    enc::u4(b, written as u32);
     enc::u1(b, a.elements.elem_type().code());
     match a.elements {
-        PrimElements::Omitted(_) => {}
+        PrimElements::Omitted(_) | PrimElements::Counted(..) => {}
         PrimElements::Boolean(v) => b.extend_from_slice(v),
         PrimElements::Byte(v) => b.extend(v.iter().map(|&x| x as u8)),
         PrimElements::Char(v) => v.iter().for_each(|&x| enc::u2(b, x)),

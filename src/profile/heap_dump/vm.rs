@@ -161,6 +161,7 @@ enum Mode {
     Text {
         syms: Box<Symbols>,
         layouts: ClassLayouts,
+        names: Box<text::HeapNames>,
     },
 }
 
@@ -221,6 +222,7 @@ impl VmStream {
             Mode::Text {
                 syms: Box::default(),
                 layouts: ClassLayouts::new(hotspot::ID_SIZE),
+                names: Box::default(),
             }
         } else {
             let first = next_serial.load(Ordering::Relaxed) as u32;
@@ -286,7 +288,12 @@ impl VmStream {
         let probe = f.try_clone().map_err(|e| e.to_string())?;
         let options = match self.mode {
             Mode::Binary { .. } => ReadOptions::skip_bodies(),
-            Mode::Text { .. } => ReadOptions::full(),
+            // Text prints the number of a primitive array's elements,
+            // never their values: they are skipped, not read.
+            Mode::Text { .. } => ReadOptions {
+                primitive_array_data: false,
+                ..ReadOptions::full()
+            },
         };
         let tail = TailFile {
             file: f,
@@ -493,7 +500,11 @@ impl VmStream {
                             .map_err(|e: BadDump| e.to_string())?;
                     }
                 }
-                Mode::Text { syms, layouts } => {
+                Mode::Text {
+                    syms,
+                    layouts,
+                    names,
+                } => {
                     while reader.position() < end {
                         let sub = reader
                             .next_heap_sub_record()
@@ -507,6 +518,7 @@ impl VmStream {
                             &mut seg,
                             syms,
                             layouts,
+                            names,
                             hotspot::ID_SIZE,
                             &sub,
                         );
