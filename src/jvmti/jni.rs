@@ -272,46 +272,19 @@ pub(crate) fn current_env() -> *mut JNIEnv {
     }
 }
 
-/// Ask HotSpot's own heap dumper to write the heap to `path`, through the
-/// public `com.sun.management.HotSpotDiagnosticMXBean.dumpHeap(path, live)`
-/// (what `jcmd GC.heap_dump` and `jmap -dump` reach too): it runs the dump
-/// as a VM operation at a safepoint and returns when the file is complete.
-/// The file must not exist (the VM creates it with O_CREAT|O_EXCL, mode
-/// 0600) and its name must end in `.hprof`. `live` makes it collect
-/// garbage first and dump reachable objects only. Works from any thread
-/// the VM knows (an agent thread, the thread of a DataDumpRequest or of
-/// VM death). `Err` carries the Java exception, e.g. a JVM without the
-/// `jdk.management` module, or an IOException from the dumper (disk full).
-pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), String> {
+/// Run `call` (Java calls through JNI) in a local frame of 16 references;
+/// a Java exception it raises is described (its `toString`) and cleared:
+/// the program must never see an exception our call raised.
+fn call_java<T>(
+    jni: Jni<'_>,
+    call: impl FnOnce(&mut jni::JNIEnv<'_>) -> jni::errors::Result<T>,
+) -> Result<T, String> {
     let mut env = jni.env();
-    let r = env.with_local_frame(16, |env| -> jni::errors::Result<Result<(), String>> {
-        let call = (|| -> jni::errors::Result<()> {
-            let bean_class = env.find_class("com/sun/management/HotSpotDiagnosticMXBean")?;
-            let bean = env
-                .call_static_method(
-                    "java/lang/management/ManagementFactory",
-                    "getPlatformMXBean",
-                    "(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;",
-                    &[JValue::Object(&bean_class)],
-                )?
-                .l()?;
-            if bean.is_null() {
-                return Err(jni::errors::Error::NullPtr("HotSpotDiagnosticMXBean"));
-            }
-            let jpath = env.new_string(path)?;
-            env.call_method(
-                &bean,
-                "dumpHeap",
-                "(Ljava/lang/String;Z)V",
-                &[JValue::Object(&jpath), JValue::Bool(u8::from(live))],
-            )?;
-            Ok(())
-        })();
+    let r = env.with_local_frame(16, |env| -> jni::errors::Result<Result<T, String>> {
+        let result = call(env);
         if !env.exception_check().unwrap_or(false) {
-            return Ok(call.map_err(|e| e.to_string()));
+            return Ok(result.map_err(|e| e.to_string()));
         }
-        // Describe the exception (its toString) and clear it: the program
-        // must never see an exception our call raised.
         let thrown = env.exception_occurred()?;
         env.exception_clear()?;
         let text = env
@@ -324,4 +297,39 @@ pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), Str
     });
     clear(&mut env);
     r.unwrap_or_else(|e| Err(e.to_string()))
+}
+
+/// Ask HotSpot's own heap dumper to write the heap to `path`, through the
+/// public `com.sun.management.HotSpotDiagnosticMXBean.dumpHeap(path, live)`
+/// (what `jcmd GC.heap_dump` and `jmap -dump` reach too): it runs the dump
+/// as a VM operation at a safepoint and returns when the file is complete.
+/// The file must not exist (the VM creates it with O_CREAT|O_EXCL, mode
+/// 0600) and its name must end in `.hprof`. `live` makes it collect
+/// garbage first and dump reachable objects only. Works from any thread
+/// the VM knows (an agent thread, the thread of a DataDumpRequest or of
+/// VM death). `Err` carries the Java exception, e.g. a JVM without the
+/// `jdk.management` module, or an IOException from the dumper (disk full).
+pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), String> {
+    call_java(jni, |env| {
+        let bean_class = env.find_class("com/sun/management/HotSpotDiagnosticMXBean")?;
+        let bean = env
+            .call_static_method(
+                "java/lang/management/ManagementFactory",
+                "getPlatformMXBean",
+                "(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;",
+                &[JValue::Object(&bean_class)],
+            )?
+            .l()?;
+        if bean.is_null() {
+            return Err(jni::errors::Error::NullPtr("HotSpotDiagnosticMXBean"));
+        }
+        let jpath = env.new_string(path)?;
+        env.call_method(
+            &bean,
+            "dumpHeap",
+            "(Ljava/lang/String;Z)V",
+            &[JValue::Object(&jpath), JValue::Bool(u8::from(live))],
+        )?;
+        Ok(())
+    })
 }
