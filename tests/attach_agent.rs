@@ -389,6 +389,62 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     }
 }
 
+/// A second cpu=samples session after a stop takes its own options (here
+/// the safepoint sampler, which asks the timers for ticks instead of
+/// stacks) and samples the threads the first one timed, under its own
+/// serials; blocked threads stay at zero in both.
+#[test]
+fn a_second_cpu_samples_session_times_the_running_threads_again() {
+    let _cpu = common::exclusive();
+    let mut t = Target::start("attach_cpu_again");
+    assert_eq!(t.ask("block 2"), "blocking 2");
+    t.tell("spin 4000");
+    std::thread::sleep(Duration::from_millis(300));
+    for (opts, file) in [
+        ("cpu=samples,interval=5,file=a.txt", "a.txt"),
+        (
+            "cpu=samples,cpusampler=safepoint,interval=5,thread=y,file=b.txt",
+            "b.txt",
+        ),
+    ] {
+        assert_eq!(load(&t, Via::Tool, opts), 0, "{opts}");
+        std::thread::sleep(Duration::from_millis(1200));
+        assert_eq!(load(&t, Via::Tool, "stop"), 0);
+        let text = std::fs::read_to_string(t.file(file)).unwrap();
+        let rep = common::ascii::parse(&text);
+        let m = by_top_method(&rep.cpu[0]);
+        let work: u32 = [
+            "AttachTarget.work60",
+            "AttachTarget.work30",
+            "AttachTarget.work10",
+        ]
+        .iter()
+        .map(|k| *m.get(*k).unwrap_or(&0))
+        .sum();
+        // About 1200 ms / 5 ms of the main thread's CPU.
+        assert!(work >= 100, "{opts}: {m:?}");
+        assert_eq!(samples_through(&rep, 0, "accept"), 0, "{opts}: {m:?}");
+        if file == "b.txt" {
+            // The main thread's samples carry this session's serial.
+            let main = rep
+                .thread_starts
+                .iter()
+                .find(|t| t.name == "main")
+                .expect("main announced")
+                .id;
+            for r in &rep.cpu[0].rows {
+                if r.method.starts_with("AttachTarget.work") {
+                    assert_eq!(rep.traces[&r.trace].thread, Some(main), "{text}");
+                }
+            }
+        }
+    }
+    assert_eq!(t.answer(), "spun");
+    let err = t.exit_cleanly();
+    assert!(!err.contains("could not be matched"), "{err}");
+    assert!(!err.contains("cpusampler=runnable"), "{err}");
+}
+
 /// Threads whose names confuse a reader of thread dumps, spinning since
 /// before the attach, are each found and sampled; the one thread whose
 /// dump entry another name imitates (main) is left out, and one line
@@ -658,7 +714,6 @@ fn attach_twice_stop_and_attach_again_with_hprof_rs_attach() {
     assert_lines(
         &err,
         &[
-            "HPROF: cpu=samples in a running VM: threads that exist already cannot be given CPU-time timers*",
             "HPROF: profiling started in this running JVM (options \"cpu=samples,file=first.txt\")",
             "HPROF ERROR: hprof-rs is already profiling this JVM (attached *",
             "Dumping CPU usage by sampling running threads ... done.",
