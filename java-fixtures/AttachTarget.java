@@ -32,7 +32,8 @@ import java.util.concurrent.SynchronousQueue;
  *   hostile MS  threads with names made to confuse a reader of thread
  *               dumps (quotes, '#', line breaks, an imitation of the main
  *               thread's dump header) each spin in spinNamed for MS ms of
- *               wall time. Answers "hostile K" (K threads) at once; "join"
+ *               wall time. Answers "hostile K ID" (K threads, ID the main
+ *               thread's Java ID, which one name imitates) at once; "join"
  *               waits for them and answers "joined".
  *   count       answers the number of objects kept so far.
  *   exit        ends (so does the end of standard input). Answers "bye".
@@ -113,7 +114,9 @@ public class AttachTarget {
         "#3 ",
         "",
         "two\nlines",
-        "x\n\"main\" #1 prio=5 os_prio=0 tid=0x1 nid=0x1 ",
+        // The main thread's dump entry, imitated (its ID: 1 up to JDK 24,
+        // 3 on JDK 25; filled in by "hostile").
+        "x\n\"main\" #%d prio=5 os_prio=0 tid=0x1 nid=0x1 ",
     };
     static final List<Thread> hostile = new ArrayList<>();
 
@@ -242,12 +245,13 @@ public class AttachTarget {
                 }
                 case "hostile": {
                     long ms = Long.parseLong(w[1]);
+                    long mainId = Thread.currentThread().getId();
                     for (String name : HOSTILE_NAMES) {
-                        Thread t = new Thread(() -> spinNamed(ms), name);
+                        Thread t = new Thread(() -> spinNamed(ms), name.replace("%d", Long.toString(mainId)));
                         t.start();
                         hostile.add(t);
                     }
-                    System.out.println("hostile " + HOSTILE_NAMES.length);
+                    System.out.println("hostile " + HOSTILE_NAMES.length + " " + mainId);
                     break;
                 }
                 case "join":
