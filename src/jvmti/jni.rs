@@ -347,7 +347,7 @@ pub fn java_thread_id(jni: Jni<'_>, thread: Obj<'_>) -> Option<i64> {
         let class = env.find_class("java/lang/Thread").ok()?;
         let field = env.get_field_id(&class, "tid", "J").ok()?;
         env.get_field_unchecked(
-            &jobj(thread),
+            jobj(thread),
             field,
             jni::signature::ReturnType::Primitive(jni::signature::Primitive::Long),
         )
