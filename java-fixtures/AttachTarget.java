@@ -25,6 +25,16 @@ import java.util.concurrent.SynchronousQueue;
  *   contend MS  the worker holds a lock for MS ms while the main thread
  *               waits to enter it (one contended entry), then the worker
  *               waits on it once with a 10 ms timeout. Answers "contended".
+ *   block N     N new threads each wait in ServerSocket.accept() on a
+ *               loopback port nobody connects to: blocked in native code,
+ *               RUNNABLE to JVMTI, using no CPU. Answers "blocking N" once
+ *               all of them wait in accept.
+ *   hostile MS  threads with names made to confuse a reader of thread
+ *               dumps (quotes, '#', line breaks, an imitation of the main
+ *               thread's dump header) each spin in spinNamed for MS ms of
+ *               wall time. Answers "hostile K ID" (K threads, ID the main
+ *               thread's Java ID, which one name imitates) at once; "join"
+ *               waits for them and answers "joined".
  *   count       answers the number of objects kept so far.
  *   exit        ends (so does the end of standard input). Answers "bye".
  */
@@ -98,6 +108,57 @@ public class AttachTarget {
     }
 
     static final Lock lock = new Lock();
+
+    static final String[] HOSTILE_NAMES = {
+        "say \"hi\" #7 ",
+        "#3 ",
+        "",
+        "two\nlines",
+        // The main thread's dump entry, imitated (its ID: 1 up to JDK 24,
+        // 3 on JDK 25; filled in by "hostile").
+        "x\n\"main\" #%d prio=5 os_prio=0 tid=0x1 nid=0x1 ",
+    };
+    static final List<Thread> hostile = new ArrayList<>();
+
+    static void spinNamed(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L;
+        long x = 7;
+        while (System.nanoTime() < end) {
+            x = work10(x);
+        }
+        sink = x;
+    }
+
+    static void block(int n) throws Exception {
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(n);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            java.net.ServerSocket server = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+            Thread t = new Thread(() -> {
+                try {
+                    started.countDown();
+                    server.accept();
+                } catch (java.io.IOException e) {
+                    // end
+                }
+            }, "attach-target-blocked-" + i);
+            t.setDaemon(true);
+            t.start();
+            threads.add(t);
+        }
+        started.await();
+        // Inside accept: the thread's stack shows the accept frame.
+        for (Thread t : threads) {
+            while (!inAccept(t)) Thread.sleep(5);
+        }
+    }
+
+    static boolean inAccept(Thread t) {
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getMethodName().toLowerCase().contains("accept") && e.isNativeMethod()) return true;
+        }
+        return false;
+    }
 
     public static void main(String[] args) throws Exception {
         Thread worker = new Thread(() -> {
@@ -176,6 +237,28 @@ public class AttachTarget {
                     System.out.println("contended");
                     break;
                 }
+                case "block": {
+                    int n = Integer.parseInt(w[1]);
+                    block(n);
+                    System.out.println("blocking " + n);
+                    break;
+                }
+                case "hostile": {
+                    long ms = Long.parseLong(w[1]);
+                    long mainId = Thread.currentThread().getId();
+                    for (String name : HOSTILE_NAMES) {
+                        Thread t = new Thread(() -> spinNamed(ms), name.replace("%d", Long.toString(mainId)));
+                        t.start();
+                        hostile.add(t);
+                    }
+                    System.out.println("hostile " + HOSTILE_NAMES.length + " " + mainId);
+                    break;
+                }
+                case "join":
+                    for (Thread t : hostile) t.join();
+                    hostile.clear();
+                    System.out.println("joined");
+                    break;
                 case "count":
                     System.out.println(keep.size());
                     break;

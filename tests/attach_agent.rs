@@ -295,13 +295,31 @@ fn by_top_method(section: &common::ascii::CpuSection) -> HashMap<String, u32> {
     m
 }
 
+/// Samples of one CPU section whose trace has a frame whose method
+/// name contains `part`.
+fn samples_through(rep: &common::ascii::Report, section: usize, part: &str) -> u32 {
+    rep.cpu[section]
+        .rows
+        .iter()
+        .filter(|r| {
+            rep.traces[&r.trace]
+                .frames
+                .iter()
+                .any(|f| f.method.to_lowercase().contains(part))
+        })
+        .map(|r| r.count)
+        .sum()
+}
+
 #[test]
 fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     let _cpu = common::exclusive();
     let mut t = Target::start("attach_cpu");
-    // Busy before the attach, and still busy at the stop (afterwards the
-    // program waits for its next command in a native read, RUNNABLE, which
-    // sampling counts as the original did).
+    // Three threads blocked in native code (ServerSocket.accept) before
+    // the attach: RUNNABLE to JVMTI, so the original's rule would give
+    // each a sample every 2 ms; they use no CPU, so none here.
+    assert_eq!(t.ask("block 3"), "blocking 3");
+    // Busy before the attach, and still busy at the stop.
     let (spin_ms, profile_ms) = if smoke() { (4000, 1500) } else { (6000, 3000) };
     t.tell(&format!("spin {spin_ms}"));
     std::thread::sleep(Duration::from_millis(500));
@@ -316,10 +334,10 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     assert_eq!(t.ask("count"), "0");
     let text = std::fs::read_to_string(t.file("cpu.txt")).unwrap();
     let err = t.exit_cleanly();
+    // Sampled as at start-up: no fallback, no thread left out.
     assert_lines(
         &err,
         &[
-            "HPROF: cpu=samples in a running VM: threads that exist already cannot be given CPU-time timers*",
             "HPROF: profiling started in this running JVM (options \"cpu=samples,interval=2,file=cpu.txt\")",
             "Dumping CPU usage by sampling running threads ... done.",
             "HPROF: profiling stopped; the report went to cpu.txt",
@@ -340,6 +358,7 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
         w("AttachTarget.work10"),
     );
     let n = a + b + c;
+    // About profile_ms / 2 ms of the main thread's CPU.
     assert!(n >= 300.0, "too few samples in the work methods: {m:?}");
     let tvd = ((a / n - 0.6).abs() + (b / n - 0.3).abs() + (c / n - 0.1).abs()) / 2.0;
     eprintln!(
@@ -349,19 +368,152 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
         c / n
     );
     assert!(tvd < 0.05, "split {m:?} too far from 60/30/10 (TVD {tvd})");
-    // As with a profile started with the VM: the program's thread, not the
-    // JVM's service threads (the Reference Handler waits in a native
-    // method, RUNNABLE), has the samples.
+    // The threads blocked in native code since before the attach use no
+    // CPU: not one sample (the original's rule: three in every pass).
+    assert_eq!(samples_through(&rep, 0, "accept"), 0, "{m:?}");
     assert!(
-        n / rep.cpu[0].total as f64 > 0.9,
+        n / rep.cpu[0].total as f64 > 0.95,
         "{m:?} of {}",
         rep.cpu[0].total
     );
     // The threads running at the attach were announced.
     let names: Vec<&str> = rep.thread_starts.iter().map(|t| t.name.as_str()).collect();
-    for name in ["main", "attach-target-worker", "Reference Handler"] {
+    for name in [
+        "main",
+        "attach-target-worker",
+        "Reference Handler",
+        "attach-target-blocked-0",
+        "attach-target-blocked-2",
+    ] {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
+}
+
+/// A second cpu=samples session after a stop takes its own options (here
+/// the safepoint sampler, which asks the timers for ticks instead of
+/// stacks) and samples the threads the first one timed, under its own
+/// serials; blocked threads stay at zero in both.
+#[test]
+fn a_second_cpu_samples_session_times_the_running_threads_again() {
+    let _cpu = common::exclusive();
+    let mut t = Target::start("attach_cpu_again");
+    assert_eq!(t.ask("block 2"), "blocking 2");
+    t.tell("spin 4000");
+    std::thread::sleep(Duration::from_millis(300));
+    for (opts, file) in [
+        ("cpu=samples,interval=5,file=a.txt", "a.txt"),
+        (
+            "cpu=samples,cpusampler=safepoint,interval=5,thread=y,file=b.txt",
+            "b.txt",
+        ),
+    ] {
+        assert_eq!(load(&t, Via::Tool, opts), 0, "{opts}");
+        std::thread::sleep(Duration::from_millis(1200));
+        assert_eq!(load(&t, Via::Tool, "stop"), 0);
+        let text = std::fs::read_to_string(t.file(file)).unwrap();
+        let rep = common::ascii::parse(&text);
+        let m = by_top_method(&rep.cpu[0]);
+        let work: u32 = [
+            "AttachTarget.work60",
+            "AttachTarget.work30",
+            "AttachTarget.work10",
+        ]
+        .iter()
+        .map(|k| *m.get(*k).unwrap_or(&0))
+        .sum();
+        // About 1200 ms / 5 ms of the main thread's CPU.
+        assert!(work >= 100, "{opts}: {m:?}");
+        assert_eq!(samples_through(&rep, 0, "accept"), 0, "{opts}: {m:?}");
+        if file == "b.txt" {
+            // The main thread's samples carry this session's serial.
+            let main = rep
+                .thread_starts
+                .iter()
+                .find(|t| t.name == "main")
+                .expect("main announced")
+                .id;
+            for r in &rep.cpu[0].rows {
+                if r.method.starts_with("AttachTarget.work") {
+                    assert_eq!(rep.traces[&r.trace].thread, Some(main), "{text}");
+                }
+            }
+        }
+    }
+    assert_eq!(t.answer(), "spun");
+    let err = t.exit_cleanly();
+    assert!(!err.contains("could not be matched"), "{err}");
+    assert!(!err.contains("cpusampler=runnable"), "{err}");
+}
+
+/// Threads whose names confuse a reader of thread dumps, spinning since
+/// before the attach, are each found and sampled; the one thread whose
+/// dump entry another name imitates (main) is left out, and one line
+/// says so.
+#[test]
+fn cpu_samples_attached_time_threads_with_hostile_names() {
+    let _cpu = common::exclusive();
+    let mut t = Target::start("attach_cpu_names");
+    let spin_ms = if smoke() { 2500 } else { 4000 };
+    let answer = t.ask(&format!("hostile {spin_ms}"));
+    let main_id = answer
+        .strip_prefix("hostile 5 ")
+        .unwrap_or_else(|| panic!("{answer}"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        load(
+            &t,
+            Via::Tool,
+            "cpu=samples,interval=5,thread=y,file=cpu.txt"
+        ),
+        0
+    );
+    assert_eq!(t.ask("join"), "joined");
+    assert_eq!(load(&t, Via::Tool, "stop"), 0);
+    let text = std::fs::read_to_string(t.file("cpu.txt")).unwrap();
+    let err = t.exit_cleanly();
+    let lines = agent_lines(&err);
+    let left_out: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("could not be matched"))
+        .collect();
+    assert_eq!(left_out.len(), 1, "{lines:?}");
+    assert!(
+        left_out[0].starts_with("HPROF: cpu=samples in a running VM: 1 of ")
+            && left_out[0].ends_with(
+                " threads running at the attach could not be matched to their Linux thread (name imitates another thread's dump entry); they are not sampled"
+            ),
+        "{}",
+        left_out[0]
+    );
+    let rep = common::ascii::parse(&text);
+    // Each of the five spinning threads has samples of its own.
+    let by_serial: HashMap<u32, &str> = rep
+        .thread_starts
+        .iter()
+        .map(|t| (t.id, t.name.as_str()))
+        .collect();
+    let mut spinning: HashMap<&str, u32> = HashMap::new();
+    for r in &rep.cpu[0].rows {
+        let tr = &rep.traces[&r.trace];
+        if tr.frames.iter().any(|f| f.method == "spinNamed") {
+            let serial = tr.thread.expect("thread=y");
+            *spinning.entry(by_serial[&serial]).or_default() += r.count;
+        }
+    }
+    let mut names: Vec<&str> = spinning.keys().copied().collect();
+    names.sort();
+    let imitation = format!("x\n\"main\" #{main_id} prio=5 os_prio=0 tid=0x1 nid=0x1 ");
+    assert_eq!(
+        names,
+        [
+            "",
+            "#3 ",
+            "say \"hi\" #7 ",
+            "two\nlines",
+            imitation.as_str(),
+        ],
+        "{spinning:?}"
+    );
 }
 
 #[test]
@@ -566,7 +718,6 @@ fn attach_twice_stop_and_attach_again_with_hprof_rs_attach() {
     assert_lines(
         &err,
         &[
-            "HPROF: cpu=samples in a running VM: threads that exist already cannot be given CPU-time timers*",
             "HPROF: profiling started in this running JVM (options \"cpu=samples,file=first.txt\")",
             "HPROF ERROR: hprof-rs is already profiling this JVM (attached *",
             "Dumping CPU usage by sampling running threads ... done.",

@@ -1201,6 +1201,32 @@ fn attach_loads_the_agent_into_a_running_jvm_and_streams_to_a_session() {
     );
     assert_eq!(got[0].1, 300, "only what followed the attach: {sites}");
     check_console(&ui.console(id));
+    assert_eq!(ui.session(id)["attachedPid"], pid, "the page offers Stop");
+
+    // Stop ends the profile in the JVM (its final report comes to the
+    // session, then the agent closes), and the program runs on.
+    let reports = ui.session(id)["sitesReports"].as_u64().unwrap();
+    let r = ui.post(&format!("/api/session/{id}/stop"), "", b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["stopped"],
+        format!("profiling stopped in JVM {pid}; the program runs on")
+    );
+    ui.wait_for("the stopped profile's end", MINUTE, |_| {
+        ui.session(id)["state"] != "live"
+    });
+    let s = ui.session(id);
+    assert_ne!(s["state"], "error", "{s}");
+    assert_eq!(
+        s["sitesReports"].as_u64().unwrap(),
+        reports + 1,
+        "the final report: {s}"
+    );
+    assert_eq!(ask("fresh 10"), "fresh 10", "the program runs on");
+    // Nothing left to stop: the agent's refusal, as a conflict.
+    let r = ui.post(&format!("/api/session/{id}/stop"), "", b"");
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert!(r.text().contains("did not stop profiling"), "{}", r.text());
 
     // A pid that is no JVM: the session fails with the tool's reason.
     let r = attach(&std::process::id().to_string(), "cpu=samples");

@@ -272,33 +272,6 @@ pub(crate) fn current_env() -> *mut JNIEnv {
     }
 }
 
-/// Run `call` (Java calls through JNI) in a local frame of 16 references;
-/// a Java exception it raises is described (its `toString`) and cleared:
-/// the program must never see an exception our call raised.
-fn call_java<T>(
-    jni: Jni<'_>,
-    call: impl FnOnce(&mut jni::JNIEnv<'_>) -> jni::errors::Result<T>,
-) -> Result<T, String> {
-    let mut env = jni.env();
-    let r = env.with_local_frame(16, |env| -> jni::errors::Result<Result<T, String>> {
-        let result = call(env);
-        if !env.exception_check().unwrap_or(false) {
-            return Ok(result.map_err(|e| e.to_string()));
-        }
-        let thrown = env.exception_occurred()?;
-        env.exception_clear()?;
-        let text = env
-            .call_method(&thrown, "toString", "()Ljava/lang/String;", &[])
-            .and_then(|v| v.l())
-            .and_then(|s| env.get_string(&s.into()).map(String::from))
-            .unwrap_or_else(|_| "an exception".into());
-        clear(env);
-        Ok(Err(text))
-    });
-    clear(&mut env);
-    r.unwrap_or_else(|e| Err(e.to_string()))
-}
-
 /// Ask HotSpot's own heap dumper to write the heap to `path`, through the
 /// public `com.sun.management.HotSpotDiagnosticMXBean.dumpHeap(path, live)`
 /// (what `jcmd GC.heap_dump` and `jmap -dump` reach too): it runs the dump
@@ -310,7 +283,7 @@ fn call_java<T>(
 /// VM death). `Err` carries the Java exception, e.g. a JVM without the
 /// `jdk.management` module, or an IOException from the dumper (disk full).
 pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), String> {
-    call_java(jni, |env| {
+    java_call(jni, |env| {
         let bean_class = env.find_class("com/sun/management/HotSpotDiagnosticMXBean")?;
         let bean = env
             .call_static_method(
@@ -331,5 +304,108 @@ pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), Str
             &[JValue::Object(&jpath), JValue::Bool(u8::from(live))],
         )?;
         Ok(())
+    })
+}
+
+/// Run `call` in a local frame of 16 references; `Err` carries the Java
+/// exception it raised (its `toString`), or the JNI failure. The exception
+/// is cleared: the program must never see an exception our call raised.
+fn java_call<R>(
+    jni: Jni<'_>,
+    call: impl FnOnce(&mut jni::JNIEnv<'_>) -> jni::errors::Result<R>,
+) -> Result<R, String> {
+    let mut env = jni.env();
+    let r = env.with_local_frame(16, |env| -> jni::errors::Result<Result<R, String>> {
+        let r = call(env);
+        if !env.exception_check().unwrap_or(false) {
+            return Ok(r.map_err(|e| e.to_string()));
+        }
+        let thrown = env.exception_occurred()?;
+        env.exception_clear()?;
+        let text = env
+            .call_method(&thrown, "toString", "()Ljava/lang/String;", &[])
+            .and_then(|v| v.l())
+            .and_then(|s| env.get_string(&s.into()).map(String::from))
+            .unwrap_or_else(|_| "an exception".into());
+        clear(env);
+        Ok(Err(text))
+    });
+    clear(&mut env);
+    r.unwrap_or_else(|e| Err(e.to_string()))
+}
+
+/// The Java thread ID of `thread` (`java.lang.Thread.tid`, what
+/// `getId()` returns and the VM prints after `#` in a thread dump). Read
+/// from the field of `java.lang.Thread` itself: a subclass may override
+/// `getId()` (before JDK 19 it is not final) or declare a field of the
+/// same name, neither of which the VM's dump uses.
+pub fn java_thread_id(jni: Jni<'_>, thread: Obj<'_>) -> Option<i64> {
+    if thread.is_null() {
+        return None;
+    }
+    in_frame(jni, 4, |env| {
+        let class = env.find_class("java/lang/Thread").ok()?;
+        let field = env.get_field_id(&class, "tid", "J").ok()?;
+        env.get_field_unchecked(
+            jobj(thread),
+            field,
+            jni::signature::ReturnType::Primitive(jni::signature::Primitive::Long),
+        )
+        .ok()?
+        .j()
+        .ok()
+    })
+}
+
+/// The VM's thread dump as `jcmd PID Thread.print` prints it, asked
+/// in-process through the platform MBean server's diagnostic command
+/// MBean (`com.sun.management:type=DiagnosticCommand`, operation
+/// `threadPrint`, in module jdk.management): one header line per thread
+/// with its name, Java ID and native (Linux) thread ID. `Err` carries the
+/// Java exception (a runtime without jdk.management, a security manager
+/// that refuses) or the reason.
+pub fn thread_dump(jni: Jni<'_>) -> Result<String, String> {
+    java_call(jni, |env| {
+        let server = env
+            .call_static_method(
+                "java/lang/management/ManagementFactory",
+                "getPlatformMBeanServer",
+                "()Ljavax/management/MBeanServer;",
+                &[],
+            )?
+            .l()?;
+        if server.is_null() {
+            return Err(jni::errors::Error::NullPtr("MBeanServer"));
+        }
+        let object_name = env.new_string("com.sun.management:type=DiagnosticCommand")?;
+        let name = env.new_object(
+            "javax/management/ObjectName",
+            "(Ljava/lang/String;)V",
+            &[JValue::Object(&object_name)],
+        )?;
+        let op = env.new_string("threadPrint")?;
+        let string_class = env.find_class("java/lang/String")?;
+        let no_options = env.new_object_array(0, &string_class, JObject::null())?;
+        let params = env.new_object_array(1, "java/lang/Object", &no_options)?;
+        let sig_text = env.new_string("[Ljava.lang.String;")?;
+        let signature = env.new_object_array(1, &string_class, &sig_text)?;
+        let out = env
+            .call_method(
+                &server,
+                "invoke",
+                "(Ljavax/management/ObjectName;Ljava/lang/String;[Ljava/lang/Object;[Ljava/lang/String;)Ljava/lang/Object;",
+                &[
+                    JValue::Object(&name),
+                    JValue::Object(&op),
+                    JValue::Object(&params),
+                    JValue::Object(&signature),
+                ],
+            )?
+            .l()?;
+        if out.is_null() || !env.is_instance_of(&out, &string_class)? {
+            return Err(jni::errors::Error::NullPtr("threadPrint's answer"));
+        }
+        let text: String = env.get_string(&out.into())?.into();
+        Ok(text)
     })
 }

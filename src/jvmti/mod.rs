@@ -6,7 +6,9 @@
 //! way agent threads start and stop, `jni` the few JNI calls the agent
 //! needs (through the `jni` crate), `tracker_natives` the cpu=times
 //! Tracker's native methods, `async_sampler` the per-thread CPU-time
-//! timers and the signal handler that samples stacks where threads run.
+//! timers and the signal handler that samples stacks where threads run,
+//! `thread_dump` the native thread IDs of Java threads (from the VM's
+//! thread dump).
 
 pub mod agent_thread;
 pub mod async_sampler;
@@ -18,6 +20,7 @@ pub mod library;
 pub mod memory;
 pub mod refs;
 pub mod sys;
+pub mod thread_dump;
 pub mod tracker_natives;
 
 pub use agent_thread::AgentThread;

@@ -536,6 +536,54 @@ impl CpuSamples {
         }
     }
 
+    /// Timers for the application threads that run at an attach (the
+    /// agent's threads and the JVM's service threads, group `system`, are
+    /// not sampled, as at start-up where the profile never meets them).
+    /// Threads started since `how` was set time themselves.
+    fn time_running_threads(&self, ctx: &Context, jni: Jni<'_>, dump: &str) -> Result<(), String> {
+        let all = ctx
+            .jvmti
+            .all_threads(jni)
+            .map_err(|e| format!("cannot list the running threads: {e}"))?;
+        let mut app = Vec::with_capacity(all.len());
+        for t in all.iter() {
+            let Some(serial) = threads::known_serial(ctx, t) else {
+                // Not met yet: its ThreadStart is under way and times it.
+                continue;
+            };
+            match ctx.tables.threads.get(serial) {
+                Some(rec) if !rec.agent && rec.sampled.load(Ordering::Relaxed) => {
+                    app.push((serial, t));
+                }
+                _ => {}
+            }
+        }
+        let r = ctx.cpu_timers.time_running_threads(ctx, jni, &app, dump);
+        if self.how() == How::Safepoint {
+            for &(serial, t) in &app {
+                if let Some(g) = crate::jvmti::jni::new_global_ref(jni, t) {
+                    self.thread_refs.insert(serial, g);
+                }
+            }
+        }
+        crate::vm::log::log(
+            ctx,
+            &format!(
+                "cpu=samples: {} threads running at the attach timed, {} not",
+                r.timed, r.unmapped
+            ),
+        );
+        if r.unmapped > 0 {
+            crate::diag::notice(&format!(
+                "cpu=samples in a running VM: {} of {} threads running at the attach could not be matched to their Linux thread ({}); they are not sampled",
+                r.unmapped,
+                app.len(),
+                r.why.join("; ")
+            ));
+        }
+        Ok(())
+    }
+
     /// Method IDs for every method of `klass`: AsyncGetCallTrace can only
     /// name methods whose ID exists (it never creates one).
     fn create_method_ids(&self, ctx: &Context, klass: Obj<'_>) {
@@ -665,19 +713,41 @@ impl Profile for CpuSamples {
         }
     }
 
-    /// In a running VM the threads already there cannot get CPU-time
-    /// timers: a timer is created on the thread it measures, and those
-    /// threads run application code (docs/cpu-samples.md, "After an
-    /// attach"). An attached session therefore samples by the original's
-    /// rule, every RUNNABLE thread at safepoints, and says so once.
+    /// In a running VM: sampling as at start-up. Threads that start from
+    /// now on give themselves a timer (ThreadStart, as at start-up); the
+    /// threads already running get theirs from here, matched to their
+    /// Linux thread through the VM's thread dump (docs/cpu-samples.md,
+    /// "After an attach"). Without a thread dump the session falls back
+    /// to the original's rule, and says so.
     fn attach(&'static self, ctx: &'static Context, jni: Jni<'_>) -> Result<(), String> {
-        let _ = self.how.set(How::Runnable);
-        if self.active {
-            if ctx.opts.cpu_sampler != CpuSampler::Runnable {
-                crate::diag::notice(
-                    "cpu=samples in a running VM: threads that exist already cannot be given CPU-time timers; every RUNNABLE thread is sampled at safepoints (cpusampler=runnable)",
-                );
+        // Timers an earlier session left (threads it timed that still run)
+        // take no stacks until this session registers their threads again
+        // under its own serials.
+        sampler::set_sampled(|_| true, false);
+        let dump = match ctx.opts.cpu_sampler {
+            CpuSampler::Runnable => None,
+            _ => Some(crate::jvmti::jni::thread_dump(jni)),
+        };
+        let how = match &dump {
+            Some(Err(e)) => {
+                crate::diag::notice(&format!(
+                    "cpu=samples in a running VM: no thread dump to find the running threads' Linux thread IDs ({e}); every RUNNABLE thread is sampled at safepoints (cpusampler=runnable)"
+                ));
+                How::Runnable
             }
+            _ => self.choose(ctx, jni),
+        };
+        let _ = self.how.set(how);
+        if how == How::Async {
+            ctx.jvmti
+                .set_event_mode(true, event::CLASS_PREPARE)
+                .map_err(|e| format!("cpu=samples: cannot enable ClassPrepare: {e}"))?;
+            self.create_all_method_ids(ctx, jni);
+        }
+        if let (Some(Ok(dump)), true) = (&dump, how != How::Runnable) {
+            self.time_running_threads(ctx, jni, dump)?;
+        }
+        if self.active {
             self.start(ctx, jni)
                 .map_err(|e| format!("cannot start the cpu sampling thread: {e}"))?;
         }

@@ -237,7 +237,11 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
             }
         }
         ("POST", "mark") => mark(ui, h, &req.body),
-        ("POST", "stop") => match launch::stop(h) {
+        ("POST", "stop") => match if lock(&h.data).attached_pid.is_some() {
+            attach::stop(ui, h)
+        } else {
+            launch::stop(h)
+        } {
             Ok(m) => json_reply(200, json!({"stopped": m})),
             Err(e) => error(409, e),
         },

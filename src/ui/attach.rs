@@ -6,11 +6,13 @@
 //! own parser first (`launch::agent_port`). The load goes through
 //! HotSpot's attach mechanism (`cli::attach::load`) on a thread of its
 //! own, its steps and the JVM's answer going to the session's console;
-//! a refusal fails the session with the reason.
+//! a refusal fails the session with the reason. The page's Stop ends the
+//! profile in that JVM the same way (the option string `stop`); the
+//! program runs on.
 
 use super::launch::{accept_agent, agent_port};
 use super::model::Kind;
-use super::{lock, Ui};
+use super::{lock, Shared, Ui};
 use crate::cli::attach::{self as tool, ProtocolChoice};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -53,6 +55,7 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
     let h = ui
         .new_session(Kind::Attach, format!("JVM {pid}"), None)
         .map_err(|e| (503, e))?;
+    lock(&h.data).attached_pid = Some(pid);
     if text {
         lock(&h.data).log("the profile needs the text format (monitor=y, cpu=times|old or format=a): monitors, CPU samples, sites and threads are read from text".into());
     }
@@ -88,4 +91,44 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
         .name("ui-attach-agent".into())
         .spawn(move || accept_agent(&h, listener));
     Ok(id)
+}
+
+/// The page's Stop on an Attach session: load the agent with the option
+/// string `stop` into the session's JVM, which ends the profile with its
+/// final report (sent to this session before the agent closes the
+/// connection) and leaves the program running. Waits for the JVM's
+/// answer; `Err` says why nothing stopped.
+pub fn stop(ui: &Ui, h: &Shared) -> Result<String, String> {
+    let pid = lock(&h.data).attached_pid.ok_or("not an attach session")?;
+    let lib = ui.agent_lib.as_ref().map_err(|e| e.clone())?;
+    let lib = lib.display().to_string();
+    let mut steps = Vec::new();
+    let loaded = tool::load(
+        pid,
+        &lib,
+        "stop",
+        (LISTENER_WITHIN, ANSWER_WITHIN),
+        ProtocolChoice::Auto,
+        &mut |s: String| steps.push(s),
+    );
+    let outcome = loaded.and_then(|l| {
+        for line in l.answer.lines() {
+            steps.push(format!("[JVM {pid}] {line}"));
+        }
+        tool::meaning(&l, "stop")
+    });
+    let mut data = lock(&h.data);
+    for s in steps {
+        data.log(s);
+    }
+    match outcome {
+        Ok(done) => {
+            data.log(format!("stop: {done} from the page; the program runs on"));
+            Ok(format!("{done}; the program runs on"))
+        }
+        Err(e) => {
+            data.log(format!("stop: {e}"));
+            Err(e)
+        }
+    }
 }

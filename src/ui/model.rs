@@ -134,6 +134,9 @@ pub struct Session {
     /// Commands sent so far (the serial of the next one).
     pub commands_sent: u32,
     pub process: Option<ProcessInfo>,
+    /// The JVM an Attach session loaded the agent into (the page's Stop
+    /// ends that profile there).
+    pub attached_pid: Option<u32>,
 }
 
 impl Session {
@@ -175,6 +178,7 @@ impl Session {
             console_seq: 0,
             commands_sent: 0,
             process: None,
+            attached_pid: None,
         }
     }
 
@@ -473,6 +477,7 @@ impl Session {
             "process": self.process.as_ref().map(|p| json!({
                 "pid": p.pid, "argv": p.argv, "running": p.running, "exit": p.exit,
             })),
+            "attachedPid": self.attached_pid,
         })
     }
 

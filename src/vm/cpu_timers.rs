@@ -5,8 +5,11 @@
 
 use super::Context;
 use crate::jvmti::async_sampler::{self as sampler, Config, SlotId, StackMode};
-use crate::jvmti::Jni;
+use crate::jvmti::sys::thread_state;
+use crate::jvmti::thread_dump::{Headers, Unmapped};
+use crate::jvmti::{Jni, Obj};
 use crate::options::{CpuSampler, Options, TimingClock};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// CPU time per timer expiration for cpu=times: its clock's granularity,
@@ -134,6 +137,85 @@ impl CpuTimers {
         sampler::register_current(jni, serial, stacks)
     }
 
+    /// Give CPU-time timers to threads that were running when the agent
+    /// attached (they never pass through the agent again, so they cannot
+    /// register themselves): each thread's Linux thread ID is read from
+    /// the VM's thread dump (`jvmti::thread_dump`), checked against
+    /// `/proc/self/task`, and a timer is made for it from here. `threads`
+    /// are (serial, Thread object); `dump` is a thread dump taken before
+    /// (it is taken again once for threads it does not show: they started
+    /// after it). Threads that end meanwhile lose their timer again.
+    pub fn time_running_threads(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        threads: &[(u32, Obj<'_>)],
+        dump: &str,
+    ) -> Running {
+        let mut running = Running::default();
+        if self.installed().is_none() {
+            running.unmapped = threads.len();
+            running.why.push("the CPU timers are not installed".into());
+            return running;
+        }
+        let mut later = Vec::new();
+        let mut found: Vec<(u32, Obj<'_>, i32)> = Vec::with_capacity(threads.len());
+        let first = Headers::new(dump);
+        for &(serial, t) in threads {
+            match native_id(ctx, jni, &first, t) {
+                Err(Unmapped::NotFound) => later.push((serial, t)),
+                r => running.note(r, |tid| found.push((serial, t, tid))),
+            }
+        }
+        if !later.is_empty() {
+            match crate::jvmti::jni::thread_dump(jni) {
+                Ok(again) => {
+                    let again = Headers::new(&again);
+                    for (serial, t) in later {
+                        let r = native_id(ctx, jni, &again, t);
+                        running.note(r, |tid| found.push((serial, t, tid)));
+                    }
+                }
+                Err(e) => {
+                    running.unmapped += later.len();
+                    running.why.push(format!("thread dump failed: {e}"));
+                }
+            }
+        }
+        // Two threads with one native ID: neither can be trusted.
+        let mut count: HashMap<i32, u32> = HashMap::new();
+        for &(_, _, tid) in &found {
+            *count.entry(tid).or_default() += 1;
+        }
+        for (serial, t, tid) in found {
+            if count[&tid] > 1 {
+                running.unmapped += 1;
+                running.add_why("two threads with one native ID");
+                continue;
+            }
+            if !std::path::Path::new(&format!("/proc/self/task/{tid}")).exists() {
+                if is_alive(ctx, t) {
+                    running.unmapped += 1;
+                    running.add_why("native ID not a thread of this process");
+                }
+                continue;
+            }
+            if let Err(e) = sampler::register_thread(tid, serial, true) {
+                running.unmapped += 1;
+                running.why.push(e);
+                continue;
+            }
+            // Ended while it was being timed: its end may have come before
+            // the timer was made, and gave back nothing then.
+            if !is_alive(ctx, t) {
+                sampler::unregister_thread(tid);
+                continue;
+            }
+            running.timed += 1;
+        }
+        running
+    }
+
     /// The calling thread ends: its timer goes (after every profile saw the
     /// end).
     pub fn thread_end(&self) {
@@ -141,6 +223,69 @@ impl CpuTimers {
             sampler::unregister_current();
         }
     }
+}
+
+/// What became of the threads running at an attach
+/// ([`CpuTimers::time_running_threads`]).
+#[derive(Debug, Default)]
+pub struct Running {
+    /// Threads that got a timer.
+    pub timed: usize,
+    /// Threads that could not be matched to their Linux thread (no timer).
+    pub unmapped: usize,
+    /// Why, one entry per kind of failure.
+    pub why: Vec<String>,
+}
+
+impl Running {
+    fn add_why(&mut self, why: &str) {
+        if !self.why.iter().any(|w| w == why) {
+            self.why.push(why.to_string());
+        }
+    }
+
+    /// One thread's outcome: `found` is given its native ID, or the
+    /// failure is counted (a thread that ended is not a failure).
+    fn note(&mut self, r: Result<Option<i32>, Unmapped>, found: impl FnOnce(i32)) {
+        match r {
+            Ok(Some(tid)) => found(tid),
+            Ok(None) => {}
+            Err(u) => {
+                self.unmapped += 1;
+                self.add_why(match u {
+                    Unmapped::NotFound => "not in the thread dump",
+                    Unmapped::Ambiguous => "name imitates another thread's dump entry",
+                    Unmapped::NoNativeId => "no native ID in the thread dump",
+                });
+            }
+        }
+    }
+}
+
+/// The native ID of thread `t` in `headers`; `Ok(None)`: the thread has
+/// ended (nothing to time).
+fn native_id(
+    ctx: &Context,
+    jni: Jni<'_>,
+    headers: &Headers<'_>,
+    t: Obj<'_>,
+) -> Result<Option<i32>, Unmapped> {
+    let name = ctx.jvmti.thread_info(jni, t).ok().and_then(|i| i.name);
+    let id = crate::jvmti::jni::java_thread_id(jni, t);
+    match (name, id) {
+        (Some(name), Some(id)) => match headers.native_id(&name, id) {
+            Err(Unmapped::NotFound) if !is_alive(ctx, t) => Ok(None),
+            r => r.map(Some),
+        },
+        _ if !is_alive(ctx, t) => Ok(None),
+        _ => Err(Unmapped::NotFound),
+    }
+}
+
+fn is_alive(ctx: &Context, t: Obj<'_>) -> bool {
+    ctx.jvmti
+        .thread_state(t)
+        .is_ok_and(|s| s & thread_state::ALIVE != 0)
 }
 
 #[cfg(test)]

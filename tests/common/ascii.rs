@@ -104,9 +104,23 @@ pub fn parse(text: &str) -> Report {
             continue;
         }
         if let Some(rest) = l.strip_prefix("THREAD START (") {
+            // A name with line breaks continues the record on the next
+            // lines, up to the one with its group.
+            let mut joined = rest.to_string();
+            while !joined.contains("group=\"") && i + 1 < lines.len() {
+                i += 1;
+                joined.push('\n');
+                joined.push_str(lines[i]);
+            }
+            let rest = joined.as_str();
             let obj = field(rest, "obj=", ",");
             let id = field(rest, "id = ", ",").parse().unwrap();
-            let name = field(rest, "name=\"", "\"");
+            // The name may hold quotes: it ends at the last `", group="`.
+            let name = {
+                let a = rest.find("name=\"").expect("name=") + 6;
+                let b = rest.rfind("\", group=\"").unwrap_or(rest.len());
+                rest[a..b.max(a)].to_string()
+            };
             let group = field(rest, "group=\"", "\"");
             r.thread_starts.push(ThreadStart {
                 obj,

@@ -140,18 +140,25 @@ fn symbol_in_jvm_library(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
     }
 }
 
-/// Install the signal handler and allocate the ring. Once per process; a
-/// second call keeps the first configuration. `agct` is needed for
+/// Install the signal handler and allocate the ring, once per process.
+/// A later call (a new session after an attach, with its own options)
+/// takes its configuration while no profile runs the timers (otherwise
+/// the running one's stays); the ring is replaced by a larger one if the
+/// new depth needs it (the old one is left allocated: a signal handler
+/// may still be writing into it). `agct` is needed for
 /// [`StackMode::Async`].
 pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<(), String> {
-    let _c = CONTROL
+    let c = CONTROL
         .lock()
         .map_err(|_| "sampler control poisoned".to_string())?;
-    if STATE.load(Ordering::Acquire) != NOT_INSTALLED {
-        return Ok(());
-    }
     if cfg.mode == StackMode::Async && agct.is_none() {
         return Err("AsyncGetCallTrace is not available".into());
+    }
+    if STATE.load(Ordering::Acquire) != NOT_INSTALLED {
+        if c.users == 0 {
+            reconfigure(cfg, agct);
+        }
+        return Ok(());
     }
     // Refuse to take a signal somebody else handles (another profiler):
     // both would be wrong.
@@ -189,6 +196,33 @@ pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<(), String> {
     Ok(())
 }
 
+/// A new configuration for an installed sampler whose timers are idle
+/// (the caller holds CONTROL with no users).
+fn reconfigure(cfg: Config, agct: Option<AsgctFn>) {
+    // SAFETY: the ring was leaked at install and is never freed.
+    let have = unsafe { RING.load(Ordering::Acquire).as_ref() }.map_or(0, Ring::frames_per_slot);
+    if have < cfg.max_frames {
+        // Grown at least twofold, so a series of sessions with growing
+        // depths leaves few rings behind.
+        let frames = cfg.max_frames.max(have.saturating_mul(2));
+        let ring = Box::new(Ring::new(cfg.ring_slots, frames));
+        RING.store(Box::into_raw(ring), Ordering::Release);
+    }
+    // SAFETY: as above (the ring just stored, or the old one).
+    if let Some(ring) = unsafe { RING.load(Ordering::Acquire).as_ref() } {
+        DEPTH.store(
+            ring.frames_per_slot().min(cfg.max_frames.max(1)) as u32,
+            Ordering::Relaxed,
+        );
+    }
+    PERIOD_NS.store(cfg.period_ns.max(1), Ordering::Relaxed);
+    STACK_INTERVAL_NS.store(cfg.stack_interval_ns.max(1), Ordering::Relaxed);
+    MODE.store(mode_code(cfg.mode), Ordering::Relaxed);
+    if let Some(f) = agct {
+        AGCT.store(f as usize, Ordering::Release);
+    }
+}
+
 pub fn is_installed() -> bool {
     STATE.load(Ordering::Acquire) == INSTALLED
 }
@@ -211,27 +245,53 @@ pub fn register_current(jni: Jni<'_>, serial: u32, stacks: bool) -> Result<SlotI
     if !is_installed() {
         return Err("the CPU timers are not installed".into());
     }
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
     if let Some(i) = MY_SLOT.try_with(|c| c.get()).ok().flatten() {
-        if let Some(s) = slots::get(i) {
+        if let Some(s) = slots::get(i).filter(|s| s.is_live() && s.tid() == tid) {
             if serial != 0 {
                 s.serial.store(serial, Ordering::Relaxed);
             }
             if stacks {
                 s.allow_stacks();
             }
+            return Ok(SlotId(i));
         }
-        return Ok(SlotId(i));
     }
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() };
     let i = slots::take(tid, serial, jni.raw(), stacks)?;
     let _ = MY_SLOT.try_with(|c| c.set(Some(i)));
+    arm_if_running(i)?;
+    Ok(SlotId(i))
+}
+
+/// Give another thread of this process, Linux thread id `tid`, a CPU-time
+/// timer (armed if the timers run): a thread that was running before the
+/// agent attached and never passes through it again. Idempotent by thread
+/// id, also against the thread's own [`register_current`]. Its JNI
+/// environment is not known here; the handler asks the VM for it on the
+/// thread itself at its first sample (see [`walk`]).
+pub fn register_thread(tid: i32, serial: u32, stacks: bool) -> Result<SlotId, String> {
+    if !is_installed() {
+        return Err("the CPU timers are not installed".into());
+    }
+    let i = slots::take(tid, serial, std::ptr::null_mut(), stacks)?;
+    arm_if_running(i)?;
+    Ok(SlotId(i))
+}
+
+fn arm_if_running(i: u32) -> Result<(), String> {
     if RUNNING.load(Ordering::Acquire) {
         if let Some(s) = slots::get(i) {
             slots::set_period(s, PERIOD_NS.load(Ordering::Relaxed))?;
         }
     }
-    Ok(SlotId(i))
+    Ok(())
+}
+
+/// Give back the timer of thread `tid` (a thread registered with
+/// [`register_thread`] that turned out to have ended already).
+pub fn unregister_thread(tid: i32) {
+    slots::give_back_tid(tid);
 }
 
 /// The calling thread's slot, if it registered.
@@ -239,11 +299,12 @@ pub fn current() -> Option<SlotId> {
     MY_SLOT.try_with(|c| c.get()).ok().flatten().map(SlotId)
 }
 
-/// The calling thread ends: delete its timer, give its slot back.
+/// The calling thread ends: delete its timer, give its slot back (found
+/// by its thread id: it may have been registered by another thread).
 pub fn unregister_current() {
-    if let Some(i) = MY_SLOT.try_with(|c| c.take()).ok().flatten() {
-        slots::give_back(i);
-    }
+    let _ = MY_SLOT.try_with(|c| c.take());
+    // SAFETY: gettid has no preconditions.
+    slots::give_back_tid(unsafe { libc::gettid() });
 }
 
 /// A slot's CPU clock in nanoseconds (it lives as long as the process; it
@@ -540,9 +601,28 @@ fn on_signal(info: *mut libc::siginfo_t, ucontext: *mut c_void) {
 fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i32 {
     let f = AGCT.load(Ordering::Acquire);
     let frames = claim.frames_ptr();
-    let env = slot.env.load(Ordering::Relaxed);
-    if f == 0 || frames.is_null() || env.is_null() {
+    if f == 0 || frames.is_null() {
         return sys::code::UNKNOWN_STATE;
+    }
+    let mut env = slot.env.load(Ordering::Relaxed);
+    if env.is_null() {
+        // A thread registered by another thread (it ran before an attach):
+        // its JNIEnv, asked of the VM here, on the thread itself. HotSpot's
+        // GetEnv reads the current thread from thread-local storage and
+        // returns the environment that thread owns: no allocation, no
+        // lock, no change of thread state (docs/cpu-samples.md, "After an
+        // attach"). Kept for the next signals; a thread the VM does not
+        // know (none here: only Java threads are registered) gets null.
+        env = super::jni::current_env();
+        if env.is_null() {
+            return sys::code::UNKNOWN_STATE;
+        }
+        let _ = slot.env.compare_exchange(
+            std::ptr::null_mut(),
+            env,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
     }
     // SAFETY: f was stored from a valid AsgctFn at install.
     let agct: AsgctFn = unsafe { std::mem::transmute::<usize, AsgctFn>(f) };
@@ -554,7 +634,8 @@ fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i
     };
     // SAFETY: called on the interrupted thread from its signal handler,
     // as AsyncGetCallTrace is meant to be: `env` is this thread's JNIEnv
-    // (the slot belongs to the thread the timer signals, checked by the
+    // (stored by the thread itself, or asked of the VM on it above; the
+    // slot belongs to the thread the timer signals, checked by the
     // generation), `frames` has room for `depth` frames and belongs to this
     // claim alone, `ucontext` is the kernel's for this signal.
     unsafe { agct(&mut trace, depth, ucontext) };

@@ -8,9 +8,16 @@
 //! thread ended: its generation changes, and a timer signal still pending
 //! from the old thread (a timer's queued signal can outlive
 //! `timer_delete`) carries the old generation and is ignored.
+//!
+//! A thread has at most one slot: slots are also found by the thread's
+//! Linux thread id, so a thread registered twice (by itself at its
+//! ThreadStart and by an attach that enumerates the running threads, in
+//! either order) keeps one timer, and a thread's end gives its slot back
+//! whoever registered it.
 
 use super::super::sys::JNIEnv;
 use super::sys::thread_cpu_clock;
+use std::collections::BTreeMap;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering,
 };
@@ -93,11 +100,14 @@ struct Alloc {
     free: Vec<u32>,
     /// Slots handed out so far (indices below this exist).
     used: u32,
+    /// The live slot of each registered thread, by Linux thread id.
+    by_tid: BTreeMap<i32, u32>,
 }
 
 static ALLOC: Mutex<Alloc> = Mutex::new(Alloc {
     free: Vec::new(),
     used: 0,
+    by_tid: BTreeMap::new(),
 });
 
 /// The slot at `index`, if its chunk exists. Async-signal-safe: two atomic
@@ -142,27 +152,49 @@ pub fn by_signal_value(v: u64) -> Option<&'static Slot> {
     (s.live.load(Ordering::Acquire) && s.gen.load(Ordering::Acquire) & 0xFFFF == gen).then_some(s)
 }
 
-/// Take a slot for thread `tid` and create its timer (not armed).
+/// The slot of thread `tid`, taken now with a new timer (not armed), or
+/// the one the thread has already (one timer per thread): then `serial`
+/// (if not 0) replaces the old serial, a non-null `env` is stored, and
+/// `stacks` may allow stacks (never forbid them again). A slot whose timer
+/// belongs to a thread that ended unseen (its id now reused by another
+/// thread) is given back and a new one taken. `env` may be null for a
+/// thread registered by another thread: the handler then asks the VM for
+/// it on the thread itself (`super::walk`).
 pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32, String> {
-    let index = {
-        let mut a = ALLOC
-            .lock()
-            .map_err(|_| "thread slots poisoned".to_string())?;
-        match a.free.pop() {
-            Some(i) => i,
-            None => {
-                let i = a.used as usize;
-                if i >= MAX_SLOTS {
-                    return Err(format!("more than {MAX_SLOTS} threads at once"));
+    let mut a = ALLOC
+        .lock()
+        .map_err(|_| "thread slots poisoned".to_string())?;
+    if let Some(&i) = a.by_tid.get(&tid) {
+        match get(i) {
+            Some(s) if s.is_live() && timer_has_thread(s) => {
+                if serial != 0 {
+                    s.serial.store(serial, Ordering::Relaxed);
                 }
-                let c = i / CHUNK;
-                if CHUNKS[c].load(Ordering::Acquire).is_null() {
-                    let chunk: Box<Chunk> = Box::new([const { Slot::new() }; CHUNK]);
-                    CHUNKS[c].store(Box::into_raw(chunk), Ordering::Release);
+                if !env.is_null() {
+                    s.env.store(env, Ordering::Relaxed);
                 }
-                a.used += 1;
-                i as u32
+                if stacks {
+                    s.allow_stacks();
+                }
+                return Ok(i);
             }
+            _ => release(&mut a, i),
+        }
+    }
+    let index = match a.free.pop() {
+        Some(i) => i,
+        None => {
+            let i = a.used as usize;
+            if i >= MAX_SLOTS {
+                return Err(format!("more than {MAX_SLOTS} threads at once"));
+            }
+            let c = i / CHUNK;
+            if CHUNKS[c].load(Ordering::Acquire).is_null() {
+                let chunk: Box<Chunk> = Box::new([const { Slot::new() }; CHUNK]);
+                CHUNKS[c].store(Box::into_raw(chunk), Ordering::Release);
+            }
+            a.used += 1;
+            i as u32
         }
     };
     let s = get(index).ok_or("slot chunk missing")?;
@@ -177,18 +209,49 @@ pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32
     match create_timer(tid, signal_value(index, gen)) {
         Ok(t) => s.timer.store(t, Ordering::Relaxed),
         Err(e) => {
-            give_back(index);
+            a.free.push(index);
             return Err(e);
         }
     }
     s.live.store(true, Ordering::Release);
+    a.by_tid.insert(tid, index);
     Ok(index)
 }
 
-/// Delete the slot's timer and give the slot back (its thread ends).
+/// Delete the slot's timer and give the slot back (its thread ended).
 pub fn give_back(index: u32) {
+    if let Ok(mut a) = ALLOC.lock() {
+        release(&mut a, index);
+    }
+}
+
+/// Give back the slot of thread `tid`, if it has one (the thread ends;
+/// whoever registered it).
+pub fn give_back_tid(tid: i32) {
+    if let Ok(mut a) = ALLOC.lock() {
+        if let Some(i) = a.by_tid.get(&tid).copied() {
+            release(&mut a, i);
+        }
+    }
+}
+
+/// The slot of thread `tid`, if it has one.
+pub fn of_tid(tid: i32) -> Option<u32> {
+    ALLOC.lock().ok()?.by_tid.get(&tid).copied()
+}
+
+/// `give_back` under the allocation lock. A slot is released once: a
+/// second call finds it not live and does nothing (so it cannot enter the
+/// free list twice).
+fn release(a: &mut Alloc, index: u32) {
     let Some(s) = get(index) else { return };
-    s.live.store(false, Ordering::Release);
+    let tid = s.tid();
+    if a.by_tid.get(&tid) == Some(&index) {
+        a.by_tid.remove(&tid);
+    }
+    if !s.live.swap(false, Ordering::AcqRel) {
+        return;
+    }
     s.gen.fetch_add(1, Ordering::AcqRel);
     let t = s.timer.swap(-1, Ordering::AcqRel);
     if t >= 0 {
@@ -196,9 +259,28 @@ pub fn give_back(index: u32) {
         // (the swap above took it out of the slot).
         unsafe { libc::timer_delete(t as usize as libc::timer_t) };
     }
-    if let Ok(mut a) = ALLOC.lock() {
-        a.free.push(index);
+    a.free.push(index);
+}
+
+/// Does the slot's timer still measure a thread that exists? A CPU-time
+/// timer outlives its thread; setting it (here: to what it is now) fails
+/// with ESRCH once the thread is gone, also when its id was reused.
+fn timer_has_thread(s: &Slot) -> bool {
+    let t = s.timer.load(Ordering::Acquire);
+    if t < 0 {
+        return false;
     }
+    let t = t as usize as libc::timer_t;
+    // SAFETY: all-zero is a valid itimerspec; t is a live timer of ours
+    // (the caller holds the allocation lock, so nobody deletes it now).
+    let mut now: libc::itimerspec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::timer_gettime(t, &mut now) } != 0 {
+        return false;
+    }
+    // timer_gettime gives the time left to the next expiry: setting that
+    // back keeps the timer's course (a disarmed one stays disarmed).
+    // SAFETY: as above; `now` is a valid itimerspec.
+    unsafe { libc::timer_settime(t, 0, &now, std::ptr::null_mut()) == 0 }
 }
 
 /// Arm (period > 0) or disarm (0) a slot's timer.
@@ -220,13 +302,22 @@ pub fn set_period(s: &Slot, period_ns: u64) -> Result<(), String> {
     let r =
         unsafe { libc::timer_settime(t as usize as libc::timer_t, 0, &spec, std::ptr::null_mut()) };
     if r == 0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "timer_settime: {}",
-            std::io::Error::last_os_error()
-        ))
+        return Ok(());
     }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::ESRCH) {
+        // The thread ended without its end being seen (no session ran
+        // then): its slot goes, as its end would have given it back.
+        if let Ok(mut a) = ALLOC.lock() {
+            if let Some(i) = a.by_tid.get(&s.tid()).copied() {
+                if get(i).is_some_and(|x| std::ptr::eq(x, s)) {
+                    release(&mut a, i);
+                }
+            }
+        }
+        return Ok(());
+    }
+    Err(format!("timer_settime: {e}"))
 }
 
 /// A timer on thread `tid`'s CPU clock that signals that thread with

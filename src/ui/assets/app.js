@@ -99,7 +99,10 @@ function renderHead(s) {
   link("download", base + "download?" + query(), s.download);
   link("pprof", base + "pprof?" + query(), s.cpuSections > 0 || s.sitesReports > 0);
   link("svg", base + "flame.svg?" + query(cpuParams()), s.cpuSections > 0);
-  $("stop").hidden = !(s.process && s.process.running);
+  // Launch: kill the program; Attach: end the profile, the program runs on.
+  const attached = s.attachedPid != null && s.state === "live";
+  $("stop").hidden = !((s.process && s.process.running) || attached);
+  $("stop").textContent = attached ? "Stop profiling" : "Stop program";
   $("close").disabled = s.state === "live";
   const m = s.marks;
   const part = (x) => x ? `report ${x.report}` : "none";
