@@ -129,6 +129,18 @@ public class AttachTarget {
         sink = x;
     }
 
+    /** spinNamed, renaming the thread all the time (as servers name
+     *  worker threads after the request they serve). */
+    static void spinRenaming(long ms) {
+        long end = System.nanoTime() + ms * 1_000_000L;
+        long x = 7;
+        for (long k = 0; System.nanoTime() < end; k++) {
+            Thread.currentThread().setName("renamed-" + k);
+            x = work10(x);
+        }
+        sink = x;
+    }
+
     static void block(int n) throws Exception {
         java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(n);
         List<Thread> threads = new ArrayList<>();
@@ -251,7 +263,10 @@ public class AttachTarget {
                         t.start();
                         hostile.add(t);
                     }
-                    System.out.println("hostile " + HOSTILE_NAMES.length + " " + mainId);
+                    Thread r = new Thread(() -> spinRenaming(ms), "renamed-start");
+                    r.start();
+                    hostile.add(r);
+                    System.out.println("hostile " + (HOSTILE_NAMES.length + 1) + " " + mainId);
                     break;
                 }
                 case "join":

@@ -340,12 +340,28 @@ fn java_call<R>(
 /// `getId()` (before JDK 19 it is not final) or declare a field of the
 /// same name, neither of which the VM's dump uses.
 pub fn java_thread_id(jni: Jni<'_>, thread: Obj<'_>) -> Option<i64> {
+    thread_long_field(jni, thread, "tid")
+}
+
+/// The address of the VM's own structure for `thread`
+/// (`java.lang.Thread.eetop`, HotSpot's `JavaThread*`), which a thread
+/// dump prints as `tid=0x...`: unlike the name, the program cannot change
+/// it. 0 or `None` for a thread not started or ended, or a VM without the
+/// field.
+pub fn java_thread_address(jni: Jni<'_>, thread: Obj<'_>) -> Option<u64> {
+    thread_long_field(jni, thread, "eetop")
+        .map(|v| v as u64)
+        .filter(|&v| v != 0)
+}
+
+/// A `long` field declared by `java.lang.Thread` itself.
+fn thread_long_field(jni: Jni<'_>, thread: Obj<'_>, name: &str) -> Option<i64> {
     if thread.is_null() {
         return None;
     }
     in_frame(jni, 4, |env| {
         let class = env.find_class("java/lang/Thread").ok()?;
-        let field = env.get_field_id(&class, "tid", "J").ok()?;
+        let field = env.get_field_id(&class, name, "J").ok()?;
         env.get_field_unchecked(
             jobj(thread),
             field,

@@ -19,6 +19,11 @@
 //! JVMTI gives it, its Java ID), at the start of a line, and only if that
 //! text occurs exactly once; its `nid=` is the first on the rest of that
 //! line, which the VM writes (no program text follows the ID there).
+//! Before the name, the agent tries the thread's VM address (`tid=0x...`,
+//! from `java.lang.Thread.eetop`), which the program cannot change: a
+//! thread that renames itself between the dump and the lookup is found
+//! by it. A carrier thread with a virtual thread mounted has no `nid=` in
+//! its header on JDK 19 and later; its `[N]` after the ID is used.
 
 use std::collections::HashMap;
 
@@ -89,9 +94,46 @@ impl<'d> Headers<'d> {
         let quote = found.ok_or(Unmapped::NotFound)?;
         let rest = &self.dump[quote..];
         let line = rest.split('\n').next().unwrap_or(rest);
-        let at = line.find(" nid=").ok_or(Unmapped::NoNativeId)?;
-        parse_native_id(&line[at + 5..]).ok_or(Unmapped::NoNativeId)
+        header_native_id(line, id)
     }
+
+    /// The native thread ID of the Java thread whose VM structure is at
+    /// `address` (`tid=0x...` in its header, `jni::java_thread_address`)
+    /// and whose Java ID is `id`. The address is the VM's, not the
+    /// program's: a thread that renames itself all the time is still
+    /// found. It must occur exactly once in the dump.
+    pub fn native_id_at(&self, address: u64, id: i64) -> Result<i32, Unmapped> {
+        let key = format!(" tid=0x{address:016x} ");
+        let mut hits = self.dump.match_indices(&key).map(|(at, _)| at);
+        let at = hits.next().ok_or(Unmapped::NotFound)?;
+        if hits.next().is_some() {
+            return Err(Unmapped::Ambiguous);
+        }
+        let start = self.dump[..at].rfind('\n').map_or(0, |n| n + 1);
+        let end = self.dump[at..]
+            .find('\n')
+            .map_or(self.dump.len(), |n| at + n);
+        let line = &self.dump[start..end];
+        // The header's own `" #ID ` is the last one before `tid=` (the
+        // name, which comes first, may imitate one).
+        let own = format!("\" #{id} ");
+        let from = line[..at - start].rfind(&own).ok_or(Unmapped::NotFound)?;
+        header_native_id(&line[from..], id)
+    }
+}
+
+/// The native ID in a header line from its `" #ID ` on: `nid=`, or, when a
+/// JDK 19+ carrier thread has a virtual thread mounted and the VM prints
+/// no `nid=`, the `[N]` right after the ID (the same number).
+fn header_native_id(line: &str, id: i64) -> Result<i32, Unmapped> {
+    if let Some(at) = line.find(" nid=") {
+        return parse_native_id(&line[at + 5..]).ok_or(Unmapped::NoNativeId);
+    }
+    let after = line
+        .strip_prefix(&format!("\" #{id} ["))
+        .ok_or(Unmapped::NoNativeId)?;
+    let digits = after.split(']').next().ok_or(Unmapped::NoNativeId)?;
+    parse_native_id(digits).ok_or(Unmapped::NoNativeId)
 }
 
 /// `0x5e3f` (hexadecimal, JDK 11-18) or `24110` (decimal, JDK 19+), up
@@ -188,6 +230,33 @@ Threads class SMR info:\n_java_thread_list=0x00007f0c, length=12, elements={\n0x
         assert_eq!(h.native_id("c", 5), Err(Unmapped::NoNativeId));
         assert_eq!(h.native_id("d", 6), Ok(i32::MAX));
         assert_eq!(h.native_id("e", 7), Err(Unmapped::NoNativeId));
+    }
+
+    #[test]
+    fn a_carrier_with_a_virtual_thread_mounted_has_its_id_in_brackets() {
+        let dump = "\"ForkJoinPool-1-worker-1\" #19 [15619] daemon prio=5 os_prio=0 cpu=1.00ms elapsed=1.00s tid=0x00007fcd1424af40  [0x00007fcd0a1fe000]\n   Carrying virtual thread #21\n";
+        let h = Headers::new(dump);
+        assert_eq!(h.native_id("ForkJoinPool-1-worker-1", 19), Ok(15619));
+        assert_eq!(h.native_id_at(0x7fcd1424af40, 19), Ok(15619));
+    }
+
+    #[test]
+    fn by_address_a_renamed_thread_is_found_and_imitations_do_not_count() {
+        let dump =
+            "\"req-17\" #12 [300] prio=5 os_prio=0 tid=0x00007f0000001000 nid=300 runnable\n\n\
+\"x\" #12 [666] \" #13 [301] prio=5 os_prio=0 tid=0x00007f0000002000 nid=301 runnable\n";
+        let h = Headers::new(dump);
+        // Its name in the dump is no longer the one JVMTI gave: by address.
+        assert_eq!(h.native_id("req-16", 12), Err(Unmapped::NotFound));
+        assert_eq!(h.native_id_at(0x7f0000001000, 12), Ok(300));
+        // A name imitating `" #12 [666] ` before the real `" #13 `.
+        assert_eq!(h.native_id_at(0x7f0000002000, 13), Ok(301));
+        assert_eq!(h.native_id_at(0x7f0000003000, 14), Err(Unmapped::NotFound));
+        let twice = format!("{dump}\"y tid=0x00007f0000001000 \" #14 tid=0x1 nid=5\n");
+        assert_eq!(
+            Headers::new(&twice).native_id_at(0x7f0000001000, 12),
+            Err(Unmapped::Ambiguous)
+        );
     }
 
     #[test]

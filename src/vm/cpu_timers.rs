@@ -270,8 +270,13 @@ fn native_id(
     headers: &Headers<'_>,
     t: Obj<'_>,
 ) -> Result<Option<i32>, Unmapped> {
-    let name = ctx.jvmti.thread_info(jni, t).ok().and_then(|i| i.name);
     let id = crate::jvmti::jni::java_thread_id(jni, t);
+    if let (Some(address), Some(id)) = (crate::jvmti::jni::java_thread_address(jni, t), id) {
+        if let Ok(tid) = headers.native_id_at(address, id) {
+            return Ok(Some(tid));
+        }
+    }
+    let name = ctx.jvmti.thread_info(jni, t).ok().and_then(|i| i.name);
     match (name, id) {
         (Some(name), Some(id)) => match headers.native_id(&name, id) {
             Err(Unmapped::NotFound) if !is_alive(ctx, t) => Ok(None),
