@@ -770,6 +770,34 @@ fn vm_dumper_text_dump_matches_jmap() {
     assert!(lines
         .iter()
         .any(|l| l.starts_with("ROOT ") && l.contains("(kind=<Java stack>")));
+    // Every trace a record of the dump names is one the file has (HotSpot's
+    // own serials were printed as they were before: trace=1 on every
+    // object, thread roots naming traces that were never written).
+    let defined: std::collections::HashSet<u32> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("TRACE ")?.strip_suffix(':')?.parse().ok())
+        .collect();
+    let mut named = 0;
+    for l in &lines {
+        for part in l.split("trace=").skip(1) {
+            let n: u32 = part
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|d| d.parse().ok())
+                .unwrap_or_else(|| panic!("{l}"));
+            // A JNI global reference has no trace (0).
+            if n != 0 {
+                named += 1;
+                assert!(defined.contains(&n), "TRACE {n} is not in the file: {l}");
+            }
+        }
+    }
+    assert!(named > 1000, "{named}");
+    let thread_root = lines
+        .iter()
+        .find(|l| l.starts_with("ROOT ") && l.contains("(kind=<thread>"))
+        .unwrap();
+    assert!(!thread_root.contains("trace=300000"), "{thread_root}");
 }
 
 #[test]

@@ -114,17 +114,110 @@ pub struct Counts {
     pub classes_matched: u64,
 }
 
+/// Serials for HotSpot's stack traces and threads in our stream (see the
+/// module documentation): its dummy trace becomes our system trace, the
+/// others and its threads get fresh serials from a counter kept for the
+/// whole run. Shared by the binary translation and the text one.
+#[derive(Debug)]
+pub struct Serials {
+    next: u32,
+    system_trace: u32,
+    traces: FxHashMap<u32, u32>,
+    threads: FxHashMap<u32, u32>,
+}
+
+impl Serials {
+    pub fn new(next: u32, system_trace: u32) -> Serials {
+        Serials {
+            next: next.max(FIRST_FRESH_SERIAL),
+            system_trace,
+            traces: FxHashMap::default(),
+            threads: FxHashMap::default(),
+        }
+    }
+
+    /// The next fresh serial (for the next dump).
+    pub fn next(&self) -> u32 {
+        self.next
+    }
+
+    pub fn fresh(&mut self) -> u32 {
+        let s = self.next;
+        self.next = self.next.wrapping_add(1).max(FIRST_FRESH_SERIAL);
+        s
+    }
+
+    /// Ours for HotSpot's trace serial `hs`.
+    pub fn trace(&mut self, hs: u32) -> u32 {
+        if let Some(&s) = self.traces.get(&hs) {
+            return s;
+        }
+        let s = self.fresh();
+        self.traces.insert(hs, s);
+        s
+    }
+
+    /// Ours for HotSpot's thread serial `hs`.
+    pub fn thread(&mut self, hs: u32) -> u32 {
+        if let Some(&s) = self.threads.get(&hs) {
+            return s;
+        }
+        let s = self.fresh();
+        self.threads.insert(hs, s);
+        s
+    }
+
+    /// A STACK TRACE record of HotSpot's: `None` for its dummy trace (no
+    /// thread, no frame), which its objects and classes name and which
+    /// becomes our system trace (not written again); else the (trace,
+    /// thread) serials to write it with.
+    pub fn of_trace(&mut self, t: &crate::reader::Trace) -> Option<(u32, u32)> {
+        if t.frame_ids.is_empty() && t.thread_serial == 0 {
+            self.traces.insert(t.serial, self.system_trace);
+            return None;
+        }
+        Some((self.trace(t.serial), self.thread(t.thread_serial)))
+    }
+
+    /// Rewrite the trace and thread serials a decoded heap sub-record
+    /// names (the text path; the binary one rewrites the bytes).
+    pub fn map_sub_record(&mut self, sub: &mut HeapSubRecord) {
+        use crate::reader::RootKind;
+        match sub {
+            HeapSubRecord::Root(r) => match &mut r.kind {
+                RootKind::JniLocal { thread_serial, .. }
+                | RootKind::JavaFrame { thread_serial, .. }
+                | RootKind::NativeStack { thread_serial }
+                | RootKind::ThreadBlock { thread_serial } => {
+                    *thread_serial = self.thread(*thread_serial)
+                }
+                RootKind::ThreadObject {
+                    thread_serial,
+                    trace_serial,
+                } => {
+                    *thread_serial = self.thread(*thread_serial);
+                    *trace_serial = self.trace(*trace_serial);
+                }
+                RootKind::Unknown
+                | RootKind::JniGlobal { .. }
+                | RootKind::StickyClass
+                | RootKind::MonitorUsed => {}
+            },
+            HeapSubRecord::ClassDump(cd) => cd.trace_serial = self.trace(cd.trace_serial),
+            HeapSubRecord::InstanceDump(i) => i.trace_serial = self.trace(i.trace_serial),
+            HeapSubRecord::ObjectArrayDump(a) => a.trace_serial = self.trace(a.trace_serial),
+            HeapSubRecord::PrimitiveArrayDump(a) => a.trace_serial = self.trace(a.trace_serial),
+        }
+    }
+}
+
 /// Translates one VM dump (see the module documentation).
 pub struct Translator {
     tag: u64,
     ours: OurClasses,
-    next_serial: u32,
+    serials: Serials,
     /// HotSpot's class serials to ours.
     class_serials: FxHashMap<u32, u32>,
-    /// HotSpot's trace serials to ours.
-    traces: FxHashMap<u32, u32>,
-    /// HotSpot's thread serials to ours.
-    threads: FxHashMap<u32, u32>,
     /// Strings kept until the LOAD CLASS records that name classes with
     /// them are through.
     strings: Option<FxHashMap<u64, String>>,
@@ -183,11 +276,9 @@ impl Translator {
     pub fn new(dump: u32, ours: OurClasses, next_serial: u32) -> Translator {
         Translator {
             tag: u64::from(dump.clamp(1, 0x7FFF)) << TAG_SHIFT,
+            serials: Serials::new(next_serial, ours.system_trace),
             ours,
-            next_serial: next_serial.max(FIRST_FRESH_SERIAL),
             class_serials: FxHashMap::default(),
-            traces: FxHashMap::default(),
-            threads: FxHashMap::default(),
             strings: Some(FxHashMap::default()),
             classes: FxHashMap::default(),
             refs: FxHashMap::default(),
@@ -199,7 +290,7 @@ impl Translator {
 
     /// The next fresh serial after this dump (for the next dump).
     pub fn next_serial(&self) -> u32 {
-        self.next_serial
+        self.serials.next()
     }
 
     /// The identifier `id` of the VM's dump as written in ours.
@@ -215,30 +306,6 @@ impl Translator {
         Ok(id | self.tag)
     }
 
-    fn fresh(&mut self) -> u32 {
-        let s = self.next_serial;
-        self.next_serial = self.next_serial.wrapping_add(1).max(FIRST_FRESH_SERIAL);
-        s
-    }
-
-    fn trace_serial(&mut self, hs: u32) -> u32 {
-        if let Some(&s) = self.traces.get(&hs) {
-            return s;
-        }
-        let s = self.fresh();
-        self.traces.insert(hs, s);
-        s
-    }
-
-    fn thread_serial(&mut self, hs: u32) -> u32 {
-        if let Some(&s) = self.threads.get(&hs) {
-            return s;
-        }
-        let s = self.fresh();
-        self.threads.insert(hs, s);
-        s
-    }
-
     fn tag_at(&self, b: &mut [u8], at: usize) -> Result<(), BadDump> {
         let s = b
             .get_mut(at..at + 8)
@@ -251,13 +318,13 @@ impl Translator {
 
     fn map_trace_at(&mut self, b: &mut [u8], at: usize) -> Result<(), BadDump> {
         let hs = get_u4(b, at)?;
-        let s = self.trace_serial(hs);
+        let s = self.serials.trace(hs);
         put_u4(b, at, s)
     }
 
     fn map_thread_at(&mut self, b: &mut [u8], at: usize) -> Result<(), BadDump> {
         let hs = get_u4(b, at)?;
-        let s = self.thread_serial(hs);
+        let s = self.serials.thread(hs);
         put_u4(b, at, s)
     }
 
@@ -293,7 +360,7 @@ impl Translator {
                         self.counts.classes_matched += 1;
                         (s, t)
                     }
-                    None => (self.fresh(), self.ours.system_trace),
+                    None => (self.serials.fresh(), self.ours.system_trace),
                 };
                 self.class_serials.insert(lc.class_serial, serial);
                 let id = self.tag(lc.class_id)?;
@@ -349,12 +416,9 @@ impl Translator {
                 // HotSpot's dummy trace (no thread, no frame) is what its
                 // objects and classes name: our system trace, not written
                 // again.
-                if t.frame_ids.is_empty() && t.thread_serial == 0 {
-                    self.traces.insert(t.serial, self.ours.system_trace);
+                let Some((serial, thread)) = self.serials.of_trace(t) else {
                     return Ok(());
-                }
-                let serial = self.trace_serial(t.serial);
-                let thread = self.thread_serial(t.thread_serial);
+                };
                 let frames = t
                     .frame_ids
                     .iter()

@@ -25,7 +25,7 @@
 use crate::format::{HeapTotals, HprofVersion, Stamp};
 use crate::reader::{ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody};
 use crate::sink::{Step, Stream};
-use crate::transcode::hotspot::{self, BadDump, Counts, OurClasses, Translator};
+use crate::transcode::hotspot::{self, BadDump, Counts, OurClasses, Serials, Translator};
 use crate::transcode::symbols::Symbols;
 use crate::transcode::text;
 use crate::vm::output::BoxedFormat;
@@ -162,6 +162,8 @@ enum Mode {
         syms: Box<Symbols>,
         layouts: ClassLayouts,
         names: Box<text::HeapNames>,
+        /// HotSpot's trace and thread serials to ours, as in binary.
+        serials: Serials,
     },
 }
 
@@ -218,14 +220,15 @@ impl VmStream {
         stamp: Stamp,
         totals: HeapTotals,
     ) -> VmStream {
+        let first = next_serial.load(Ordering::Relaxed) as u32;
         let mode = if text {
             Mode::Text {
                 syms: Box::default(),
                 layouts: ClassLayouts::new(hotspot::ID_SIZE),
                 names: Box::default(),
+                serials: Serials::new(first, ours.system_trace),
             }
         } else {
-            let first = next_serial.load(Ordering::Relaxed) as u32;
             Mode::Binary {
                 t: Box::new(Translator::new(dump_number, ours, first)),
                 version: None,
@@ -253,10 +256,11 @@ impl VmStream {
     }
 
     fn finish(&mut self, result: Result<Counts, String>) {
-        if let Mode::Binary { t, .. } = &self.mode {
-            self.next_serial
-                .store(u64::from(t.next_serial()), Ordering::Relaxed);
-        }
+        let next = match &self.mode {
+            Mode::Binary { t, .. } => t.next_serial(),
+            Mode::Text { serials, .. } => serials.next(),
+        };
+        self.next_serial.store(u64::from(next), Ordering::Relaxed);
         if let Some(tx) = self.done.take() {
             let bytes = self.shared.consumed.load(Ordering::Relaxed);
             let _ = tx.send(Outcome {
@@ -432,8 +436,24 @@ impl VmStream {
                     };
                     t.record(&rec, to).map_err(|e| e.to_string())?;
                 }
-                Mode::Text { syms, .. } => {
+                Mode::Text { syms, serials, .. } => {
                     syms.learn(&rec.body);
+                    // HotSpot's thread stacks, which its thread roots
+                    // name, as TRACEs of ours (held back like the rest).
+                    if let RecordBody::Trace(t) = &rec.body {
+                        if let Some((serial, _)) = serials.of_trace(t) {
+                            let to = if self.began {
+                                &mut *out
+                            } else {
+                                &mut self.held
+                            };
+                            let ours = crate::reader::Trace {
+                                serial,
+                                ..t.clone()
+                            };
+                            text::trace(fmt.as_mut(), to, self.stamp, syms, &ours);
+                        }
+                    }
                 }
             },
         }
@@ -504,15 +524,17 @@ impl VmStream {
                     syms,
                     layouts,
                     names,
+                    serials,
                 } => {
                     while reader.position() < end {
-                        let sub = reader
+                        let mut sub = reader
                             .next_heap_sub_record()
                             .map_err(|e| format!("the VM's dump: {e}"))?
                             .ok_or("the VM's heap record ended early")?;
                         if let HeapSubRecord::ClassDump(cd) = &sub {
                             layouts.add(cd);
                         }
+                        serials.map_sub_record(&mut sub);
                         text::heap_sub(
                             fmt.as_mut(),
                             &mut seg,
