@@ -246,7 +246,15 @@ fn agent_lines(err: &str) -> Vec<String> {
 /// Each line of `err` (as `agent_lines` gives it) against `expected`: a
 /// string ending in `*` matches lines that start with the rest.
 fn assert_lines(err: &str, expected: &[&str]) {
-    let got = agent_lines(err);
+    // The count of samples a cpu=samples session could not count is said
+    // only when there were some (a stack not walkable at that instant):
+    // it comes and goes from run to run, so it is not expected.
+    let got: Vec<String> = agent_lines(err)
+        .into_iter()
+        .filter(|l| {
+            !(l.starts_with("HPROF: cpu=samples (cpusampler=") && l.contains(" not counted"))
+        })
+        .collect();
     let ok = got.len() == expected.len()
         && got
             .iter()
