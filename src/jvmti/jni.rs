@@ -334,43 +334,44 @@ fn java_call<R>(
     r.unwrap_or_else(|e| Err(e.to_string()))
 }
 
-/// The Java thread ID of `thread` (`java.lang.Thread.tid`, what
-/// `getId()` returns and the VM prints after `#` in a thread dump). Read
-/// from the field of `java.lang.Thread` itself: a subclass may override
-/// `getId()` (before JDK 19 it is not final) or declare a field of the
-/// same name, neither of which the VM's dump uses.
-pub fn java_thread_id(jni: Jni<'_>, thread: Obj<'_>) -> Option<i64> {
-    thread_long_field(jni, thread, "tid")
+/// What a thread dump says of a thread that the program cannot fake,
+/// read from fields of `java.lang.Thread` itself in one go.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ThreadKeys {
+    /// The Java thread ID (`tid`: what `getId()` returns and the VM prints
+    /// after `#`). From the field, since a subclass may override `getId()`
+    /// (before JDK 19 it is not final) or declare a field of the same name.
+    pub id: Option<i64>,
+    /// The address of the VM's own structure for the thread (`eetop`,
+    /// HotSpot's `JavaThread*`), printed as `tid=0x...`: unlike the name,
+    /// the program cannot change it. `None` for a thread not started or
+    /// ended (0), or a VM without the field.
+    pub address: Option<u64>,
 }
 
-/// The address of the VM's own structure for `thread`
-/// (`java.lang.Thread.eetop`, HotSpot's `JavaThread*`), which a thread
-/// dump prints as `tid=0x...`: unlike the name, the program cannot change
-/// it. 0 or `None` for a thread not started or ended, or a VM without the
-/// field.
-pub fn java_thread_address(jni: Jni<'_>, thread: Obj<'_>) -> Option<u64> {
-    thread_long_field(jni, thread, "eetop")
-        .map(|v| v as u64)
-        .filter(|&v| v != 0)
-}
-
-/// A `long` field declared by `java.lang.Thread` itself.
-fn thread_long_field(jni: Jni<'_>, thread: Obj<'_>, name: &str) -> Option<i64> {
+pub fn thread_keys(jni: Jni<'_>, thread: Obj<'_>) -> ThreadKeys {
     if thread.is_null() {
-        return None;
+        return ThreadKeys::default();
     }
     in_frame(jni, 4, |env| {
         let class = env.find_class("java/lang/Thread").ok()?;
-        let field = env.get_field_id(&class, name, "J").ok()?;
-        env.get_field_unchecked(
-            jobj(thread),
-            field,
-            jni::signature::ReturnType::Primitive(jni::signature::Primitive::Long),
-        )
-        .ok()?
-        .j()
-        .ok()
+        let mut long = |name: &str| -> Option<i64> {
+            let field = env.get_field_id(&class, name, "J").ok()?;
+            env.get_field_unchecked(
+                jobj(thread),
+                field,
+                jni::signature::ReturnType::Primitive(jni::signature::Primitive::Long),
+            )
+            .ok()?
+            .j()
+            .ok()
+        };
+        Some(ThreadKeys {
+            id: long("tid"),
+            address: long("eetop").map(|v| v as u64).filter(|&v| v != 0),
+        })
     })
+    .unwrap_or_default()
 }
 
 /// The VM's thread dump as `jcmd PID Thread.print` prints it, asked

@@ -98,7 +98,7 @@ impl<'d> Headers<'d> {
     }
 
     /// The native thread ID of the Java thread whose VM structure is at
-    /// `address` (`tid=0x...` in its header, `jni::java_thread_address`)
+    /// `address` (`tid=0x...` in its header, `jni::thread_keys`)
     /// and whose Java ID is `id`. The address is the VM's, not the
     /// program's: a thread that renames itself all the time is still
     /// found. It must occur exactly once in the dump.

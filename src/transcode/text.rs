@@ -24,12 +24,6 @@ pub fn signature_of_serial(syms: &Symbols, serial: u32) -> String {
         .unwrap_or_else(|| "L<unknown>;".into())
 }
 
-pub fn signature_of_id(syms: &Symbols, id: u64) -> String {
-    syms.class_name_by_id(id)
-        .map(class_signature)
-        .unwrap_or_else(|| format!("Lclass@{id:x};"))
-}
-
 pub fn trace(
     f: &mut dyn ProfileFormat,
     buf: &mut Vec<u8>,
@@ -362,7 +356,7 @@ pub fn heap_sub(
         HeapSubRecord::ClassDump(cd) => {
             // Layouts may change with a class dump: plans are made anew.
             names.plans.clear();
-            let sig = signature_of_id(syms, cd.class_id);
+            let sig = names.signature(syms, cd.class_id);
             let cp: Vec<fmt::ConstantPoolEntry> = cd
                 .constant_pool
                 .iter()

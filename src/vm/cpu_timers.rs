@@ -270,8 +270,9 @@ fn native_id(
     headers: &Headers<'_>,
     t: Obj<'_>,
 ) -> Result<Option<i32>, Unmapped> {
-    let id = crate::jvmti::jni::java_thread_id(jni, t);
-    if let (Some(address), Some(id)) = (crate::jvmti::jni::java_thread_address(jni, t), id) {
+    let keys = crate::jvmti::jni::thread_keys(jni, t);
+    let id = keys.id;
+    if let (Some(address), Some(id)) = (keys.address, id) {
         if let Ok(tid) = headers.native_id_at(address, id) {
             return Ok(Some(tid));
         }

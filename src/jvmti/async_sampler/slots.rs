@@ -235,11 +235,6 @@ pub fn give_back_tid(tid: i32) {
     }
 }
 
-/// The slot of thread `tid`, if it has one.
-pub fn of_tid(tid: i32) -> Option<u32> {
-    ALLOC.lock().ok()?.by_tid.get(&tid).copied()
-}
-
 /// `give_back` under the allocation lock. A slot is released once: a
 /// second call finds it not live and does nothing (so it cannot enter the
 /// free list twice).
