@@ -37,6 +37,57 @@ pub mod sub_tag {
     pub const PRIMITIVE_ARRAY_DUMP: u8 = 0x23;
 }
 
+/// Where an 8-byte identifier of a binary stream comes from
+/// (docs/output-formats.md, "Identifiers"). A stream can hold the agent's
+/// own records and heap dumps by the VM's dumper; so that their
+/// identifiers can never name each other's objects, each source has its
+/// own space:
+///
+/// * the agent's own identifiers (objects, classes, threads, strings,
+///   frames: all below 2^32) have [`id_space::OURS`] set;
+/// * the first VM dump of a stream keeps the VM's identifiers as they are
+///   (addresses: below 2^57 on every 64-bit Linux), so its heap records go
+///   to the output without being read; the names and frames the agent adds
+///   for it live under [`id_space::VM_NAMES`] and [`id_space::VM_FRAMES`];
+/// * a later VM dump (number k >= 2) has `k << DUMP_SHIFT` added to every
+///   identifier (its addresses must be below 2^47), so it names neither
+///   the first dump's objects nor another's.
+pub mod id_space {
+    /// Set in every identifier of the agent's own in 8-byte-ID output.
+    pub const OURS: u64 = 1 << 62;
+    /// The first VM dump's class names in Java spelling (`VM_NAMES | n`,
+    /// n < 2^59).
+    pub const VM_NAMES: u64 = 1 << 61;
+    /// The first VM dump's stack frames (`VM_FRAMES | HotSpot's frame ID`).
+    pub const VM_FRAMES: u64 = (1 << 61) | (1 << 60);
+    /// The one UTF8 record that fills the room left before the VM's heap
+    /// records when its file becomes the output (`sink::file_copy`): named
+    /// by nothing.
+    pub const FILLER: u64 = (1 << 61) | (1 << 59);
+    /// A raw identifier of the VM must be below this (else it could be
+    /// mistaken for one of the spaces above).
+    pub const RAW_LIMIT: u64 = 1 << 60;
+    /// A later dump's number sits at this bit.
+    pub const DUMP_SHIFT: u32 = 48;
+    /// Highest dump number that fits below [`VM_NAMES`].
+    pub const MAX_TAGGED_DUMP: u32 = (1 << (61 - DUMP_SHIFT)) - 1;
+    /// Addresses of a later (tagged) dump must be below this.
+    pub const TAGGED_LIMIT: u64 = 1 << 47;
+    /// Class names in Java spelling of a tagged dump: `tag | NAME_BIT | n`.
+    pub const TAGGED_NAME_BIT: u64 = 1 << 47;
+
+    /// An identifier of the agent's own as written with 8 bytes (0, null,
+    /// stays 0).
+    #[inline]
+    pub fn ours(id: u64) -> u64 {
+        if id == 0 {
+            0
+        } else {
+            id | OURS
+        }
+    }
+}
+
 /// Basic type codes (fields, array elements, constants, site kinds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]

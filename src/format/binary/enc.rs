@@ -2,7 +2,10 @@
 
 use crate::format::model::Value;
 
-/// Width of identifiers in the stream.
+/// Width of identifiers in the stream. With 8 bytes every identifier of
+/// the agent's own is written with `vocab::id_space::OURS` set, so that a
+/// heap dump by the VM's dumper in the same stream can keep its addresses
+/// (docs/output-formats.md, "Identifiers").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IdSize {
     /// 4-byte IDs, as the original agent always wrote. IDs are truncated to
@@ -50,7 +53,7 @@ pub fn u8_(b: &mut Vec<u8>, v: u64) {
 pub fn id(b: &mut Vec<u8>, size: IdSize, v: u64) {
     match size {
         IdSize::Four => u4(b, v as u32),
-        IdSize::Eight => u8_(b, v),
+        IdSize::Eight => u8_(b, crate::vocab::id_space::ours(v)),
     }
 }
 

@@ -28,6 +28,10 @@ impl B {
         self.0.extend_from_slice(&v.to_be_bytes());
         self
     }
+    /// An 8-byte ID of the agent's own, as written (`vocab::id_space`).
+    fn id(self, v: u64) -> Self {
+        self.u8(crate::vocab::id_space::ours(v))
+    }
     fn raw(mut self, v: &[u8]) -> Self {
         self.0.extend_from_slice(v);
         self
@@ -646,8 +650,8 @@ fn eight_byte_ids_everywhere_ids_are_written() {
     let t = at_us(1);
     f.load_class(&mut out, t, &LoadClass { class_serial: 100000, class_obj_id: 0x1_5000_0001, trace_serial: 300000, class_sig: "LA;" });
     let want = B::default()
-        .rec(0x01, 1, 8 + 1).u8(0xA0000001).raw(b"A")
-        .rec(0x02, 1, 24).u4(100000).u8(0x1_5000_0001).u4(300000).u8(0xA0000001);
+        .rec(0x01, 1, 8 + 1).id(0xA0000001).raw(b"A")
+        .rec(0x02, 1, 24).u4(100000).id(0x1_5000_0001).u4(300000).id(0xA0000001);
     assert_eq!(out, want.0);
 
     out.clear();
@@ -657,9 +661,9 @@ fn eight_byte_ids_everywhere_ids_are_written() {
     let want = B::default()
         .utf8_8(1, 0xA0000002, "m")
         .utf8_8(1, 0xA0000003, "()V")
-        .rec(0x04, 1, 40).u8(0x70000001).u8(0xA0000002).u8(0xA0000003).u8(0).u4(100010).u4(3)
-        .rec(0x05, 1, 20).u4(300001).u4(0).u4(1).u8(0x70000001)
-        .rec(0x0A, 1, 40).u4(200001).u8(0x50000009).u4(300001).u8(0xA0000002).u8(0).u8(0);
+        .rec(0x04, 1, 40).id(0x70000001).id(0xA0000002).id(0xA0000003).id(0).u4(100010).u4(3)
+        .rec(0x05, 1, 20).u4(300001).u4(0).u4(1).id(0x70000001)
+        .rec(0x0A, 1, 40).u4(200001).id(0x50000009).u4(300001).id(0xA0000002).id(0).id(0);
     assert_eq!(out, want.0);
 
     out.clear();
@@ -688,14 +692,14 @@ fn eight_byte_ids_everywhere_ids_are_written() {
     f.heap_prim_array(&mut out, &PrimArrayDump { obj_id: 12, size: 0, trace_serial: 2, elements: PrimElements::Omitted(BasicType::Byte) });
     f.heap_dump_end(&mut out, t);
     let body = B::default()
-        .u1(0x01).u8(1).u8(2)
-        .u1(0x20).u8(1).u4(2).u8(3).u8(4).u8(5).u8(6).u8(0).u8(0).u4(8)
+        .u1(0x01).id(1).id(2)
+        .u1(0x20).id(1).u4(2).id(3).id(4).id(5).id(6).id(0).id(0).u4(8)
         .u2(0)
-        .u2(2).u8(0xA0000001).u1(2).u8(0x50000002).u8(0xA0000004).u1(2).u8(7)
+        .u2(2).id(0xA0000001).u1(2).id(0x50000002).id(0xA0000004).u1(2).id(7)
         .u2(0)
-        .u1(0x21).u8(9).u4(2).u8(1).u4(8).u8(0x50000003)
-        .u1(0x22).u8(10).u4(2).u4(1).u8(11).u8(8)
-        .u1(0x23).u8(12).u4(2).u4(0).u1(8);
+        .u1(0x21).id(9).u4(2).id(1).u4(8).id(0x50000003)
+        .u1(0x22).id(10).u4(2).u4(1).id(11).id(8)
+        .u1(0x23).id(12).u4(2).u4(0).u1(8);
     // "A" (static name) was already announced as the class name string, and
     // INSTANCE DUMP carries no field names: the only UTF8 record names the
     // constant-pool entry's pseudo static.
@@ -705,7 +709,7 @@ fn eight_byte_ids_everywhere_ids_are_written() {
 
 impl B {
     fn utf8_8(self, time: u32, id: u64, s: &str) -> Self {
-        self.rec(0x01, time, 8 + s.len() as u32).u8(id).raw(s.as_bytes())
+        self.rec(0x01, time, 8 + s.len() as u32).id(id).raw(s.as_bytes())
     }
 }
 

@@ -411,9 +411,12 @@ fn read_value(ty: BasicType, b: &[u8], id_size: usize) -> Value {
     }
 }
 
+/// An object ID into encoded values: 8-byte IDs are binary output's and
+/// carry the agent's mark (`vocab::id_space`), as `format::binary` writes
+/// them.
 pub(super) fn put_id(b: &mut [u8], id: u64, id_size: usize) {
     if id_size == 8 {
-        b[..8].copy_from_slice(&id.to_be_bytes());
+        b[..8].copy_from_slice(&crate::vocab::id_space::ours(id).to_be_bytes());
     } else {
         b[..4].copy_from_slice(&(id as u32).to_be_bytes());
     }

@@ -254,8 +254,10 @@ fn binary_values_are_big_endian_at_the_id_size() {
         ..Default::default()
     };
     let bytes = render(&batches, &c, &mut BinaryFormat::new(opts));
-    // Node a: v = 7, next = b (8-byte ID), values 12 bytes.
-    let a_values = [&[0, 0, 0, 7][..], &0x5000_0003u64.to_be_bytes()].concat();
+    // Node a: v = 7, next = b (8-byte ID, the agent's mark set), values
+    // 12 bytes.
+    let b_id = crate::vocab::id_space::OURS | 0x5000_0003;
+    let a_values = [&[0, 0, 0, 7][..], &b_id.to_be_bytes()].concat();
     assert!(bytes.windows(a_values.len()).any(|w| w == a_values));
     // Node's static count = 99 as a long.
     assert!(bytes
