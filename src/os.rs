@@ -40,3 +40,103 @@ pub fn punch_hole(file: &std::fs::File, offset: u64, len: u64) -> std::io::Resul
         Err(std::io::Error::last_os_error())
     }
 }
+
+fn off_t(v: u64) -> std::io::Result<libc::off_t> {
+    libc::off_t::try_from(v).map_err(|_| std::io::ErrorKind::InvalidInput.into())
+}
+
+fn result_of(r: libc::c_int) -> std::io::Result<()> {
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Insert `len` bytes of hole at `offset` of `file`, moving what follows
+/// up (ext4, XFS: both a multiple of the filesystem's block size; other
+/// filesystems fail with EOPNOTSUPP).
+pub fn insert_range(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    let (off, n) = (off_t(offset)?, off_t(len)?);
+    // SAFETY: fallocate only reads its integer arguments; the descriptor is
+    // open for as long as `file` is borrowed.
+    result_of(unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_INSERT_RANGE, off, n) })
+}
+
+/// Remove `len` bytes at `offset` of `file`, moving what follows down
+/// (same rules as [`insert_range`]; the range must end before the file).
+pub fn collapse_range(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    let (off, n) = (off_t(offset)?, off_t(len)?);
+    // SAFETY: as in `insert_range`.
+    result_of(unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_COLLAPSE_RANGE, off, n) })
+}
+
+/// Copy up to `len` bytes of `src` from `*offset` (advanced by what was
+/// copied) to `dst`, at `*dst_offset` (advanced likewise) or else at its
+/// file position, inside the kernel (copy_file_range(2)); 0 at the end of
+/// `src`.
+pub fn copy_file_range(
+    src: &std::fs::File,
+    offset: &mut u64,
+    dst: &std::fs::File,
+    dst_offset: Option<&mut u64>,
+    len: usize,
+) -> std::io::Result<usize> {
+    use std::os::unix::io::AsRawFd;
+    let mut off: libc::loff_t = off_t(*offset)?;
+    let mut dst_off: Option<libc::loff_t> = match &dst_offset {
+        Some(o) => Some(off_t(**o)?),
+        None => None,
+    };
+    let dst_ptr = dst_off
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |o| o as *mut libc::loff_t);
+    // SAFETY: `off` and `dst_off` live on this stack frame for the call
+    // (a null output offset means the file position); both descriptors
+    // are open while borrowed; the kernel reads and writes nothing else.
+    let n = unsafe {
+        libc::copy_file_range(src.as_raw_fd(), &mut off, dst.as_raw_fd(), dst_ptr, len, 0)
+    };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    *offset = off as u64;
+    if let (Some(o), Some(d)) = (dst_offset, dst_off) {
+        *o = d as u64;
+    }
+    Ok(n as usize)
+}
+
+/// The block size of the filesystem `file` is on (fstatfs(2) `f_bsize`).
+pub fn fs_block_size(file: &std::fs::File) -> std::io::Result<u64> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: all-zero is a valid `statfs`; fstatfs only writes into it.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` lives on this stack frame; the descriptor is open.
+    result_of(unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) })?;
+    u64::try_from(st.f_bsize).map_err(|_| std::io::ErrorKind::InvalidData.into())
+}
+
+/// Copy up to `len` bytes of `src` from `*offset` (advanced by what was
+/// sent) to the socket `dst`, inside the kernel (sendfile(2)); 0 at the
+/// end of `src`. A socket with a send timeout fails with WouldBlock when
+/// it expires before any byte went.
+pub fn sendfile(
+    dst: &impl std::os::unix::io::AsRawFd,
+    src: &std::fs::File,
+    offset: &mut u64,
+    len: usize,
+) -> std::io::Result<usize> {
+    use std::os::unix::io::AsRawFd;
+    let mut off: libc::off_t = off_t(*offset)?;
+    // SAFETY: `off` lives on this stack frame for the call; both
+    // descriptors are open while borrowed.
+    let n = unsafe { libc::sendfile(dst.as_raw_fd(), src.as_raw_fd(), &mut off, len) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    *offset = off as u64;
+    Ok(n as usize)
+}

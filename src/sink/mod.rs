@@ -2,6 +2,7 @@
 //! The writer thread (`writer`) is the only owner and the only thread that
 //! does output IO.
 
+pub mod file_copy;
 pub mod record;
 pub mod writer;
 
@@ -102,7 +103,8 @@ pub fn write_socket_bounded(mut s: &TcpStream, buf: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-pub use writer::{Step, Stream, Writer, WriterJob};
+pub use file_copy::{Adoption, FileRange, NotAdopted};
+pub use writer::{SinkAnswer, SinkRequest, Step, Stream, Writer, WriterJob};
 
 /// Largest single write(2) to a file. The writer thread's buffer holds a
 /// whole step of a heap dump copy (several MiB); written in one call,
@@ -112,7 +114,9 @@ pub use writer::{Step, Stream, Writer, WriterJob};
 const FILE_WRITE_PIECE: usize = 1 << 20;
 
 pub enum Sink {
-    File(File),
+    /// A file, with its name when it is a regular file the agent opened by
+    /// it (a FIFO has none): the name is what `adopt` may replace.
+    File(File, Option<std::path::PathBuf>),
     /// A file whose name ends in `.gz`: the whole stream gzip-compressed
     /// (as `jcmd GC.heap_dump -gz` writes), finished when output stops.
     Gzip(flate2::write::GzEncoder<File>),
@@ -130,7 +134,10 @@ impl Sink {
     ///
     /// * nothing is ever unlinked: a regular file is truncated in place, and
     ///   a FIFO, a device or a socket is written into as it is (`file=` used
-    ///   to delete and replace them, `/dev/null` included);
+    ///   to delete and replace them, `/dev/null` included); the one
+    ///   replacement is a heap dump's file taking the place of the regular
+    ///   file the agent writes, with all its content (`adopt`, only where
+    ///   the name is that file's only name and no symlink);
     /// * a new file is created with mode 0600 when `private` (heap dumps
     ///   hold the program's data, as HotSpot's own dumps, which are 0600),
     ///   else 0644, both less the umask; an existing regular file that gets
@@ -141,7 +148,7 @@ impl Sink {
         let existing = std::fs::metadata(path).ok().map(|m| m.file_type());
         let regular = existing.is_none_or(|t| t.is_file());
         if existing.is_some_and(|t| t.is_fifo()) {
-            return Ok(Sink::File(open_fifo(path)?));
+            return Ok(Sink::File(open_fifo(path)?, None));
         }
         let f = std::fs::OpenOptions::new()
             .write(true)
@@ -159,7 +166,7 @@ impl Sink {
                 flate2::Compression::fast(),
             )));
         }
-        Ok(Sink::File(f))
+        Ok(Sink::File(f, regular.then(|| path.to_path_buf())))
     }
 
     /// Complete the stream (gzip trailer); called once when output stops.
@@ -198,7 +205,7 @@ impl Sink {
         match self {
             Sink::Socket(s) => write_socket_bounded(s, buf),
             Sink::Recorded(r) => r.append(buf),
-            Sink::File(f) => {
+            Sink::File(f, _) => {
                 for piece in buf.chunks(FILE_WRITE_PIECE) {
                     f.write_all(piece)?;
                 }
@@ -218,7 +225,7 @@ impl Sink {
 
     pub fn describe(&self) -> String {
         match self {
-            Sink::File(_) | Sink::Gzip(_) => "output file".into(),
+            Sink::File(..) | Sink::Gzip(_) => "output file".into(),
             Sink::Recorded(_) => "recording of the stream".into(),
             Sink::Socket(s) => s
                 .peer_addr()
@@ -240,7 +247,7 @@ impl Sink {
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Sink::File(f) => f.write(buf),
+            Sink::File(f, _) => f.write(buf),
             Sink::Gzip(g) => g.write(buf),
             Sink::Socket(s) => s.write(buf),
             Sink::Recorded(r) => r.append(buf).map(|()| buf.len()),
@@ -252,7 +259,7 @@ impl Write for Sink {
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Sink::File(f) => f.flush(),
+            Sink::File(f, _) => f.flush(),
             Sink::Gzip(g) => g.flush(),
             Sink::Socket(s) => s.flush(),
             Sink::Recorded(_) => Ok(()),

@@ -37,6 +37,27 @@ pub enum Step {
     Done,
 }
 
+/// What a stream asks of the sink after a step, beyond the bytes the step
+/// appended (which go first).
+pub enum SinkRequest<'a> {
+    /// Copy a range of a file (`Sink::copy_range`); a failure stops the
+    /// output, as a failed write does.
+    Copy(super::FileRange<'a>),
+    /// Take a file as the output (`Sink::adopt`); the stream is told how
+    /// it went ([`Stream::answer`]).
+    Adopt(super::Adoption<'a>),
+    /// Could a file made in this directory become the output
+    /// (`Sink::may_adopt`)? The stream is told.
+    MayAdopt(&'a std::path::Path),
+}
+
+/// The sink's answer to a [`SinkRequest`] that asks one.
+#[derive(Debug)]
+pub enum SinkAnswer {
+    Adopted(Result<(), super::NotAdopted>),
+    MayAdopt(Result<(), String>),
+}
+
 /// Output that the writer thread produces itself, a piece per step, until
 /// it is done: a large record copied from elsewhere (the VM's own heap
 /// dump) goes straight from its source to the sink without being queued
@@ -46,6 +67,14 @@ pub enum Step {
 /// steps when output has stopped or the writer is ending.
 pub trait Stream<F>: Send {
     fn step(&mut self, format: &mut F, out: &mut Vec<u8>) -> Step;
+    /// Asked after every step: what the sink must do once that step's
+    /// bytes are written (bytes of a file to follow them, a file to take
+    /// over the output).
+    fn sink_request(&mut self) -> Option<SinkRequest<'_>> {
+        None
+    }
+    /// The answer to a [`SinkRequest::Adopt`] or [`SinkRequest::MayAdopt`].
+    fn answer(&mut self, _answer: SinkAnswer) {}
     fn abandon(&mut self) {}
 }
 
@@ -172,6 +201,13 @@ impl<F: Pending + Send + 'static> Writer<F> {
 fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<AtomicBool>) {
     let mut buf: Vec<u8> = Vec::with_capacity(FLUSH_THRESHOLD * 2);
     let target = sink.describe();
+    let stop_output = |sink: &mut Sink, e: std::io::Error| {
+        failed.store(true, Ordering::Relaxed);
+        sink.abandon();
+        crate::diag::error(&format!(
+            "write to {target} failed: {e}; profile output stopped"
+        ));
+    };
     let push = |sink: &mut Sink, buf: &mut Vec<u8>, force: bool| {
         if failed.load(Ordering::Relaxed) {
             buf.clear();
@@ -182,11 +218,7 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
             .and_then(|_| if force { sink.flush() } else { Ok(()) });
         buf.clear();
         if let Err(e) = r {
-            failed.store(true, Ordering::Relaxed);
-            sink.abandon();
-            crate::diag::error(&format!(
-                "write to {target} failed: {e}; profile output stopped"
-            ));
+            stop_output(sink, e);
         }
     };
     // Streams being drained, oldest first: only the first one runs.
@@ -206,6 +238,32 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
                 crate::diag::error("internal error while streaming output; stream dropped");
                 Step::Done
             });
+            // What the step asks of the sink, after its bytes.
+            let asked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let request = s.sink_request()?;
+                push(&mut sink, &mut buf, false);
+                if failed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                match request {
+                    SinkRequest::Copy(r) => {
+                        if let Err(e) = sink.copy_range(&r) {
+                            stop_output(&mut sink, e);
+                        }
+                        None
+                    }
+                    SinkRequest::Adopt(a) => Some(SinkAnswer::Adopted(sink.adopt(&a))),
+                    SinkRequest::MayAdopt(dir) => Some(SinkAnswer::MayAdopt(sink.may_adopt(dir))),
+                }
+            }));
+            match asked {
+                Ok(Some(answer)) => s.answer(answer),
+                Ok(None) => {}
+                Err(_) => {
+                    crate::diag::error("internal error while copying output; output stopped");
+                    failed.store(true, Ordering::Relaxed);
+                }
+            }
             if buf.len() >= FLUSH_THRESHOLD {
                 push(&mut sink, &mut buf, false);
             }

@@ -1,0 +1,488 @@
+//! Bytes of another file into the output: a range copied by the kernel
+//! where it can, or the other file taken as the output itself. Both serve
+//! heap dumps by the VM's dumper, whose heap records go to our output
+//! unchanged (docs/heap_dump.md, "The VM's dumper").
+
+use super::Sink;
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::time::Instant;
+
+/// `len` bytes of `file` from `offset`, to follow the output so far.
+pub struct FileRange<'a> {
+    pub file: &'a File,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// A file to become the output (see [`Sink::adopt`]).
+pub struct Adoption<'a> {
+    /// Open for reading and writing.
+    pub file: &'a File,
+    /// Its name; renamed to the output's.
+    pub path: &'a Path,
+    /// Its bytes from here to its end stay where they are on the disk.
+    pub keep_from: u64,
+    /// Bytes to go between the output so far and the kept part.
+    pub head: &'a [u8],
+}
+
+/// Why an adoption did not happen. The output is as it was; the kept part
+/// of the file is now at `kept_at` (the file's beginning may have been
+/// resized already), so the caller can still copy it.
+#[derive(Debug)]
+pub struct NotAdopted {
+    pub reason: String,
+    pub kept_at: u64,
+}
+
+/// Copies through the kernel go in pieces of this size.
+const KERNEL_PIECE: usize = 8 << 20;
+/// Copies through a buffer go in pieces of this size (see
+/// `FILE_WRITE_PIECE`).
+const BUFFER_PIECE: usize = 1 << 20;
+
+/// The smallest record that can fill a gap: a UTF8 record with its ID.
+const FILLER_MIN: u64 = 9 + 8;
+
+/// Errors of copy_file_range(2) and sendfile(2) that mean "not for these
+/// two files": the bytes then go through a buffer.
+fn unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EXDEV | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::EBADF)
+    )
+}
+
+fn ended_early(r: &FileRange<'_>, at: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!(
+            "the file to copy ends at byte {at}, before {} (copy of {} bytes from {})",
+            r.offset + r.len,
+            r.len,
+            r.offset
+        ),
+    )
+}
+
+impl Sink {
+    /// Write `r` after what was written so far: inside the kernel where it
+    /// can (copy_file_range to a file, sendfile to a socket, under the same
+    /// stall rule as writes), else through a buffer (gzip, recordings,
+    /// another filesystem).
+    pub fn copy_range(&mut self, r: &FileRange<'_>) -> io::Result<()> {
+        let mut at = r.offset;
+        let end = r.offset + r.len;
+        match self {
+            Sink::File(f, _) => {
+                while at < end {
+                    let want = (end - at).min(KERNEL_PIECE as u64) as usize;
+                    match crate::os::copy_file_range(r.file, &mut at, f, None, want) {
+                        Ok(0) => return Err(ended_early(r, at)),
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if unsupported(&e) => break,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            Sink::Socket(s) => {
+                let mut last_progress = Instant::now();
+                while at < end {
+                    let want = (end - at).min(KERNEL_PIECE as u64) as usize;
+                    match crate::os::sendfile(s, r.file, &mut at, want) {
+                        Ok(0) => return Err(ended_early(r, at)),
+                        Ok(_) => last_progress = Instant::now(),
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                io::ErrorKind::WouldBlock
+                                    | io::ErrorKind::TimedOut
+                                    | io::ErrorKind::Interrupted
+                            ) =>
+                        {
+                            if last_progress.elapsed() >= super::SOCKET_STALL_LIMIT {
+                                return Err(io::Error::new(
+                                    io::ErrorKind::TimedOut,
+                                    format!(
+                                        "the front-end accepted no output for {} s",
+                                        super::SOCKET_STALL_LIMIT.as_secs()
+                                    ),
+                                ));
+                            }
+                        }
+                        Err(e) if unsupported(&e) => break,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut buf = vec![0u8; BUFFER_PIECE.min((end - at) as usize)];
+        while at < end {
+            let n = (end - at).min(buf.len() as u64) as usize;
+            match r.file.read_at(&mut buf[..n], at) {
+                Ok(0) => return Err(ended_early(r, at)),
+                Ok(k) => {
+                    self.write_all_bounded(&buf[..k])?;
+                    at += k as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Make `a.file` the output file, its bytes from `a.keep_from` on
+    /// staying where they are on the disk: the output so far and `a.head`
+    /// are written at its beginning (which is first grown or shrunk by
+    /// whole filesystem blocks, FALLOC_FL_INSERT_RANGE / COLLAPSE_RANGE,
+    /// so that they end just before the kept part; the few bytes left over
+    /// become one UTF8 record no record names), then it is renamed to the
+    /// output's name, with the output's mode, and written on from its end.
+    /// Nothing is copied but the output so far, so a heap dump of the VM
+    /// costs the disk and the page cache nothing more than the VM's own.
+    ///
+    /// Only done for a regular file the agent opened by its name, still
+    /// there under that name with one link, owned like `a.file` and on its
+    /// filesystem, and holding no more than the kept part; anything else
+    /// (or a filesystem that cannot resize a file's beginning) is refused
+    /// and the output stays as it was.
+    pub fn adopt(&mut self, a: &Adoption<'_>) -> Result<(), NotAdopted> {
+        let refuse = |reason: String| NotAdopted {
+            reason,
+            kept_at: a.keep_from,
+        };
+        let vm = a
+            .file
+            .metadata()
+            .map_err(|e| refuse(format!("dump file: {e}")))?;
+        let om = self.adoption_target(&vm).map_err(refuse)?;
+        let Sink::File(out, Some(out_path)) = self else {
+            return Err(refuse("the output is not a file of the agent's".into()));
+        };
+        let io = |what: &str, e: io::Error| format!("{what}: {e}");
+        let x = out
+            .stream_position()
+            .map_err(|e| refuse(io("output position", e)))?;
+        if x != om.len() {
+            return Err(refuse("the output file is not written to its end".into()));
+        }
+        let kept = vm.len().saturating_sub(a.keep_from);
+        if x > kept || a.keep_from > vm.len() {
+            return Err(refuse(
+                "the output so far is larger than the dump (copying the dump costs less)".into(),
+            ));
+        }
+        let bs = crate::os::fs_block_size(a.file).map_err(|e| refuse(io("block size", e)))?;
+        if bs == 0 || bs > 1 << 20 {
+            return Err(refuse(format!("block size {bs}")));
+        }
+        let head_end = x + a.head.len() as u64;
+        // Grow or shrink the beginning by whole blocks so that the gap
+        // between head_end and the kept part is FILLER_MIN.. FILLER_MIN+bs.
+        let kept_at = if head_end + FILLER_MIN > a.keep_from {
+            let grow = (head_end + FILLER_MIN - a.keep_from).div_ceil(bs) * bs;
+            crate::os::insert_range(a.file, 0, grow)
+                .map_err(|e| refuse(io("cannot make room at the dump's beginning", e)))?;
+            a.keep_from + grow
+        } else {
+            let shrink = (a.keep_from - head_end - FILLER_MIN) / bs * bs;
+            if shrink > 0 {
+                crate::os::collapse_range(a.file, 0, shrink)
+                    .map_err(|e| refuse(io("cannot shrink the dump's beginning", e)))?;
+            }
+            a.keep_from - shrink
+        };
+        let moved = |reason: String| NotAdopted { reason, kept_at };
+        // The output so far, read through a handle of its own (ours is
+        // write-only), checked to be the same file.
+        let src = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&*out_path)
+            .map_err(|e| moved(io("cannot read the output", e)))?;
+        let sm = src.metadata().map_err(|e| moved(io("output", e)))?;
+        if (sm.dev(), sm.ino()) != (om.dev(), om.ino()) {
+            return Err(moved("the output's name changed meanwhile".into()));
+        }
+        copy_at(&src, a.file, x).map_err(|e| moved(io("cannot copy the output so far", e)))?;
+        a.file
+            .write_all_at(a.head, x)
+            .and_then(|()| a.file.write_all_at(&filler(kept_at - head_end), head_end))
+            .and_then(|()| {
+                a.file
+                    .set_permissions(std::fs::Permissions::from_mode(om.mode() & 0o7777))
+            })
+            .map_err(|e| moved(io("cannot write the dump's beginning", e)))?;
+        let mut new = a.file.try_clone().map_err(|e| moved(io("dump file", e)))?;
+        new.seek(SeekFrom::End(0))
+            .map_err(|e| moved(io("dump file", e)))?;
+        std::fs::rename(a.path, &*out_path)
+            .map_err(|e| moved(io("cannot rename the dump to the output's name", e)))?;
+        let path = out_path.clone();
+        *self = Sink::File(new, Some(path));
+        Ok(())
+    }
+}
+
+impl Sink {
+    /// Whether a file like `like` (on its filesystem, with its owner)
+    /// could become the output: the conditions of [`Sink::adopt`] that do
+    /// not depend on the file's content. The output's metadata if so.
+    fn adoption_target(&self, like: &std::fs::Metadata) -> Result<std::fs::Metadata, String> {
+        let Sink::File(out, Some(out_path)) = self else {
+            return Err("the output is not a file of the agent's".into());
+        };
+        let om = out.metadata().map_err(|e| format!("output: {e}"))?;
+        let pm = std::fs::symlink_metadata(out_path).map_err(|e| format!("output name: {e}"))?;
+        if !pm.file_type().is_file() || (pm.dev(), pm.ino()) != (om.dev(), om.ino()) {
+            return Err("the output's name no longer names the output file".into());
+        }
+        if om.nlink() != 1 {
+            return Err("the output file has other names (hard links)".into());
+        }
+        if om.dev() != like.dev() {
+            return Err("the dump is on another filesystem".into());
+        }
+        if (om.uid(), om.gid()) != (like.uid(), like.gid()) {
+            return Err("the output file has another owner".into());
+        }
+        Ok(om)
+    }
+
+    /// Asked before a dump: could a file made in `dir` become the output
+    /// (see [`Sink::adoption_target`])? If not, the dump is copied as the VM
+    /// writes it instead of after.
+    pub fn may_adopt(&self, dir: &Path) -> Result<(), String> {
+        let d = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        self.adoption_target(&d).map(|_| ())
+    }
+}
+
+/// The first `len` bytes of `src` to the same place of `dst`.
+fn copy_at(src: &File, dst: &File, len: u64) -> io::Result<()> {
+    let (mut from, mut to) = (0u64, 0u64);
+    while from < len {
+        let want = (len - from).min(KERNEL_PIECE as u64) as usize;
+        match crate::os::copy_file_range(src, &mut from, dst, Some(&mut to), want) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if unsupported(&e) => {
+                let mut buf = vec![0u8; BUFFER_PIECE];
+                while from < len {
+                    let n = (len - from).min(buf.len() as u64) as usize;
+                    src.read_exact_at(&mut buf[..n], from)?;
+                    dst.write_all_at(&buf[..n], from)?;
+                    from += n as u64;
+                }
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// One UTF8 record of exactly `len` (>= [`FILLER_MIN`]) bytes, under an
+/// identifier nothing names (`vocab::id_space::FILLER`).
+pub fn filler(len: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(len as usize);
+    b.push(crate::vocab::tag::UTF8);
+    b.extend_from_slice(&0u32.to_be_bytes());
+    b.extend_from_slice(&((len - 9) as u32).to_be_bytes());
+    b.extend_from_slice(&crate::vocab::id_space::FILLER.to_be_bytes());
+    let text = b"hprof-rs: room before the VM's heap records";
+    let room = (len - FILLER_MIN) as usize;
+    b.extend_from_slice(&text[..text.len().min(room)]);
+    b.resize(len as usize, b' ');
+    b
+}
+
+impl Sink {
+    /// The output file's name (tests of the adoption).
+    #[cfg(test)]
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Sink::File(_, p) => p.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmpdir(name: &str) -> std::path::PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("hprof-rs-filecopy-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn rw(path: &Path) -> File {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .unwrap()
+    }
+
+    #[test]
+    fn ranges_reach_every_kind_of_sink() {
+        let d = tmpdir("ranges");
+        let src_path = d.join("src");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&src_path, &data).unwrap();
+        let src = File::open(&src_path).unwrap();
+        let r = FileRange {
+            file: &src,
+            offset: 1234,
+            len: 2_500_000,
+        };
+        let want = [&b"head"[..], &data[1234..1234 + 2_500_000]].concat();
+        // A file: the kernel copies.
+        let out = d.join("out");
+        let mut s = Sink::create_file(&out, false).unwrap();
+        s.write_all_bounded(b"head").unwrap();
+        s.copy_range(&r).unwrap();
+        s.finish().unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), want);
+        // Memory: through a buffer.
+        let mem = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let mut s = Sink::Memory(mem.clone());
+        s.write_all_bounded(b"head").unwrap();
+        s.copy_range(&r).unwrap();
+        assert_eq!(*mem.lock(), want);
+        // A socket: sendfile.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let reader = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut got = Vec::new();
+            std::io::Read::read_to_end(&mut c, &mut got).unwrap();
+            got
+        });
+        let mut s = Sink::connect("127.0.0.1", port).unwrap();
+        s.write_all_bounded(b"head").unwrap();
+        s.copy_range(&r).unwrap();
+        drop(s);
+        assert_eq!(reader.join().unwrap(), want);
+        // A range past the source's end is an error, not a hang.
+        let mut s = Sink::Memory(mem);
+        let past = FileRange {
+            file: &src,
+            offset: 2_999_000,
+            len: 5000,
+        };
+        assert!(s.copy_range(&past).is_err());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// The output so far, then `head`, then the kept part of the dump
+    /// file: whatever the sizes, and the name is the output's.
+    #[test]
+    fn an_adopted_file_holds_the_output_the_head_and_the_kept_part() {
+        let d = tmpdir("adopt");
+        for (so_far, head_len, prefix) in [
+            (31usize, 100usize, 1_900_000u64),
+            (5000, 3_000_000, 1000),
+            (31, 0, 31),
+            (70_000, 10, 200_000),
+        ] {
+            let out = d.join("out.hprof");
+            let mut s = Sink::create_file(&out, true).unwrap();
+            let earlier: Vec<u8> = (0..so_far).map(|i| (i % 200) as u8).collect();
+            s.write_all_bounded(&earlier).unwrap();
+            let vm_path = d.join("heap.hprof");
+            let vm = rw(&vm_path);
+            let kept: Vec<u8> = (0..2_000_000u32).map(|i| (i % 241) as u8 + 1).collect();
+            vm.write_all_at(&vec![0xEE; prefix as usize], 0).unwrap();
+            vm.write_all_at(&kept, prefix).unwrap();
+            let head: Vec<u8> = (0..head_len).map(|i| (i % 7) as u8 + 100).collect();
+            match s.adopt(&Adoption {
+                file: &vm,
+                path: &vm_path,
+                keep_from: prefix,
+                head: &head,
+            }) {
+                Ok(()) => {}
+                Err(e)
+                    if e.reason.contains("cannot make room")
+                        || e.reason.contains("cannot shrink") =>
+                {
+                    // A filesystem without INSERT/COLLAPSE_RANGE: refused,
+                    // nothing changed.
+                    eprintln!("skipped: {}", e.reason);
+                    return;
+                }
+                Err(e) => panic!("{e:?}"),
+            }
+            s.write_all_bounded(b"tail").unwrap();
+            s.finish().unwrap();
+            assert_eq!(s.path(), Some(out.as_path()));
+            assert!(!vm_path.exists(), "renamed");
+            let got = std::fs::read(&out).unwrap();
+            assert_eq!(&got[..so_far], &earlier[..]);
+            assert_eq!(&got[so_far..so_far + head_len], &head[..]);
+            let gap = &got[so_far + head_len..got.len() - kept.len() - 4];
+            assert!(gap.len() as u64 >= FILLER_MIN, "{}", gap.len());
+            assert_eq!(gap, &filler(gap.len() as u64)[..]);
+            assert_eq!(&got[got.len() - kept.len() - 4..got.len() - 4], &kept[..]);
+            assert!(got.ends_with(b"tail"));
+            let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode & 0o077, 0, "still private: {mode:o}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn adoption_is_refused_where_it_would_change_what_the_user_named() {
+        let d = tmpdir("refuse");
+        let vm_path = d.join("heap.hprof");
+        let vm = rw(&vm_path);
+        vm.write_all_at(&[1u8; 100_000], 0).unwrap();
+        let adoption = Adoption {
+            file: &vm,
+            path: &vm_path,
+            keep_from: 50_000,
+            head: b"h",
+        };
+        // The output's name is a symlink to the file written.
+        let real = d.join("real.hprof");
+        let link = d.join("link.hprof");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut s = Sink::create_file(&link, false).unwrap();
+        s.write_all_bounded(b"so far").unwrap();
+        let e = s.adopt(&adoption).unwrap_err();
+        assert!(e.reason.contains("no longer names"), "{}", e.reason);
+        assert_eq!(e.kept_at, 50_000, "nothing moved");
+        // A second name.
+        let out = d.join("out.hprof");
+        let mut s = Sink::create_file(&out, false).unwrap();
+        std::fs::hard_link(&out, d.join("other")).unwrap();
+        assert!(s
+            .adopt(&adoption)
+            .unwrap_err()
+            .reason
+            .contains("hard links"));
+        // A socket or memory sink.
+        let mut s = Sink::Memory(Default::default());
+        assert!(s.adopt(&adoption).is_err());
+        assert!(vm_path.exists());
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
