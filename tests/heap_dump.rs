@@ -494,13 +494,15 @@ fn vm_scratch_left(dir: &Path) -> Vec<String> {
 }
 
 /// What every dump by the VM's dumper in `p` must satisfy: the fixture's
-/// graph, jmap's counts, identifiers tagged with the dump's number, every
-/// class named, thread roots with their stack traces, frames naming
-/// classes.
+/// graph, jmap's counts, identifiers as the VM wrote them in the first
+/// dump and tagged with the dump's number in later ones (never in the
+/// agent's own space), every class named, thread roots with their stack
+/// traces, frames naming classes.
 fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
     assert_eq!(p.header.id_size, 8);
+    let ours = hprof_rs::vocab::id_space::OURS;
     for (k, d) in p.heap_dumps.iter().enumerate() {
-        let tag = (k as u64 + 1) << 48;
+        let tag = if k == 0 { 0 } else { (k as u64 + 1) << 48 };
         assert!(d.ended);
         let c = common::instance_counts(p, d);
         for (class, _) in FIXTURE_CLASSES {
@@ -518,6 +520,7 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
             .chain(d.class_dumps.iter().map(|c| c.class_id));
         for id in ids {
             assert_eq!(id >> 48, tag >> 48, "dump {k}: ID 0x{id:x}");
+            assert_eq!(id & ours, 0, "dump {k}: ID 0x{id:x}");
         }
         for cd in &d.class_dumps {
             assert!(
@@ -551,6 +554,11 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
             .roots
             .iter()
             .any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
+    }
+    // The agent's own objects (its threads) are in its own space.
+    assert!(!p.thread_starts.is_empty());
+    for t in &p.thread_starts {
+        assert_eq!(t.thread_id & ours, ours, "START THREAD 0x{:x}", t.thread_id);
     }
     for f in &p.frames {
         assert!(
@@ -952,4 +960,117 @@ fn logflags_4_checks_the_binary_output_at_exit() {
         check.ends_with(&format!("{} records, no error\n", p.records.len())),
         "{check}"
     );
+}
+
+/// The `logflags=1` phase lines of the VM's dumps, in order.
+fn vm_phase_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.contains("heap dump phases (VM dumper)"))
+        .collect()
+}
+
+/// The first dump into a binary 1.0.2 file: the VM's file becomes the
+/// output (the records written before it, CPU samples among them, stay at
+/// its beginning; the exit's records follow it), keeping the output's mode
+/// and name; a later dump is translated, tagged with its number. Every
+/// reader finds both dumps.
+#[test]
+fn the_vm_dump_file_becomes_the_output_and_later_dumps_are_tagged() {
+    let run = Running::start(
+        "hd_vm_adopt",
+        &["-Xmx2100m"],
+        "heap=dump,cpu=samples,format=b,logflags=1,file=out.hprof",
+    );
+    let histo = common::jmap_histo_live(run.pid());
+    let path = run.dir.join("out.hprof");
+    let before = std::fs::metadata(&path).unwrap();
+    send_sigquit(run.pid());
+    common::wait_for_dumps(&path, 1);
+    let (dir, err) = run.finish();
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    let phases = vm_phase_lines(&err);
+    assert_eq!(phases.len(), 2, "{err}");
+    assert!(
+        phases[0].contains("heap records the VM's file became the output"),
+        "{}",
+        phases[0]
+    );
+    assert!(
+        phases[1].contains("heap records translated"),
+        "{}",
+        phases[1]
+    );
+    assert!(
+        vm_scratch_left(&dir).is_empty(),
+        "{:?}",
+        vm_scratch_left(&dir)
+    );
+    let meta = std::fs::metadata(&path).unwrap();
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    assert_ne!(meta.ino(), before.ino(), "a new file under the same name");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    let p = read_all(&path).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.header.version, "1.0.2");
+    assert_eq!(p.heap_dumps.len(), 2);
+    check_vm_dumps(&p, &histo);
+    // One filler record, which nothing names.
+    let filler = hprof_rs::vocab::id_space::FILLER;
+    assert!(p.string(filler).unwrap().starts_with("hprof-rs: room"));
+    // CPU SAMPLES at the exit come after both dumps; CONTROL SETTINGS
+    // (written at start-up) before them.
+    let first_heap = p.heap_dumps[0].offset;
+    let tags_at = |t: u8| {
+        p.records
+            .iter()
+            .filter(move |r| r.tag == t)
+            .map(|r| r.offset)
+    };
+    assert!(tags_at(hprof_rs::vocab::tag::CONTROL_SETTINGS).all(|o| o < first_heap));
+    assert!(tags_at(hprof_rs::vocab::tag::CPU_SAMPLES).any(|o| o > p.heap_dumps[1].offset));
+    let bytes = std::fs::read(&path).unwrap();
+    check_with_jvm_hprof(&bytes, &p, &[1000, 1000]);
+    check_twice_with_slurp(&path);
+}
+
+/// Where the output's name is a symlink the VM's file cannot take its
+/// place: the heap records are copied as they are (by the kernel), the
+/// symlink stays, and the dump is the same.
+#[test]
+fn a_symlinked_output_gets_the_vm_dump_copied() {
+    let dir = common::scratch("hd_vm_symlink_out");
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    std::os::unix::fs::symlink(dir.join("real/out.hprof"), dir.join("link.hprof")).unwrap();
+    let agent = format!(
+        "-agentpath:{}=heap=dump,format=b,logflags=1,file=link.hprof",
+        common::agent_path().display()
+    );
+    let out = Command::new(common::java())
+        .current_dir(&dir)
+        .args(["-Xmx2100m", &agent, "-cp"])
+        .arg(common::fixture_classes())
+        .args(["HeapGraph", "marker", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let phases = vm_phase_lines(&err);
+    assert_eq!(phases.len(), 1, "{err}");
+    assert!(
+        phases[0].contains(
+            "copied as they are (not adopted: the output's name no longer names the output file)"
+        ),
+        "{}",
+        phases[0]
+    );
+    assert!(std::fs::symlink_metadata(dir.join("link.hprof"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let p = read_all(dir.join("real/out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
+    assert_eq!(p.heap_dumps.len(), 1);
+    let d = &p.heap_dumps[0];
+    assert!(d.ended);
+    check_graph(&p, d, true);
+    let bytes = std::fs::read(dir.join("real/out.hprof")).unwrap();
+    check_with_jvm_hprof(&bytes, &p, &[1000]);
 }

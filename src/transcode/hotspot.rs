@@ -4,31 +4,42 @@
 //! 64-bit VM) for objects and classes (a class is its mirror's address),
 //! `Symbol*` addresses for its UTF8 strings, small numbers for its frames,
 //! and serials of its own (classes, threads and stack traces from 1). In
-//! one of our files these meet our own records: LOAD CLASS / START THREAD
-//! with our object IDs (below 2^32), UTF8 strings from 0xA0000001, frames
-//! from 0x70000001, class serials from 100000, threads from 200001, traces
-//! from 300000; and a file can hold several dumps, between which the VM
-//! moves objects and reuses addresses. So every identifier of dump number
-//! `k` gets `k << 48` added ([`Translator::tag`]): user-space addresses stay
-//! below 2^47 (an ID that is not is refused), so a tagged ID can be neither
-//! one of ours nor one of another dump's, and a reader that keeps one map of class IDs or strings for the
-//! whole file names every class of every dump right. References keep
-//! pointing where they did (an object's ID and every reference to it get
-//! the same tag), and every sub-record keeps its length, so HotSpot's
-//! segments are copied with their own framing.
+//! one of our files these meet our own records (LOAD CLASS, START THREAD,
+//! strings, frames, traces) and possibly other dumps, between which the VM
+//! moves objects and reuses addresses. The identifier spaces are in
+//! `vocab::id_space` (docs/output-formats.md, "Identifiers"):
 //!
-//! Serials: HotSpot's classes get our serial for the same class when the
-//! class name is loaded once in the VM and in our table (so ALLOC SITES,
-//! FRAMEs and the heap dump name one class with one serial), otherwise a
-//! fresh serial; its stack traces (one per thread, referenced by the
-//! thread roots) and threads get fresh serials; its empty dummy trace
-//! becomes our system trace. Fresh serials come from a counter the caller
+//! * **Raw** (the first VM dump of a stream): the VM's identifiers stay as
+//!   they are (ours all carry `id_space::OURS`), and so do its stack trace
+//!   and thread serials, which sit far below ours (traces from 300000,
+//!   threads from 200001; [`Translator::raw_serials_fit`] says whether they
+//!   did). Its heap records then need no change at all: the caller copies
+//!   them as they are, or keeps the VM's very file (`profile::heap_dump::
+//!   vm`). Only the records before the heap are translated here: class
+//!   serials, class names in Java spelling, frame identifiers.
+//! * **Tagged** (later dumps, or a first one whose serials do not fit):
+//!   every identifier of dump number `k` gets `k << 48` added
+//!   ([`Translator::tag`]): user-space addresses stay below 2^47 (an ID
+//!   that is not is refused), so a tagged ID can be neither one of ours
+//!   nor one of another dump's, and a reader that keeps one map of class
+//!   IDs or strings for the whole file names every class of every dump
+//!   right. References keep pointing where they did (an object's ID and
+//!   every reference to it get the same tag), and every sub-record keeps
+//!   its length, so HotSpot's segments are copied with their own framing.
+//!   Its stack traces (one per thread, referenced by the thread roots) and
+//!   threads get fresh serials; its empty dummy trace becomes our system
+//!   trace.
+//!
+//! Class serials, both ways: HotSpot's classes get our serial for the same
+//! class when the class name is loaded once in the VM and in our table (so
+//! ALLOC SITES, FRAMEs and the heap dump name one class with one serial),
+//! otherwise a fresh serial. Fresh serials come from a counter the caller
 //! keeps for the whole run (from [`FIRST_FRESH_SERIAL`], far above ours).
 //!
 //! The input is strict: the records come from `crate::reader`, which checks
 //! every length, and the translation checks again what it rewrites (a
-//! sub-record's fields must match its class layout; an ID must be below
-//! 2^48); damaged input gives an error, never a panic.
+//! sub-record's fields must match its class layout; an ID must be in its
+//! range); damaged input gives an error, never a panic.
 
 use crate::reader::{ClassDump, HeapSubRecord, Record, RecordBody};
 use crate::vocab::{sub_tag, tag, BasicType};
@@ -41,8 +52,10 @@ use std::sync::Arc;
 /// from 200001, traces from 300000).
 pub const FIRST_FRESH_SERIAL: u32 = 0x4000_0000;
 
+use crate::vocab::id_space;
+
 /// Bits of a tagged identifier that carry the dump number.
-pub const TAG_SHIFT: u32 = 48;
+pub const TAG_SHIFT: u32 = id_space::DUMP_SHIFT;
 
 /// Identifier size of the VM's dumps this translator reads and of the
 /// stream it writes to.
@@ -213,7 +226,15 @@ impl Serials {
 
 /// Translates one VM dump (see the module documentation).
 pub struct Translator {
+    /// `k << 48` for a tagged dump; 0 for a raw one.
     tag: u64,
+    /// Raw: identifiers and trace/thread serials kept.
+    raw: bool,
+    /// Highest stack trace and thread serials of the VM seen (raw).
+    max_trace_serial: u32,
+    max_thread_serial: u32,
+    /// Where fresh serials started (for a restart).
+    first_serial: u32,
     ours: OurClasses,
     serials: Serials,
     /// HotSpot's class serials to ours.
@@ -229,8 +250,9 @@ pub struct Translator {
     pub counts: Counts,
 }
 
-/// Set in the IDs of the Java-spelled class names this translator adds.
-const RENDERED_NAME_BIT: u64 = 1 << 47;
+/// Set in the IDs of the Java-spelled class names a tagged translation
+/// adds.
+const RENDERED_NAME_BIT: u64 = id_space::TAGGED_NAME_BIT;
 
 /// Big-endian writers for the records we emit.
 fn u4(b: &mut Vec<u8>, v: u32) {
@@ -271,11 +293,16 @@ fn put_u4(b: &mut [u8], at: usize, v: u32) -> Result<(), BadDump> {
 }
 
 impl Translator {
-    /// Translator for dump number `dump` (from 1) of this run; fresh
-    /// serials start at `next_serial` (see [`Translator::next_serial`]).
+    /// Translator for dump number `dump` (from 1) of this run, tagged;
+    /// fresh serials start at `next_serial` (see
+    /// [`Translator::next_serial`]).
     pub fn new(dump: u32, ours: OurClasses, next_serial: u32) -> Translator {
         Translator {
-            tag: u64::from(dump.clamp(1, 0x7FFF)) << TAG_SHIFT,
+            tag: u64::from(dump.clamp(1, id_space::MAX_TAGGED_DUMP)) << TAG_SHIFT,
+            raw: false,
+            max_trace_serial: 0,
+            max_thread_serial: 0,
+            first_serial: next_serial,
             serials: Serials::new(next_serial, ours.system_trace),
             ours,
             class_serials: FxHashMap::default(),
@@ -288,6 +315,37 @@ impl Translator {
         }
     }
 
+    /// Translator for the first VM dump of a stream, which keeps the VM's
+    /// identifiers and trace/thread serials (see the module documentation).
+    pub fn new_raw(ours: OurClasses, next_serial: u32) -> Translator {
+        Translator {
+            tag: 0,
+            raw: true,
+            ..Translator::new(1, ours, next_serial)
+        }
+    }
+
+    /// Start again from the VM's first record, tagged as dump `dump` (a raw
+    /// translation whose serials did not fit: nothing it made may be used).
+    pub fn restart_tagged(&mut self, dump: u32) {
+        let ours = std::mem::take(&mut self.ours);
+        *self = Translator::new(dump.max(2), ours, self.first_serial);
+    }
+
+    pub fn is_raw(&self) -> bool {
+        self.raw
+    }
+
+    /// Raw: whether the VM's stack trace and thread serials seen so far
+    /// stay below ours (traces from 300000, threads from 200000), so its
+    /// heap records can keep them. (JDK 23 and later write a stack trace
+    /// per virtual thread: a dump of hundreds of thousands of them does
+    /// not fit and is translated instead.)
+    pub fn raw_serials_fit(&self) -> bool {
+        self.max_trace_serial < crate::tables::traces::TRACE_SERIAL_BASE
+            && self.max_thread_serial < crate::tables::threads::UNKNOWN_THREAD_SERIAL
+    }
+
     /// The next fresh serial after this dump (for the next dump).
     pub fn next_serial(&self) -> u32 {
         self.serials.next()
@@ -298,12 +356,31 @@ impl Translator {
         if id == 0 {
             return Ok(0);
         }
-        if id >> 47 != 0 {
+        if self.raw {
+            if id >= id_space::RAW_LIMIT {
+                return Err(BadDump(format!(
+                    "identifier 0x{id:x} is not an address (bits 60-63 tell our names apart)"
+                )));
+            }
+            return Ok(id);
+        }
+        if id >= id_space::TAGGED_LIMIT {
             return Err(BadDump(format!(
                 "identifier 0x{id:x} is not a user-space address (bits 47-63 tell dumps and our names apart)"
             )));
         }
         Ok(id | self.tag)
+    }
+
+    /// A frame identifier of the VM's (a small number) as written in ours.
+    fn frame_id(&self, f: u64) -> Result<u64, BadDump> {
+        if !self.raw {
+            return self.tag(f);
+        }
+        if f >= id_space::RAW_LIMIT {
+            return Err(BadDump(format!("frame identifier 0x{f:x} out of range")));
+        }
+        Ok(id_space::VM_FRAMES | f)
     }
 
     fn tag_at(&self, b: &mut [u8], at: usize) -> Result<(), BadDump> {
@@ -379,7 +456,11 @@ impl Translator {
                         };
                         let rendered = crate::format::render_class_name(&sig).into_owned();
                         self.names += 1;
-                        let nid = self.tag | RENDERED_NAME_BIT | self.names;
+                        let nid = if self.raw {
+                            id_space::VM_NAMES | self.names
+                        } else {
+                            self.tag | RENDERED_NAME_BIT | self.names
+                        };
                         record(out, tag::UTF8, 0, |b| {
                             u8_(b, nid);
                             b.extend_from_slice(rendered.as_bytes());
@@ -401,7 +482,7 @@ impl Translator {
                     None => 0,
                 };
                 let ids = [
-                    self.tag(f.id)?,
+                    self.frame_id(f.id)?,
                     self.tag(f.method_name_id)?,
                     self.tag(f.signature_id)?,
                     self.tag(f.source_file_id)?,
@@ -410,6 +491,22 @@ impl Translator {
                     ids.iter().for_each(|&i| u8_(b, i));
                     u4(b, class);
                     u4(b, f.line as u32);
+                });
+            }
+            RecordBody::Trace(t) if self.raw => {
+                // Kept as they are: the heap records name them.
+                self.max_trace_serial = self.max_trace_serial.max(t.serial);
+                self.max_thread_serial = self.max_thread_serial.max(t.thread_serial);
+                let frames = t
+                    .frame_ids
+                    .iter()
+                    .map(|&f| self.frame_id(f))
+                    .collect::<Result<Vec<u64>, BadDump>>()?;
+                record(out, tag::TRACE, 0, |b| {
+                    u4(b, t.serial);
+                    u4(b, t.thread_serial);
+                    u4(b, frames.len() as u32);
+                    frames.iter().for_each(|&f| u8_(b, f));
                 });
             }
             RecordBody::Trace(t) => {
@@ -422,7 +519,7 @@ impl Translator {
                 let frames = t
                     .frame_ids
                     .iter()
-                    .map(|&f| self.tag(f))
+                    .map(|&f| self.frame_id(f))
                     .collect::<Result<Vec<u64>, BadDump>>()?;
                 record(out, tag::TRACE, 0, |b| {
                     u4(b, serial);
@@ -440,12 +537,24 @@ impl Translator {
 
     /// Translate one heap sub-record in place: `raw` holds its exact bytes
     /// (as read by `HprofReader::next_heap_sub_record_raw`), `sub` what the
-    /// reader decoded of it.
+    /// reader decoded of it. A raw translation leaves every heap record as
+    /// it is (only counts it).
     pub fn sub_record(&mut self, sub: &HeapSubRecord, raw: &mut [u8]) -> Result<(), BadDump> {
         if raw.first() != Some(&sub.tag()) {
             return Err(BadDump(
                 "sub-record bytes do not match the sub-record read".into(),
             ));
+        }
+        if self.raw {
+            let c = &mut self.counts;
+            match sub {
+                HeapSubRecord::Root(_) => c.roots += 1,
+                HeapSubRecord::ClassDump(_) => c.classes += 1,
+                HeapSubRecord::InstanceDump(_) => c.instances += 1,
+                HeapSubRecord::ObjectArrayDump(_) => c.object_arrays += 1,
+                HeapSubRecord::PrimitiveArrayDump(_) => c.primitive_arrays += 1,
+            }
+            return Ok(());
         }
         match sub {
             HeapSubRecord::Root(_) => {
@@ -501,7 +610,7 @@ impl Translator {
                 for e in raw[25..].chunks_exact_mut(8) {
                     let id = u64::from_be_bytes(e.try_into().unwrap_or([0; 8]));
                     if id != 0 {
-                        if id >> 47 != 0 {
+                        if id >= id_space::TAGGED_LIMIT {
                             self.tag(id)?;
                         }
                         e.copy_from_slice(&(id | t).to_be_bytes());
@@ -712,7 +821,12 @@ mod tests {
             ..Default::default()
         };
         ours.add("Lp/Foo;", 100123, 300005);
-        let mut t = Translator::new(dump, ours, 0);
+        // Dump 0 here: the first dump's raw translation.
+        let mut t = if dump == 0 {
+            Translator::new_raw(ours, 0)
+        } else {
+            Translator::new(dump, ours, 0)
+        };
         let mut r = HprofReader::with_options(input, crate::reader::ReadOptions::skip_bodies())
             .map_err(|e| BadDump(e.to_string()))?;
         check_header(r.header())?;
@@ -793,6 +907,72 @@ mod tests {
         );
     }
 
+    /// The first dump: heap records byte for byte as the VM wrote them,
+    /// the VM's stack trace and thread serials kept (and written), class
+    /// names and frames in spaces of their own.
+    #[test]
+    fn a_raw_translation_keeps_the_heap_records_and_serials() {
+        let input = hotspot_like();
+        let (out, t) = translate(&input, 0).unwrap();
+        assert!(t.is_raw() && t.raw_serials_fit());
+        let seg_at = |b: &[u8]| {
+            b.windows(1)
+                .position(|w| w[0] == tag::HEAP_DUMP_SEGMENT)
+                .unwrap()
+        };
+        // The segment (header and body) is the input's.
+        let (i, o) = (seg_at(&input[31..]) + 31, seg_at(&out));
+        assert_eq!(&out[o..], &input[i..]);
+        let mut file = b"JAVA PROFILE 1.0.2\0".to_vec();
+        u4(&mut file, 8);
+        u8_(&mut file, 0);
+        file.extend_from_slice(&out);
+        let p = crate::reader::collect(HprofReader::new(&file[..]).unwrap()).unwrap();
+        let foo = p.class_by_name("p.Foo").expect("LOAD CLASS p.Foo");
+        assert_eq!(foo.class_id, 0xE000_0100, "the VM's address");
+        assert_eq!(foo.serial, 100123);
+        assert_eq!(foo.name_id & id_space::VM_NAMES, id_space::VM_NAMES);
+        assert_eq!(p.string(0x7f00_0020), Some("next"));
+        let d = &p.heap_dumps[0];
+        assert_eq!(d.instances[0].trace_serial, 1, "the VM's dummy trace");
+        assert!(p
+            .traces
+            .iter()
+            .any(|tr| tr.serial == 1 && tr.frame_ids.is_empty()));
+        assert!(p
+            .traces
+            .iter()
+            .any(|tr| tr.serial == 2 && tr.thread_serial == 1));
+        // Serials that would reach ours are noticed, and a restart is
+        // tagged.
+        let mut t = Translator::new_raw(OurClasses::default(), 0);
+        let big = crate::reader::Trace {
+            serial: 300_000,
+            thread_serial: 5,
+            frame_ids: vec![],
+        };
+        let rec = Record {
+            tag: tag::TRACE,
+            time: 0,
+            offset: 0,
+            length: 0,
+            body: RecordBody::Trace(big),
+        };
+        t.record(&rec, &mut Vec::new()).unwrap();
+        assert!(!t.raw_serials_fit());
+        t.restart_tagged(1);
+        assert!(!t.is_raw());
+        assert_eq!(
+            t.tag(0x1000).unwrap(),
+            (2 << 48) | 0x1000,
+            "a tagged dump is number 2 at least"
+        );
+        // Raw identifiers must stay below the agent's spaces.
+        let raw = Translator::new_raw(OurClasses::default(), 0);
+        assert!(raw.tag(id_space::RAW_LIMIT).is_err());
+        assert_eq!(raw.tag(0x7fff_0000_1000).unwrap(), 0x7fff_0000_1000);
+    }
+
     #[test]
     fn damaged_dumps_are_errors_not_panics() {
         let good = hotspot_like();
@@ -805,6 +985,7 @@ mod tests {
                 let _ = translate(&bad, 1);
             }
             let _ = translate(&good[..i], 1);
+            let _ = translate(&good[..i], 0);
         }
         // An instance whose values do not fit its class is refused.
         let mut bad = good.clone();

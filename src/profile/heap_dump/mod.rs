@@ -764,6 +764,9 @@ impl HeapDump {
             self.vm_next_serial.clone(),
             ctx.stamp(),
             heap_totals(ctx),
+            // Our output is a file of the agent's (not a socket, not a
+            // recording for listen=): the VM's file may become it.
+            ctx.opts.net.is_none() && ctx.opts.listen.is_none(),
         );
         ctx.out.stream(Box::new(stream));
         let path = file.to_string_lossy().into_owned();
@@ -814,10 +817,11 @@ impl HeapDump {
             crate::vm::log::log(
                 ctx,
                 &format!(
-                    "heap dump phases (VM dumper): the VM's dump {:.2} s, copied {:.2} s after it, {} MB; {:?}",
+                    "heap dump phases (VM dumper): the VM's dump {:.2} s, done {:.2} s after it, {} MB, heap records {}; {:?}",
                     (vm_done - started).as_secs_f64(),
                     vm_done.elapsed().as_secs_f64(),
                     outcome.bytes >> 20,
+                    outcome.how,
                     outcome.result
                 ),
             );

@@ -3,28 +3,39 @@
 //! HotSpot writes its dump into a file of a private directory the agent
 //! creates for it (mode 0700, beside the output file, or in the system's
 //! temporary directory with `net=`); the writer thread follows that file
-//! while it grows and copies its records into our output, one complete
-//! HotSpot record at a time ([`VmStream`], a `sink::Stream`): binary output
-//! gets them translated by `transcode::hotspot` (identifiers tagged per
-//! dump, serials ours or fresh), text output gets them through
-//! `transcode::text` and the text serializer. Nothing of the dump is held
-//! in memory but the record being copied (HotSpot's segments are 1-8 MiB).
+//! while it grows ([`VmStream`], a `sink::Stream`). What HotSpot writes
+//! before its heap records (strings, classes, thread stacks) is read and
+//! translated by `transcode::hotspot` (class serials ours, class names in
+//! Java spelling) and held back until the first heap record, so a dump the
+//! VM fails to make early (no module, a full disk) leaves nothing in the
+//! output and the walk can take over. Then, in binary output:
+//!
+//! * the first VM dump of a stream keeps the VM's identifiers and serials
+//!   (`vocab::id_space`), so its heap records need no change: when the
+//!   output is a plain file and binary 1.0.2, the VM's file itself becomes
+//!   the output once the VM is done (`Sink::adopt`: the output so far and
+//!   the translated records are written at its beginning, its heap records
+//!   stay where the VM wrote them); otherwise its heap records are copied
+//!   as they are (`Sink::copy_range`: by the kernel into a file or a
+//!   socket), while the VM writes them;
+//! * a later dump (or a first one whose serials would meet ours) is
+//!   translated record by record, identifiers tagged with its number.
+//!
+//! Text output gets the records through `transcode::text` and the text
+//! serializer. Nothing of the dump is held in memory but the record being
+//! read (HotSpot's segments are 1-8 MiB).
 //!
 //! Our output keeps everything else: the records already written, the
 //! traces written before the dump, the framing of this run's version
 //! (1.0.2: HotSpot's segments as they are, then HEAP DUMP END; 1.0.1: one
 //! HEAP DUMP record, written once the VM's dump is complete since its
-//! length comes first), gzip and sockets (the sink's business).
-//!
-//! What HotSpot writes before its heap records (strings, classes, thread
-//! stacks) is held back until the first heap record, so a dump the VM
-//! fails to make early (no module, a full disk) leaves nothing in the
-//! output and the walk can take over. A failure after heap records went
-//! out ends the dump there, well-formed, and is reported.
+//! length comes first), gzip and sockets (the sink's business). A failure
+//! after heap records went out ends the dump there, well-formed, and is
+//! reported.
 
 use crate::format::{HeapTotals, HprofVersion, Stamp};
 use crate::reader::{ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody};
-use crate::sink::{Step, Stream};
+use crate::sink::{Adoption, FileRange, NotAdopted, SinkAnswer, SinkRequest, Step, Stream};
 use crate::transcode::hotspot::{self, BadDump, Counts, OurClasses, Serials, Translator};
 use crate::transcode::symbols::Symbols;
 use crate::transcode::text;
@@ -73,6 +84,40 @@ pub struct Outcome {
     pub emitted: bool,
     /// Bytes of the VM's file read.
     pub bytes: u64,
+    /// How the heap records reached the output (for the log).
+    pub how: String,
+}
+
+/// Consecutive heap records copied by one request, at most.
+const COPY_RUN: u64 = 64 << 20;
+
+/// A record other than a heap record among the VM's heap records is read
+/// whole to be translated; larger ones are refused.
+const STRAY_RECORD_LIMIT: u64 = 64 << 20;
+
+/// Where the stream is in the VM's file.
+enum Phase {
+    /// Records read by the crate's reader: all of text, all of a tagged
+    /// binary dump, the records before the heap of a raw one.
+    Records,
+    /// Raw binary: the heap records, not read, from this offset of the
+    /// VM's file.
+    Verbatim { pos: u64 },
+    /// The VM's file became the output.
+    Adopted,
+}
+
+/// What the sink is to do after the current step.
+enum Request {
+    Copy {
+        offset: u64,
+        len: u64,
+    },
+    Adopt {
+        keep_from: u64,
+    },
+    /// Asked once, before the VM's file is followed.
+    MayAdopt,
 }
 
 /// A private directory for the VM's dump file: created new (never an
@@ -176,6 +221,48 @@ struct Input {
     punched: Option<u64>,
 }
 
+impl Input {
+    /// Free what is copied of the VM's file, up to `pos`, every
+    /// [`PUNCH_STEP`] bytes.
+    fn punch_to(&mut self, pos: u64) {
+        if let Some(done) = self.punched {
+            let upto = pos & !0xfff;
+            if upto >= done + PUNCH_STEP {
+                self.punched = crate::os::punch_hole(&self.probe, done, upto - done)
+                    .ok()
+                    .map(|()| upto);
+            }
+        }
+    }
+}
+
+/// The tag and body length of the VM's record at `pos`.
+fn record_head(probe: &File, pos: u64) -> Result<(u8, u64), String> {
+    let mut head = [0u8; 9];
+    probe
+        .read_exact_at(&mut head, pos)
+        .map_err(|e| format!("cannot read the VM's dump file: {e}"))?;
+    Ok((
+        head[0],
+        u64::from(u32::from_be_bytes([head[5], head[6], head[7], head[8]])),
+    ))
+}
+
+/// Whether the VM's complete file holds, from `pos` to its end (`len`),
+/// heap records and then one HEAP DUMP END, exactly.
+fn only_heap_records(probe: &File, mut pos: u64, len: u64) -> Result<bool, String> {
+    while pos + 9 <= len {
+        let (t, n) = record_head(probe, pos)?;
+        pos += 9 + n;
+        match t {
+            tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP => {}
+            tag::HEAP_DUMP_END => return Ok(n == 0 && pos == len),
+            _ => return Ok(false),
+        }
+    }
+    Ok(false)
+}
+
 /// Copied parts of the VM's file are freed (holes punched) every this many
 /// bytes: the file then needs disk space only for what is not copied yet,
 /// and its dirty pages are dropped instead of written back to the disk
@@ -205,10 +292,26 @@ pub struct VmStream {
     /// Back from the translator when the stream ends (the next dump's
     /// fresh serials start there).
     next_serial: Arc<AtomicU64>,
+    /// This dump's number in the run (a tagged restart uses it).
+    dump_number: u32,
+    phase: Phase,
+    request: Option<Request>,
+    /// The output may take the VM's file (binary 1.0.2 into a file); false
+    /// once the sink refused or the file holds more than heap records.
+    adoptable: bool,
+    /// Why the VM's file did not become the output (for the log).
+    not_adopted: Option<String>,
+    /// The sink was asked whether it could take the VM's file.
+    asked_sink: bool,
+    /// 1.0.1: records met among the heap records, written after the one
+    /// HEAP DUMP record.
+    after_heap: Vec<u8>,
 }
 
 impl VmStream {
     #[allow(clippy::too_many_arguments)]
+    /// `file_output`: our output is a file of the agent's own (not a
+    /// socket), which the VM's file may become (binary 1.0.2).
     pub fn new(
         path: PathBuf,
         shared: Arc<Shared>,
@@ -219,6 +322,7 @@ impl VmStream {
         next_serial: Arc<AtomicU64>,
         stamp: Stamp,
         totals: HeapTotals,
+        file_output: bool,
     ) -> VmStream {
         let first = next_serial.load(Ordering::Relaxed) as u32;
         let mode = if text {
@@ -229,8 +333,15 @@ impl VmStream {
                 serials: Serials::new(first, ours.system_trace),
             }
         } else {
+            // The first VM dump keeps the VM's identifiers (module
+            // documentation).
+            let t = if dump_number == 1 {
+                Translator::new_raw(ours, first)
+            } else {
+                Translator::new(dump_number, ours, first)
+            };
             Mode::Binary {
-                t: Box::new(Translator::new(dump_number, ours, first)),
+                t: Box::new(t),
                 version: None,
             }
         };
@@ -248,6 +359,26 @@ impl VmStream {
             stamp,
             totals,
             next_serial,
+            dump_number,
+            phase: Phase::Records,
+            request: None,
+            adoptable: file_output && !text,
+            not_adopted: None,
+            asked_sink: false,
+            after_heap: Vec::new(),
+        }
+    }
+
+    /// How the heap records went (for the log).
+    fn how(&self) -> String {
+        match (&self.mode, &self.phase) {
+            (Mode::Text { .. }, _) => "read into text".into(),
+            (_, Phase::Adopted) => "the VM's file became the output".into(),
+            (_, Phase::Verbatim { .. }) => match &self.not_adopted {
+                Some(why) => format!("copied as they are (not adopted: {why})"),
+                None => "copied as they are".into(),
+            },
+            (_, Phase::Records) => "translated".into(),
         }
     }
 
@@ -263,10 +394,12 @@ impl VmStream {
         self.next_serial.store(u64::from(next), Ordering::Relaxed);
         if let Some(tx) = self.done.take() {
             let bytes = self.shared.consumed.load(Ordering::Relaxed);
+            let how = self.how();
             let _ = tx.send(Outcome {
                 result,
                 emitted: self.began,
                 bytes,
+                how,
             });
         }
     }
@@ -275,8 +408,10 @@ impl VmStream {
     fn open(&mut self) -> Result<bool, String> {
         use std::os::unix::fs::OpenOptionsExt;
         let state = self.vm_state();
+        // Read-write when the file may become the output.
         let f = match std::fs::OpenOptions::new()
             .read(true)
+            .write(self.adoptable)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&self.path)
         {
@@ -317,16 +452,31 @@ impl VmStream {
     fn advance(&mut self, fmt: &mut BoxedFormat, out: &mut Vec<u8>) -> Result<Step, String> {
         if self.input.is_none() {
             if let Mode::Binary { version, .. } = &mut self.mode {
-                *version = Some(
-                    fmt.binary_options()
-                        .map(|o| o.version)
-                        .unwrap_or(HprofVersion::V1_0_2),
-                );
+                let v = fmt
+                    .binary_options()
+                    .map(|o| o.version)
+                    .unwrap_or(HprofVersion::V1_0_2);
+                *version = Some(v);
+                // 1.0.1 has one HEAP DUMP record, not the VM's segments.
+                self.adoptable &= v == HprofVersion::V1_0_2;
+            }
+            // Whether the sink could take the VM's file decides whether
+            // it is copied while the VM writes it or taken once complete.
+            if self.adoptable && !self.asked_sink {
+                self.asked_sink = true;
+                self.request = Some(Request::MayAdopt);
+                return Ok(Step::More);
             }
             if !self.open()? {
                 return Ok(Step::Wait);
             }
         }
+        match self.phase {
+            Phase::Records => {}
+            Phase::Verbatim { pos } => return self.advance_verbatim(fmt, out, pos),
+            Phase::Adopted => return Ok(Step::Done),
+        }
+        let raw = matches!(&self.mode, Mode::Binary { t, .. } if t.is_raw());
         let Some(input) = self.input.as_mut() else {
             return Ok(Step::Wait);
         };
@@ -335,13 +485,10 @@ impl VmStream {
         let state = self.shared.vm_state.load(Ordering::Acquire);
         let pos = input.reader.position();
         self.shared.consumed.store(pos, Ordering::Relaxed);
-        if let Some(done) = input.punched {
-            let upto = pos & !0xfff;
-            if upto >= done + PUNCH_STEP {
-                input.punched = crate::os::punch_hole(&input.probe, done, upto - done)
-                    .ok()
-                    .map(|()| upto);
-            }
+        // The records before a raw dump's heap may have to be read again
+        // (a restart, tagged): not freed.
+        if !raw {
+            input.punch_to(pos);
         }
         let len = input.probe.metadata().map_err(|e| e.to_string())?.len();
         if state == FAILED {
@@ -359,12 +506,7 @@ impl VmStream {
                 "the VM's dump file ends at byte {len}, inside or before a record at {pos}"
             ));
         }
-        let mut head = [0u8; 9];
-        input
-            .probe
-            .read_exact_at(&mut head, pos)
-            .map_err(|e| format!("cannot read the VM's dump file: {e}"))?;
-        let rec_len = u64::from(u32::from_be_bytes([head[5], head[6], head[7], head[8]]));
+        let (head_tag, rec_len) = record_head(&input.probe, pos)?;
         if len < pos + 9 + rec_len {
             if running {
                 return Ok(Step::Wait);
@@ -373,7 +515,23 @@ impl VmStream {
                 "the VM's dump file ends at byte {len}, inside the record at {pos}"
             ));
         }
-        let is_heap = matches!(head[0], tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP);
+        let is_heap = matches!(head_tag, tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP);
+        if raw && is_heap {
+            let Mode::Binary { t, .. } = &mut self.mode else {
+                return Err("internal: raw text".into());
+            };
+            if t.raw_serials_fit() {
+                self.phase = Phase::Verbatim { pos };
+            } else {
+                // Its serials would meet ours: translated from the start.
+                t.restart_tagged(self.dump_number);
+                self.held.clear();
+                self.input = None;
+                self.adoptable = false;
+                self.not_adopted = Some("its stack trace or thread serials are too many".into());
+            }
+            return Ok(Step::More);
+        }
         let v101 = matches!(
             self.mode,
             Mode::Binary {
@@ -387,22 +545,11 @@ impl VmStream {
             return Ok(Step::Wait);
         }
         if v101 && is_heap && self.v101_left.is_none() {
-            let total = heap_bytes(&input.probe, pos, len)?;
-            if total > u64::from(u32::MAX) {
-                return Err(format!(
-                    "the VM's dump has {total} bytes of heap records, more than a 1.0.1 HEAP DUMP record holds"
-                ));
-            }
-            out.append(&mut self.held);
-            hotspot::record_header(
-                out,
-                tag::HEAP_DUMP,
-                self.stamp.micros_since_load as u32,
-                total as u32,
-            );
-            self.v101_left = Some(total);
-            self.began = true;
+            self.begin_v101(out, pos, len)?;
         }
+        let Some(input) = self.input.as_mut() else {
+            return Ok(Step::Wait);
+        };
         let rec = input
             .reader
             .next_record()
@@ -413,26 +560,16 @@ impl VmStream {
                 let end = input.reader.position() + u64::from(rec.length);
                 self.copy_segment(fmt, out, end)?;
             }
-            RecordBody::HeapDumpEnd => {
-                self.ended = true;
-                self.begin(fmt, out);
-                match &self.mode {
-                    Mode::Binary {
-                        version: Some(HprofVersion::V1_0_1),
-                        ..
-                    } => {}
-                    Mode::Binary { .. } => {
-                        hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0)
-                    }
-                    Mode::Text { .. } => fmt.heap_dump_end(out, self.stamp),
-                }
-            }
+            RecordBody::HeapDumpEnd => self.end_heap(fmt, out),
             _ => match &mut self.mode {
                 Mode::Binary { t, .. } => {
-                    let to = if self.began {
-                        &mut *out
-                    } else {
+                    let to = if !self.began {
                         &mut self.held
+                    } else if v101 && !self.ended {
+                        // Inside our one HEAP DUMP record: after it.
+                        &mut self.after_heap
+                    } else {
+                        &mut *out
                     };
                     t.record(&rec, to).map_err(|e| e.to_string())?;
                 }
@@ -457,6 +594,178 @@ impl VmStream {
                 }
             },
         }
+        Ok(Step::More)
+    }
+
+    /// 1.0.1: the one HEAP DUMP record begins, the length of the VM's heap
+    /// records from `pos` on (its file is complete) announced.
+    fn begin_v101(&mut self, out: &mut Vec<u8>, pos: u64, len: u64) -> Result<(), String> {
+        let Some(input) = self.input.as_ref() else {
+            return Err("the VM's dump file is not open".into());
+        };
+        let total = heap_bytes(&input.probe, pos, len)?;
+        if total > u64::from(u32::MAX) {
+            return Err(format!(
+                "the VM's dump has {total} bytes of heap records, more than a 1.0.1 HEAP DUMP record holds"
+            ));
+        }
+        out.append(&mut self.held);
+        hotspot::record_header(out, tag::HEAP_DUMP, self.time(), total as u32);
+        self.v101_left = Some(total);
+        self.began = true;
+        Ok(())
+    }
+
+    /// The VM's HEAP DUMP END: ours (1.0.2, text), or the end of our one
+    /// HEAP DUMP record and what came among its records (1.0.1).
+    fn end_heap(&mut self, fmt: &mut BoxedFormat, out: &mut Vec<u8>) {
+        self.ended = true;
+        self.begin(fmt, out);
+        match &self.mode {
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_1),
+                ..
+            } => out.append(&mut self.after_heap),
+            Mode::Binary { .. } => hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0),
+            Mode::Text { .. } => fmt.heap_dump_end(out, self.stamp),
+        }
+    }
+
+    /// A raw binary dump from its first heap record at `pos`: the VM's file
+    /// becomes the output once complete (when the output can take it), or
+    /// its heap records are copied as they are, as the VM writes them.
+    fn advance_verbatim(
+        &mut self,
+        fmt: &mut BoxedFormat,
+        out: &mut Vec<u8>,
+        mut pos: u64,
+    ) -> Result<Step, String> {
+        let v101 = matches!(
+            self.mode,
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_1),
+                ..
+            }
+        );
+        let Some(input) = self.input.as_mut() else {
+            return Err("the VM's dump file is not open".into());
+        };
+        let state = self.shared.vm_state.load(Ordering::Acquire);
+        self.shared.consumed.store(pos, Ordering::Relaxed);
+        if !self.adoptable {
+            input.punch_to(pos);
+        }
+        let len = input.probe.metadata().map_err(|e| e.to_string())?.len();
+        if state == FAILED {
+            return Err("the VM's dumper failed".into());
+        }
+        let running = state == RUNNING;
+        if running && (self.adoptable || v101) {
+            // Both need the whole file.
+            return Ok(Step::Wait);
+        }
+        if self.adoptable {
+            if only_heap_records(&input.probe, pos, len)? {
+                self.request = Some(Request::Adopt { keep_from: pos });
+                return Ok(Step::More);
+            }
+            self.adoptable = false;
+            self.not_adopted = Some("other records among its heap records".into());
+        }
+        if len < pos + 9 {
+            if running {
+                return Ok(Step::Wait);
+            }
+            if len == pos && self.ended {
+                return Ok(Step::Done);
+            }
+            return Err(format!(
+                "the VM's dump file ends at byte {len}, inside or before a record at {pos}"
+            ));
+        }
+        let (head_tag, rec_len) = record_head(&input.probe, pos)?;
+        let end = pos + 9 + rec_len;
+        if len < end {
+            if running {
+                return Ok(Step::Wait);
+            }
+            return Err(format!(
+                "the VM's dump file ends at byte {len}, inside the record at {pos}"
+            ));
+        }
+        match head_tag {
+            tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP if v101 => {
+                if self.v101_left.is_none() {
+                    self.begin_v101(out, pos, len)?;
+                }
+                let left = self.v101_left.unwrap_or(0);
+                if rec_len > left {
+                    return Err("the VM's heap records grew while being copied".into());
+                }
+                self.v101_left = Some(left - rec_len);
+                self.request = Some(Request::Copy {
+                    offset: pos + 9,
+                    len: rec_len,
+                });
+                pos = end;
+            }
+            tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP => {
+                // A run of complete heap records, copied as one range.
+                let start = pos;
+                pos = end;
+                while pos - start < COPY_RUN && pos + 9 <= len {
+                    let (t, n) = record_head(&input.probe, pos)?;
+                    if !matches!(t, tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP) || pos + 9 + n > len {
+                        break;
+                    }
+                    pos += 9 + n;
+                }
+                self.begin(fmt, out);
+                self.request = Some(Request::Copy {
+                    offset: start,
+                    len: pos - start,
+                });
+            }
+            tag::HEAP_DUMP_END => {
+                self.end_heap(fmt, out);
+                pos = end;
+            }
+            _ => {
+                // Another record among the heap records: translated.
+                if rec_len > STRAY_RECORD_LIMIT {
+                    return Err(format!(
+                        "a record of {rec_len} bytes (tag 0x{head_tag:02x}) among the VM's heap records"
+                    ));
+                }
+                let mut bytes = b"JAVA PROFILE 1.0.2\0".to_vec();
+                bytes.extend_from_slice(&hotspot::ID_SIZE.to_be_bytes());
+                bytes.extend_from_slice(&0u64.to_be_bytes());
+                let at = bytes.len();
+                bytes.resize(at + 9 + rec_len as usize, 0);
+                input
+                    .probe
+                    .read_exact_at(&mut bytes[at..], pos)
+                    .map_err(|e| format!("cannot read the VM's dump file: {e}"))?;
+                let mut r = HprofReader::new(&bytes[..]).map_err(|e| e.to_string())?;
+                let rec = r
+                    .next_record()
+                    .map_err(|e| format!("the VM's dump: {e}"))?
+                    .ok_or("the VM's dump: a record ended early")?;
+                let Mode::Binary { t, .. } = &mut self.mode else {
+                    return Err("internal: verbatim text".into());
+                };
+                self.began = true;
+                let to = if v101 && !self.ended {
+                    &mut self.after_heap
+                } else {
+                    out.append(&mut self.held);
+                    &mut *out
+                };
+                t.record(&rec, to).map_err(|e| e.to_string())?;
+                pos = end;
+            }
+        }
+        self.phase = Phase::Verbatim { pos };
         Ok(Step::More)
     }
 
@@ -644,7 +953,10 @@ impl Stream<BoxedFormat> for VmStream {
         let start = out.len();
         loop {
             match self.advance(fmt, out) {
-                Ok(Step::More) if out.len() - start < STEP_OUTPUT => continue,
+                // A request for the sink ends the step: the writer does it next.
+                Ok(Step::More) if self.request.is_none() && out.len() - start < STEP_OUTPUT => {
+                    continue
+                }
                 Ok(Step::Done) => {
                     let counts = match &self.mode {
                         Mode::Binary { t, .. } => t.counts,
@@ -659,6 +971,59 @@ impl Stream<BoxedFormat> for VmStream {
                     self.finish(Err(e));
                     return Step::Done;
                 }
+            }
+        }
+    }
+
+    fn sink_request(&mut self) -> Option<SinkRequest<'_>> {
+        let request = self.request.take()?;
+        if let Request::MayAdopt = request {
+            return self.path.parent().map(SinkRequest::MayAdopt);
+        }
+        let input = self.input.as_ref()?;
+        Some(match request {
+            Request::MayAdopt => return None,
+            Request::Copy { offset, len } => SinkRequest::Copy(FileRange {
+                file: &input.probe,
+                offset,
+                len,
+            }),
+            Request::Adopt { keep_from } => SinkRequest::Adopt(Adoption {
+                file: &input.probe,
+                path: &self.path,
+                keep_from,
+                head: &self.held,
+            }),
+        })
+    }
+
+    fn answer(&mut self, answer: SinkAnswer) {
+        let result = match answer {
+            SinkAnswer::MayAdopt(Ok(())) => return,
+            SinkAnswer::MayAdopt(Err(why)) => {
+                self.adoptable = false;
+                self.not_adopted = Some(why);
+                return;
+            }
+            SinkAnswer::Adopted(r) => r,
+        };
+        match result {
+            Ok(()) => {
+                self.held.clear();
+                self.began = true;
+                self.ended = true;
+                self.phase = Phase::Adopted;
+                if let Some(input) = &self.input {
+                    if let Ok(m) = input.probe.metadata() {
+                        self.shared.consumed.store(m.len(), Ordering::Relaxed);
+                    }
+                }
+            }
+            Err(NotAdopted { reason, kept_at }) => {
+                // Copied instead, from where its heap records are now.
+                self.adoptable = false;
+                self.not_adopted = Some(reason);
+                self.phase = Phase::Verbatim { pos: kept_at };
             }
         }
     }
