@@ -10,6 +10,12 @@ export CARGO_TERM_COLOR=never
 # The browser and `go tool pprof` used by the UI tests (Debian packages).
 # Without them those two tests say SKIPPED and the rest still runs.
 scripts/install-test-tools.sh || echo "WARNING: test tools could not be installed; the UI browser and pprof tests will be skipped"
+# hprof-slurp, one of the readers every heap dump must open (tests/heap_dump.rs).
+if slurp="$(scripts/install-hprof-slurp.sh)"; then
+  export HPROF_SLURP="$slurp"
+else
+  echo "WARNING: hprof-slurp could not be installed; the heap dump tests will skip its checks"
+fi
 cargo build --release --all-targets --workspace
 cargo test --release --workspace
 
