@@ -45,34 +45,6 @@ fn off_t(v: u64) -> std::io::Result<libc::off_t> {
     libc::off_t::try_from(v).map_err(|_| std::io::ErrorKind::InvalidInput.into())
 }
 
-fn result_of(r: libc::c_int) -> std::io::Result<()> {
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-/// Insert `len` bytes of hole at `offset` of `file`, moving what follows
-/// up (ext4, XFS: both a multiple of the filesystem's block size; other
-/// filesystems fail with EOPNOTSUPP).
-pub fn insert_range(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
-    use std::os::unix::io::AsRawFd;
-    let (off, n) = (off_t(offset)?, off_t(len)?);
-    // SAFETY: fallocate only reads its integer arguments; the descriptor is
-    // open for as long as `file` is borrowed.
-    result_of(unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_INSERT_RANGE, off, n) })
-}
-
-/// Remove `len` bytes at `offset` of `file`, moving what follows down
-/// (same rules as [`insert_range`]; the range must end before the file).
-pub fn collapse_range(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
-    use std::os::unix::io::AsRawFd;
-    let (off, n) = (off_t(offset)?, off_t(len)?);
-    // SAFETY: as in `insert_range`.
-    result_of(unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_COLLAPSE_RANGE, off, n) })
-}
-
 /// Copy up to `len` bytes of `src` from `*offset` (advanced by what was
 /// copied) to `dst`, at `*dst_offset` (advanced likewise) or else at its
 /// file position, inside the kernel (copy_file_range(2)); 0 at the end of
@@ -109,16 +81,6 @@ pub fn copy_file_range(
     Ok(n as usize)
 }
 
-/// The block size of the filesystem `file` is on (fstatfs(2) `f_bsize`).
-pub fn fs_block_size(file: &std::fs::File) -> std::io::Result<u64> {
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: all-zero is a valid `statfs`; fstatfs only writes into it.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `st` lives on this stack frame; the descriptor is open.
-    result_of(unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) })?;
-    u64::try_from(st.f_bsize).map_err(|_| std::io::ErrorKind::InvalidData.into())
-}
-
 /// Copy up to `len` bytes of `src` from `*offset` (advanced by what was
 /// sent) to the socket `dst`, inside the kernel (sendfile(2)); 0 at the
 /// end of `src`. A socket with a send timeout fails with WouldBlock when
@@ -139,4 +101,29 @@ pub fn sendfile(
     }
     *offset = off as u64;
     Ok(n as usize)
+}
+
+/// Swap the names `a` and `b` (both must exist) in one step
+/// (renameat2(2) RENAME_EXCHANGE); fails with EINVAL on filesystems that
+/// cannot.
+pub fn rename_exchange(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let ca = std::ffi::CString::new(a.as_os_str().as_bytes())?;
+    let cb = std::ffi::CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both strings are NUL-terminated and live for the call; the
+    // kernel only reads them.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }

@@ -27,11 +27,14 @@ pub struct Adoption<'a> {
     pub keep_from: u64,
     /// Bytes to go between the output so far and the kept part.
     pub head: &'a [u8],
+    /// Pieces of `head` (start, end; each at least 17 bytes, in order,
+    /// not overlapping) that may go after the kept part instead, when the
+    /// rest would not fit before it.
+    pub movable: &'a [(usize, usize)],
 }
 
-/// Why an adoption did not happen. The output is as it was; the kept part
-/// of the file is now at `kept_at` (the file's beginning may have been
-/// resized already), so the caller can still copy it.
+/// Why an adoption did not happen. The output is as it was and the kept
+/// part of the file at `kept_at`, so the caller can still copy it.
 #[derive(Debug)]
 pub struct NotAdopted {
     pub reason: String,
@@ -139,20 +142,23 @@ impl Sink {
 
     /// Make `a.file` the output file, its bytes from `a.keep_from` on
     /// staying where they are on the disk: the output so far and `a.head`
-    /// are written at its beginning (which is first grown or shrunk by
-    /// whole filesystem blocks, FALLOC_FL_INSERT_RANGE / COLLAPSE_RANGE,
-    /// so that they end just before the kept part; the few bytes left over
-    /// become one UTF8 record no record names), then it is renamed to the
-    /// output's name, with the output's mode, and written on from its end.
-    /// Nothing is copied but the output so far, so a heap dump of the VM
-    /// costs the disk and the page cache nothing more than the VM's own.
+    /// are written at its beginning, before the kept part (pieces of the
+    /// head marked movable go after the kept part if the rest would not
+    /// fit; the few bytes left over become one UTF8 record no record
+    /// names), then it is renamed to the output's name, with the output's
+    /// mode, and written on from its end. Nothing is copied but the output
+    /// so far, so a heap dump of the VM costs the disk and the page cache
+    /// nothing more than the VM's own. (Resizing the file's beginning
+    /// instead, FALLOC_FL_INSERT_RANGE, was measured: ext4 first writes
+    /// every dirty page of the file back and drops it from the page cache,
+    /// 0.37 s for a fresh 1.2 GB dump here, more on a slower disk.)
     ///
-    /// Only done for a regular file the agent opened by its name, still
-    /// there under that name with one link, owned like `a.file` and on its
-    /// filesystem, and holding no more than the kept part; anything else
-    /// (or a filesystem that cannot resize a file's beginning) is refused
+    /// Returns the moved pieces: the caller writes them next. Only done
+    /// for a regular file the agent opened by its name, still there under
+    /// that name with one link, owned like `a.file` and on its filesystem,
+    /// where the output so far and the head fit; anything else is refused
     /// and the output stays as it was.
-    pub fn adopt(&mut self, a: &Adoption<'_>) -> Result<(), NotAdopted> {
+    pub fn adopt(&mut self, a: &Adoption<'_>) -> Result<Vec<u8>, NotAdopted> {
         let refuse = |reason: String| NotAdopted {
             reason,
             kept_at: a.keep_from,
@@ -178,26 +184,16 @@ impl Sink {
                 "the output so far is larger than the dump (copying the dump costs less)".into(),
             ));
         }
-        let bs = crate::os::fs_block_size(a.file).map_err(|e| refuse(io("block size", e)))?;
-        if bs == 0 || bs > 1 << 20 {
-            return Err(refuse(format!("block size {bs}")));
-        }
-        let head_end = x + a.head.len() as u64;
-        // Grow or shrink the beginning by whole blocks so that the gap
-        // between head_end and the kept part is FILLER_MIN.. FILLER_MIN+bs.
-        let kept_at = if head_end + FILLER_MIN > a.keep_from {
-            let grow = (head_end + FILLER_MIN - a.keep_from).div_ceil(bs) * bs;
-            crate::os::insert_range(a.file, 0, grow)
-                .map_err(|e| refuse(io("cannot make room at the dump's beginning", e)))?;
-            a.keep_from + grow
-        } else {
-            let shrink = (a.keep_from - head_end - FILLER_MIN) / bs * bs;
-            if shrink > 0 {
-                crate::os::collapse_range(a.file, 0, shrink)
-                    .map_err(|e| refuse(io("cannot shrink the dump's beginning", e)))?;
-            }
-            a.keep_from - shrink
-        };
+        // What goes before the kept part, what after it.
+        let (front, after) = fit(x, a.head, a.movable, a.keep_from).ok_or_else(|| {
+            refuse(format!(
+                "the output so far ({x} bytes) and the VM's records before its heap ({} bytes) do not fit before its heap records ({} bytes)",
+                a.head.len(),
+                a.keep_from
+            ))
+        })?;
+        let head_end = x + front.len() as u64;
+        let kept_at = a.keep_from;
         let moved = |reason: String| NotAdopted { reason, kept_at };
         // The output so far, read through a handle of its own (ours is
         // write-only), checked to be the same file.
@@ -211,9 +207,13 @@ impl Sink {
             return Err(moved("the output's name changed meanwhile".into()));
         }
         copy_at(&src, a.file, x).map_err(|e| moved(io("cannot copy the output so far", e)))?;
+        let gap = kept_at - head_end;
         a.file
-            .write_all_at(a.head, x)
-            .and_then(|()| a.file.write_all_at(&filler(kept_at - head_end), head_end))
+            .write_all_at(&front, x)
+            .and_then(|()| match gap {
+                0 => Ok(()),
+                _ => a.file.write_all_at(&filler(gap), head_end),
+            })
             .and_then(|()| {
                 a.file
                     .set_permissions(std::fs::Permissions::from_mode(om.mode() & 0o7777))
@@ -222,11 +222,21 @@ impl Sink {
         let mut new = a.file.try_clone().map_err(|e| moved(io("dump file", e)))?;
         new.seek(SeekFrom::End(0))
             .map_err(|e| moved(io("dump file", e)))?;
-        std::fs::rename(a.path, &*out_path)
-            .map_err(|e| moved(io("cannot rename the dump to the output's name", e)))?;
+        // The names are swapped, then the old output (now under the dump's
+        // name) removed: a rename over an existing file makes ext4 start
+        // writing the whole renamed file back at once (its auto_da_alloc:
+        // 0.31 s for a fresh 1.2 GB dump here), a swap does not. Where the
+        // filesystem cannot swap, a plain rename.
+        match crate::os::rename_exchange(a.path, out_path) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(a.path);
+            }
+            Err(_) => std::fs::rename(a.path, &*out_path)
+                .map_err(|e| moved(io("cannot rename the dump to the output's name", e)))?,
+        }
         let path = out_path.clone();
         *self = Sink::File(new, Some(path));
-        Ok(())
+        Ok(after)
     }
 }
 
@@ -262,6 +272,38 @@ impl Sink {
         let d = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         self.adoption_target(&d).map(|_| ())
     }
+}
+
+/// Split `head` into what goes between `x` bytes of output and `room`
+/// (the kept part's offset) and what goes after the kept part: the movable
+/// pieces are moved, last first, until the rest fits with a gap of 0 or of
+/// at least [`FILLER_MIN`] bytes (a filler record). `None` if it cannot.
+fn fit(x: u64, head: &[u8], movable: &[(usize, usize)], room: u64) -> Option<(Vec<u8>, Vec<u8>)> {
+    let fits = |len: u64| x + len == room || x + len + FILLER_MIN <= room;
+    let mut front_len = head.len() as u64;
+    let mut moved = 0;
+    while !fits(front_len) {
+        let &(s, e) = movable.get(movable.len().checked_sub(moved + 1)?)?;
+        if e <= s || e > head.len() || e - s < FILLER_MIN as usize {
+            return None;
+        }
+        front_len -= (e - s) as u64;
+        moved += 1;
+    }
+    let moved = &movable[movable.len() - moved..];
+    let mut front = Vec::with_capacity(front_len as usize);
+    let mut after = Vec::new();
+    let mut at = 0;
+    for &(s, e) in moved {
+        if s < at {
+            return None;
+        }
+        front.extend_from_slice(&head[at..s]);
+        after.extend_from_slice(&head[s..e]);
+        at = e;
+    }
+    front.extend_from_slice(&head[at..]);
+    Some((front, after))
 }
 
 /// The first `len` bytes of `src` to the same place of `dst`.
@@ -388,17 +430,26 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
     }
 
-    /// The output so far, then `head`, then the kept part of the dump
-    /// file: whatever the sizes, and the name is the output's.
+    /// The output so far, then the head (less what had to move), a filler
+    /// record if room is left, the kept part of the dump file, then the
+    /// moved pieces; the name and the mode are the output's.
     #[test]
     fn an_adopted_file_holds_the_output_the_head_and_the_kept_part() {
         let d = tmpdir("adopt");
-        for (so_far, head_len, prefix) in [
-            (31usize, 100usize, 1_900_000u64),
-            (5000, 3_000_000, 1000),
-            (31, 0, 31),
-            (70_000, 10, 200_000),
-        ] {
+        // (output so far, head length, movable pieces, room before the kept part)
+        let cases: [(usize, usize, &[(usize, usize)], u64); 5] = [
+            (31, 100, &[], 1_900_000),
+            (31, 1_000, &[], 1_031),
+            (
+                5000,
+                30_000,
+                &[(100, 200), (1000, 21_000), (25_000, 25_020)],
+                20_000,
+            ),
+            (70_000, 100, &[], 70_100),
+            (70_000, 100, &[], 70_117),
+        ];
+        for (so_far, head_len, movable, prefix) in cases {
             let out = d.join("out.hprof");
             let mut s = Sink::create_file(&out, true).unwrap();
             let earlier: Vec<u8> = (0..so_far).map(|i| (i % 200) as u8).collect();
@@ -409,38 +460,86 @@ mod tests {
             vm.write_all_at(&vec![0xEE; prefix as usize], 0).unwrap();
             vm.write_all_at(&kept, prefix).unwrap();
             let head: Vec<u8> = (0..head_len).map(|i| (i % 7) as u8 + 100).collect();
-            match s.adopt(&Adoption {
-                file: &vm,
-                path: &vm_path,
-                keep_from: prefix,
-                head: &head,
-            }) {
-                Ok(()) => {}
-                Err(e)
-                    if e.reason.contains("cannot make room")
-                        || e.reason.contains("cannot shrink") =>
-                {
-                    // A filesystem without INSERT/COLLAPSE_RANGE: refused,
-                    // nothing changed.
-                    eprintln!("skipped: {}", e.reason);
-                    return;
-                }
-                Err(e) => panic!("{e:?}"),
-            }
+            let after = s
+                .adopt(&Adoption {
+                    file: &vm,
+                    path: &vm_path,
+                    keep_from: prefix,
+                    head: &head,
+                    movable,
+                })
+                .unwrap_or_else(|e| panic!("{so_far} {head_len}: {e:?}"));
+            s.write_all_bounded(&after).unwrap();
             s.write_all_bounded(b"tail").unwrap();
             s.finish().unwrap();
             assert_eq!(s.path(), Some(out.as_path()));
             assert!(!vm_path.exists(), "renamed");
             let got = std::fs::read(&out).unwrap();
             assert_eq!(&got[..so_far], &earlier[..]);
-            assert_eq!(&got[so_far..so_far + head_len], &head[..]);
-            let gap = &got[so_far + head_len..got.len() - kept.len() - 4];
-            assert!(gap.len() as u64 >= FILLER_MIN, "{}", gap.len());
-            assert_eq!(gap, &filler(gap.len() as u64)[..]);
-            assert_eq!(&got[got.len() - kept.len() - 4..got.len() - 4], &kept[..]);
-            assert!(got.ends_with(b"tail"));
+            // The moved pieces are the last movable ones; the front keeps
+            // the rest in order.
+            let moved_len = after.len();
+            let front_len = head_len - moved_len;
+            let mut front = Vec::new();
+            let mut moved = Vec::new();
+            let mut at = 0;
+            let mut left = moved_len;
+            let mut pieces: Vec<(usize, usize)> = Vec::new();
+            for &(a, b) in movable.iter().rev() {
+                if left == 0 {
+                    break;
+                }
+                pieces.insert(0, (a, b));
+                left -= b - a;
+            }
+            for (a, b) in pieces {
+                front.extend_from_slice(&head[at..a]);
+                moved.extend_from_slice(&head[a..b]);
+                at = b;
+            }
+            front.extend_from_slice(&head[at..]);
+            assert_eq!(after, moved);
+            assert_eq!(&got[so_far..so_far + front_len], &front[..]);
+            let gap = &got[so_far + front_len..prefix as usize];
+            assert!(
+                gap.is_empty() || gap.len() as u64 >= FILLER_MIN,
+                "{}",
+                gap.len()
+            );
+            if !gap.is_empty() {
+                assert_eq!(gap, &filler(gap.len() as u64)[..]);
+            }
+            assert_eq!(
+                &got[prefix as usize..prefix as usize + kept.len()],
+                &kept[..]
+            );
+            assert!(got.ends_with(&[&moved[..], b"tail"].concat()));
             let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode & 0o077, 0, "still private: {mode:o}");
+        }
+        // What cannot fit is refused, and nothing changed.
+        let out = d.join("out.hprof");
+        let mut s = Sink::create_file(&out, true).unwrap();
+        s.write_all_bounded(&[7u8; 500]).unwrap();
+        let vm_path = d.join("heap.hprof");
+        let vm = rw(&vm_path);
+        vm.write_all_at(&[1u8; 5000], 0).unwrap();
+        for (head, movable) in [
+            (vec![0u8; 4000], vec![]),
+            (vec![0u8; 4500], vec![(0usize, 10usize)]),
+        ] {
+            let e = s
+                .adopt(&Adoption {
+                    file: &vm,
+                    path: &vm_path,
+                    keep_from: 4490,
+                    head: &head,
+                    movable: &movable,
+                })
+                .unwrap_err();
+            assert_eq!(e.kept_at, 4490);
+            assert!(vm_path.exists());
+            assert_eq!(std::fs::read(&out).unwrap(), vec![7u8; 500]);
         }
         let _ = std::fs::remove_dir_all(&d);
     }
@@ -456,6 +555,7 @@ mod tests {
             path: &vm_path,
             keep_from: 50_000,
             head: b"h",
+            movable: &[],
         };
         // The output's name is a symlink to the file written.
         let real = d.join("real.hprof");

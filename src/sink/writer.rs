@@ -54,7 +54,8 @@ pub enum SinkRequest<'a> {
 /// The sink's answer to a [`SinkRequest`] that asks one.
 #[derive(Debug)]
 pub enum SinkAnswer {
-    Adopted(Result<(), super::NotAdopted>),
+    /// Ok: bytes the stream must write next (moved out of the head).
+    Adopted(Result<Vec<u8>, super::NotAdopted>),
     MayAdopt(Result<(), String>),
 }
 

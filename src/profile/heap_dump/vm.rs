@@ -236,6 +236,31 @@ impl Input {
     }
 }
 
+/// Raw: note what the record just translated into `span` of the held
+/// bytes means for moving strings after the heap (see
+/// `VmStream::movable`).
+fn note_movable(
+    body: &RecordBody,
+    span: std::ops::Range<usize>,
+    movable: &mut Vec<(usize, usize, u64)>,
+    pinned: &mut rustc_hash::FxHashSet<u64>,
+) {
+    match body {
+        RecordBody::Utf8 { id, text }
+            if text.bytes().any(|c| matches!(c, b'.' | b';' | b'[' | b'/')) =>
+        {
+            movable.push((span.start, span.end, *id));
+        }
+        RecordBody::LoadClass(lc) => {
+            pinned.insert(lc.name_id);
+        }
+        RecordBody::Frame(f) => {
+            pinned.extend([f.method_name_id, f.signature_id, f.source_file_id]);
+        }
+        _ => {}
+    }
+}
+
 /// The tag and body length of the VM's record at `pos`.
 fn record_head(probe: &File, pos: u64) -> Result<(u8, u64), String> {
     let mut head = [0u8; 9];
@@ -304,8 +329,19 @@ pub struct VmStream {
     /// The sink was asked whether it could take the VM's file.
     asked_sink: bool,
     /// 1.0.1: records met among the heap records, written after the one
-    /// HEAP DUMP record.
+    /// HEAP DUMP record; or the records moved after the heap of an adopted
+    /// file.
     after_heap: Vec<u8>,
+    /// Raw: UTF8 records in `held` (start, end, ID) that no heap record
+    /// can name (their text has `.`, `;`, `[` or `/`, which a field name
+    /// cannot hold: JVMS 4.2.2), so they may follow the heap records when
+    /// the VM's file becomes the output and room before them is short.
+    movable: Vec<(usize, usize, u64)>,
+    /// IDs of strings the records before the heap name (frames, classes):
+    /// never moved.
+    pinned: rustc_hash::FxHashSet<u64>,
+    /// The movable pieces of `held` for the adoption.
+    movable_spans: Vec<(usize, usize)>,
 }
 
 impl VmStream {
@@ -365,6 +401,9 @@ impl VmStream {
             adoptable: file_output && !text,
             not_adopted: None,
             asked_sink: false,
+            movable: Vec::new(),
+            pinned: Default::default(),
+            movable_spans: Vec::new(),
             after_heap: Vec::new(),
         }
     }
@@ -474,7 +513,11 @@ impl VmStream {
         match self.phase {
             Phase::Records => {}
             Phase::Verbatim { pos } => return self.advance_verbatim(fmt, out, pos),
-            Phase::Adopted => return Ok(Step::Done),
+            Phase::Adopted => {
+                // The strings moved after the heap records, then done.
+                out.append(&mut self.after_heap);
+                return Ok(Step::Done);
+            }
         }
         let raw = matches!(&self.mode, Mode::Binary { t, .. } if t.is_raw());
         let Some(input) = self.input.as_mut() else {
@@ -563,15 +606,26 @@ impl VmStream {
             RecordBody::HeapDumpEnd => self.end_heap(fmt, out),
             _ => match &mut self.mode {
                 Mode::Binary { t, .. } => {
-                    let to = if !self.began {
-                        &mut self.held
-                    } else if v101 && !self.ended {
-                        // Inside our one HEAP DUMP record: after it.
-                        &mut self.after_heap
+                    if raw && !self.began {
+                        let at = self.held.len();
+                        t.record(&rec, &mut self.held).map_err(|e| e.to_string())?;
+                        note_movable(
+                            &rec.body,
+                            at..self.held.len(),
+                            &mut self.movable,
+                            &mut self.pinned,
+                        );
                     } else {
-                        &mut *out
-                    };
-                    t.record(&rec, to).map_err(|e| e.to_string())?;
+                        let to = if !self.began {
+                            &mut self.held
+                        } else if v101 && !self.ended {
+                            // Inside our one HEAP DUMP record: after it.
+                            &mut self.after_heap
+                        } else {
+                            &mut *out
+                        };
+                        t.record(&rec, to).map_err(|e| e.to_string())?;
+                    }
                 }
                 Mode::Text { syms, serials, .. } => {
                     syms.learn(&rec.body);
@@ -666,6 +720,13 @@ impl VmStream {
         }
         if self.adoptable {
             if only_heap_records(&input.probe, pos, len)? {
+                let pinned = &self.pinned;
+                self.movable_spans = self
+                    .movable
+                    .iter()
+                    .filter(|(_, _, id)| !pinned.contains(id))
+                    .map(|&(s, e, _)| (s, e))
+                    .collect();
                 self.request = Some(Request::Adopt { keep_from: pos });
                 return Ok(Step::More);
             }
@@ -993,6 +1054,7 @@ impl Stream<BoxedFormat> for VmStream {
                 path: &self.path,
                 keep_from,
                 head: &self.held,
+                movable: &self.movable_spans,
             }),
         })
     }
@@ -1008,8 +1070,9 @@ impl Stream<BoxedFormat> for VmStream {
             SinkAnswer::Adopted(r) => r,
         };
         match result {
-            Ok(()) => {
+            Ok(after) => {
                 self.held.clear();
+                self.after_heap = after;
                 self.began = true;
                 self.ended = true;
                 self.phase = Phase::Adopted;
