@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
-use std::time::Instant;
 
 /// `len` bytes of `file` from `offset`, to follow the output so far.
 pub struct FileRange<'a> {
@@ -93,33 +92,23 @@ impl Sink {
                 }
             }
             Sink::Socket(s) => {
-                let mut last_progress = Instant::now();
-                while at < end {
-                    let want = (end - at).min(KERNEL_PIECE as u64) as usize;
-                    match crate::os::sendfile(s, r.file, &mut at, want) {
-                        Ok(0) => return Err(ended_early(r, at)),
-                        Ok(_) => last_progress = Instant::now(),
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock
-                                    | io::ErrorKind::TimedOut
-                                    | io::ErrorKind::Interrupted
-                            ) =>
-                        {
-                            if last_progress.elapsed() >= super::SOCKET_STALL_LIMIT {
-                                return Err(io::Error::new(
-                                    io::ErrorKind::TimedOut,
-                                    format!(
-                                        "the front-end accepted no output for {} s",
-                                        super::SOCKET_STALL_LIMIT.as_secs()
-                                    ),
-                                ));
-                            }
-                        }
-                        Err(e) if unsupported(&e) => break,
-                        Err(e) => return Err(e),
-                    }
+                // Sent before the call that failed, if one fails.
+                let before = std::cell::Cell::new(0u64);
+                let sent = super::send_bounded(
+                    end - at,
+                    |done| {
+                        before.set(done);
+                        let mut off = r.offset + done;
+                        let want = (end - off).min(KERNEL_PIECE as u64) as usize;
+                        crate::os::sendfile(s, r.file, &mut off, want)
+                    },
+                    |done| ended_early(r, r.offset + done),
+                );
+                match sent {
+                    Ok(()) => return Ok(()),
+                    // Not for this file: the rest through a buffer.
+                    Err(e) if unsupported(&e) => at = r.offset + before.get(),
+                    Err(e) => return Err(e),
                 }
             }
             _ => {}

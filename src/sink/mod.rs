@@ -70,13 +70,29 @@ pub const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 /// waited for; one that accepts none for [`SOCKET_STALL_LIMIT`] fails the
 /// write with `TimedOut`.
 pub fn write_socket_bounded(mut s: &TcpStream, buf: &[u8]) -> io::Result<()> {
-    let mut rest = buf;
+    send_bounded(
+        buf.len() as u64,
+        |done| s.write(&buf[done as usize..]),
+        |_| io::ErrorKind::WriteZero.into(),
+    )
+}
+
+/// Send `total` bytes to a socket by `send` (given what is sent so far,
+/// it sends more and says how much), under the stall rule of
+/// [`write_socket_bounded`]; `none_sent` is the error for a call that sent
+/// nothing.
+pub(crate) fn send_bounded(
+    total: u64,
+    mut send: impl FnMut(u64) -> io::Result<usize>,
+    none_sent: impl Fn(u64) -> io::Error,
+) -> io::Result<()> {
+    let mut done = 0u64;
     let mut last_progress = Instant::now();
-    while !rest.is_empty() {
-        match s.write(rest) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+    while done < total {
+        match send(done) {
+            Ok(0) => return Err(none_sent(done)),
             Ok(n) => {
-                rest = &rest[n..];
+                done += n as u64;
                 last_progress = Instant::now();
             }
             Err(e)

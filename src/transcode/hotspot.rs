@@ -493,28 +493,20 @@ impl Translator {
                     u4(b, f.line as u32);
                 });
             }
-            RecordBody::Trace(t) if self.raw => {
-                // Kept as they are: the heap records name them.
-                self.max_trace_serial = self.max_trace_serial.max(t.serial);
-                self.max_thread_serial = self.max_thread_serial.max(t.thread_serial);
-                let frames = t
-                    .frame_ids
-                    .iter()
-                    .map(|&f| self.frame_id(f))
-                    .collect::<Result<Vec<u64>, BadDump>>()?;
-                record(out, tag::TRACE, 0, |b| {
-                    u4(b, t.serial);
-                    u4(b, t.thread_serial);
-                    u4(b, frames.len() as u32);
-                    frames.iter().for_each(|&f| u8_(b, f));
-                });
-            }
             RecordBody::Trace(t) => {
-                // HotSpot's dummy trace (no thread, no frame) is what its
-                // objects and classes name: our system trace, not written
-                // again.
-                let Some((serial, thread)) = self.serials.of_trace(t) else {
-                    return Ok(());
+                let (serial, thread) = if self.raw {
+                    // Kept as they are: the heap records name them.
+                    self.max_trace_serial = self.max_trace_serial.max(t.serial);
+                    self.max_thread_serial = self.max_thread_serial.max(t.thread_serial);
+                    (t.serial, t.thread_serial)
+                } else {
+                    // HotSpot's dummy trace (no thread, no frame) is what
+                    // its objects and classes name: our system trace, not
+                    // written again.
+                    let Some(s) = self.serials.of_trace(t) else {
+                        return Ok(());
+                    };
+                    s
                 };
                 let frames = t
                     .frame_ids

@@ -261,6 +261,47 @@ fn note_movable(
     }
 }
 
+/// What is at `pos` of the VM's file, `len` bytes long now.
+enum Next {
+    /// A complete record: its tag and body length.
+    Record(u8, u64),
+    /// Nothing to read yet (the VM still writes), or the end.
+    Stop(Step),
+}
+
+/// The complete record at `pos`, if there is one; an error where the
+/// finished file ends inside or before a record (`ended`: its HEAP DUMP
+/// END was seen, so the end is expected).
+fn next_record(
+    probe: &File,
+    pos: u64,
+    len: u64,
+    running: bool,
+    ended: bool,
+) -> Result<Next, String> {
+    if len < pos + 9 {
+        if running {
+            return Ok(Next::Stop(Step::Wait));
+        }
+        if len == pos && ended {
+            return Ok(Next::Stop(Step::Done));
+        }
+        return Err(format!(
+            "the VM's dump file ends at byte {len}, inside or before a record at {pos}"
+        ));
+    }
+    let (t, n) = record_head(probe, pos)?;
+    if len < pos + 9 + n {
+        if running {
+            return Ok(Next::Stop(Step::Wait));
+        }
+        return Err(format!(
+            "the VM's dump file ends at byte {len}, inside the record at {pos}"
+        ));
+    }
+    Ok(Next::Record(t, n))
+}
+
 /// The tag and body length of the VM's record at `pos`.
 fn record_head(probe: &File, pos: u64) -> Result<(u8, u64), String> {
     let mut head = [0u8; 9];
@@ -538,26 +579,10 @@ impl VmStream {
             return Err("the VM's dumper failed".into());
         }
         let running = state == RUNNING;
-        if len < pos + 9 {
-            if running {
-                return Ok(Step::Wait);
-            }
-            if len == pos && self.ended {
-                return Ok(Step::Done);
-            }
-            return Err(format!(
-                "the VM's dump file ends at byte {len}, inside or before a record at {pos}"
-            ));
-        }
-        let (head_tag, rec_len) = record_head(&input.probe, pos)?;
-        if len < pos + 9 + rec_len {
-            if running {
-                return Ok(Step::Wait);
-            }
-            return Err(format!(
-                "the VM's dump file ends at byte {len}, inside the record at {pos}"
-            ));
-        }
+        let (head_tag, _) = match next_record(&input.probe, pos, len, running, self.ended)? {
+            Next::Record(t, n) => (t, n),
+            Next::Stop(step) => return Ok(step),
+        };
         let is_heap = matches!(head_tag, tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP);
         if raw && is_heap {
             let Mode::Binary { t, .. } = &mut self.mode else {
@@ -733,27 +758,11 @@ impl VmStream {
             self.adoptable = false;
             self.not_adopted = Some("other records among its heap records".into());
         }
-        if len < pos + 9 {
-            if running {
-                return Ok(Step::Wait);
-            }
-            if len == pos && self.ended {
-                return Ok(Step::Done);
-            }
-            return Err(format!(
-                "the VM's dump file ends at byte {len}, inside or before a record at {pos}"
-            ));
-        }
-        let (head_tag, rec_len) = record_head(&input.probe, pos)?;
+        let (head_tag, rec_len) = match next_record(&input.probe, pos, len, running, self.ended)? {
+            Next::Record(t, n) => (t, n),
+            Next::Stop(step) => return Ok(step),
+        };
         let end = pos + 9 + rec_len;
-        if len < end {
-            if running {
-                return Ok(Step::Wait);
-            }
-            return Err(format!(
-                "the VM's dump file ends at byte {len}, inside the record at {pos}"
-            ));
-        }
         match head_tag {
             tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP if v101 => {
                 if self.v101_left.is_none() {
