@@ -112,14 +112,14 @@ pub fn notice(message: &str) {
     emit(&format!("HPROF: {message}\n"));
 }
 
-/// A `debugflags` line: internal detail asked for by the user, never an
-/// error.
 /// `HPROF WARNING: <message>`: something the user should know that is not
 /// an error (never fatal, whatever `errorexit` says).
 pub fn warning(message: &str) {
     emit(&format!("HPROF WARNING: {message}\n"));
 }
 
+/// A `debugflags` line: internal detail asked for by the user, never an
+/// error.
 pub fn debug(message: &str) {
     emit(&format!("HPROF DEBUG: {message}\n"));
 }

@@ -413,3 +413,47 @@ fn a_vm_dump_cut_short_by_a_full_disk_is_closed_and_reported() {
         "only part of the heap fits the disk: {a} HeldA"
     );
 }
+
+/// The output's own disk fills while the VM's dump is copied into it: the
+/// output name is a symlink to a file on a 16 MiB tmpfs, so the VM's file
+/// (beside the name) is elsewhere and complete, and its heap records are
+/// copied, not adopted. One message says the output failed, the heap dump
+/// message blames the output too (not the VM's dumper, which did its
+/// part), no walk follows, the program exits normally and the VM's
+/// directory is removed.
+#[test]
+fn the_output_filling_its_disk_during_a_vm_dump_is_said_once() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_vm_output_full");
+    let Some(disk) = SmallDisk::mount(&dir, "16m", "output-full check") else {
+        return;
+    };
+    std::os::unix::fs::symlink(disk.0.join("real.hprof"), dir.join("out.hprof")).unwrap();
+    let agent = format!(
+        "-agentpath:{}=heap=dump,format=b,file=out.hprof",
+        common::agent_path().display()
+    );
+    let r = common::run_java_bounded(&dir, &["-Xmx2100m", &agent], "HoldObjects", &["400"], LIMIT);
+    assert!(!r.timed_out, "did not finish");
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    assert_eq!(
+        err.matches("write to output file failed").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("heap dump: the output stopped while the VM's dump was being written to it")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("the VM's dumper failed"), "{err}");
+    assert!(!err.contains("the JVMTI walk makes it instead"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".vmdump."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

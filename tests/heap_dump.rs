@@ -1062,9 +1062,8 @@ fn a_symlinked_output_gets_the_vm_dump_copied() {
     let phases = vm_phase_lines(&err);
     assert_eq!(phases.len(), 1, "{err}");
     assert!(
-        phases[0].contains(
-            "copied as they are (not adopted: the output's name no longer names the output file)"
-        ),
+        phases[0]
+            .contains("copied as they are (not adopted: the output's name is a symbolic link)"),
         "{}",
         phases[0]
     );
@@ -1079,4 +1078,29 @@ fn a_symlinked_output_gets_the_vm_dump_copied() {
     check_graph(&p, d, true);
     let bytes = std::fs::read(dir.join("real/out.hprof")).unwrap();
     check_with_jvm_hprof(&bytes, &p, &[1000]);
+}
+
+/// The output file removed while the program runs: the dumps go on into
+/// the removed file, as the original's did, and one warning says so.
+#[test]
+fn a_removed_output_file_is_warned_about() {
+    let run = Running::start(
+        "hd_vm_removed",
+        &["-Xmx2100m"],
+        "heap=dump,format=b,file=out.hprof",
+    );
+    std::fs::remove_file(run.dir.join("out.hprof")).unwrap();
+    let (dir, err) = run.finish();
+    assert_eq!(
+        err.matches("HPROF WARNING: out.hprof was removed while the program ran")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    assert!(
+        vm_scratch_left(&dir).is_empty(),
+        "{:?}",
+        vm_scratch_left(&dir)
+    );
 }

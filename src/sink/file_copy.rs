@@ -229,6 +229,22 @@ impl Sink {
     }
 }
 
+/// The reason for a refusal where the output's name no longer leads to the
+/// output file; said once as a warning too, since everything written from
+/// then on goes to a file no name reaches (as with the original agent,
+/// which also wrote on into its open file).
+fn lost_name(path: &Path, what: &str) -> String {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let reason = format!("the output's name {what}");
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        crate::diag::warning(&format!(
+            "{} {what} while the program ran: the profile goes on into the file that name had, which no name reaches now",
+            path.display()
+        ));
+    }
+    reason
+}
+
 impl Sink {
     /// Whether a file like `like` (on its filesystem, with its owner)
     /// could become the output: the conditions of [`Sink::adopt`] that do
@@ -238,9 +254,18 @@ impl Sink {
             return Err("the output is not a file of the agent's".into());
         };
         let om = out.metadata().map_err(|e| format!("output: {e}"))?;
-        let pm = std::fs::symlink_metadata(out_path).map_err(|e| format!("output name: {e}"))?;
-        if !pm.file_type().is_file() || (pm.dev(), pm.ino()) != (om.dev(), om.ino()) {
-            return Err("the output's name no longer names the output file".into());
+        let pm = match std::fs::symlink_metadata(out_path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(lost_name(out_path, "was removed"))
+            }
+            Err(e) => return Err(format!("output name: {e}")),
+        };
+        if pm.file_type().is_symlink() {
+            return Err("the output's name is a symbolic link".into());
+        }
+        if (pm.dev(), pm.ino()) != (om.dev(), om.ino()) {
+            return Err(lost_name(out_path, "names another file now"));
         }
         if om.nlink() != 1 {
             return Err("the output file has other names (hard links)".into());
@@ -553,7 +578,7 @@ mod tests {
         let mut s = Sink::create_file(&link, false).unwrap();
         s.write_all_bounded(b"so far").unwrap();
         let e = s.adopt(&adoption).unwrap_err();
-        assert!(e.reason.contains("no longer names"), "{}", e.reason);
+        assert!(e.reason.contains("symbolic link"), "{}", e.reason);
         assert_eq!(e.kept_at, 50_000, "nothing moved");
         // A second name.
         let out = d.join("out.hprof");
@@ -564,6 +589,22 @@ mod tests {
             .unwrap_err()
             .reason
             .contains("hard links"));
+        // The output's name removed, then given to another file.
+        let gone = d.join("gone.hprof");
+        let mut s = Sink::create_file(&gone, false).unwrap();
+        std::fs::remove_file(&gone).unwrap();
+        assert!(s
+            .adopt(&adoption)
+            .unwrap_err()
+            .reason
+            .contains("was removed"));
+        std::fs::write(&gone, b"another").unwrap();
+        assert!(s
+            .adopt(&adoption)
+            .unwrap_err()
+            .reason
+            .contains("names another file"));
+        assert_eq!(std::fs::read(&gone).unwrap(), b"another");
         // A socket or memory sink.
         let mut s = Sink::Memory(Default::default());
         assert!(s.adopt(&adoption).is_err());

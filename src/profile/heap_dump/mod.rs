@@ -699,6 +699,10 @@ impl HeapDump {
         say(Dumper::Vm);
         match self.write_by_vm(ctx, jni) {
             Ok(()) => {}
+            // The writer said why; a walk would go nowhere either.
+            Err(_) if ctx.out.has_failed() => diag::error(
+                "heap dump: the output stopped while the VM's dump was being written to it (see above): that heap dump is incomplete",
+            ),
             Err(f) if !f.emitted => {
                 if f.permanent {
                     *self.vm_unusable.lock() = Some(f.reason.clone());
