@@ -451,7 +451,8 @@ mod tests {
     fn an_adopted_file_holds_the_output_the_head_and_the_kept_part() {
         let d = tmpdir("adopt");
         // (output so far, head length, movable pieces, room before the kept part)
-        let cases: [(usize, usize, &[(usize, usize)], u64); 5] = [
+        type Case = (usize, usize, &'static [(usize, usize)], u64);
+        let cases: [Case; 5] = [
             (31, 100, &[], 1_900_000),
             (31, 1_000, &[], 1_031),
             (

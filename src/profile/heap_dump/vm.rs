@@ -594,6 +594,8 @@ impl VmStream {
                 // Its serials would meet ours: translated from the start.
                 t.restart_tagged(self.dump_number);
                 self.held.clear();
+                self.movable.clear();
+                self.pinned.clear();
                 self.input = None;
                 self.adoptable = false;
                 self.not_adopted = Some("its stack trace or thread serials are too many".into());
