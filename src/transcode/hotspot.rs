@@ -730,7 +730,7 @@ pub fn check_header(h: &crate::reader::Header) -> Result<(), BadDump> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::reader::HprofReader;
 
@@ -741,7 +741,13 @@ mod tests {
     /// A small HotSpot-like dump: strings, one class with a reference
     /// field, one instance pointing at itself, an object array, a thread
     /// root with its trace.
-    fn hotspot_like() -> Vec<u8> {
+    pub(crate) fn hotspot_like() -> Vec<u8> {
+        hotspot_like_with(0)
+    }
+
+    /// The same with `symbols` more UTF8 records no record names, method
+    /// descriptors as HotSpot writes them (room the agent may take).
+    pub(crate) fn hotspot_like_with(symbols: u64) -> Vec<u8> {
         let mut b = Vec::new();
         b.extend_from_slice(b"JAVA PROFILE 1.0.2\0");
         u4(&mut b, 8);
@@ -754,6 +760,12 @@ mod tests {
             u8_(r, 0x7f00_0020);
             r.extend_from_slice(b"next");
         });
+        for i in 0..symbols {
+            record(&mut b, tag::UTF8, 0, |r| {
+                u8_(r, 0x7e00_0000 + i * 8);
+                r.extend_from_slice(format!("(Ljava/lang/String;I)V{i}").as_bytes());
+            });
+        }
         record(&mut b, tag::LOAD_CLASS, 0, |r| {
             u4(r, 1);
             u8_(r, 0xE000_0100);

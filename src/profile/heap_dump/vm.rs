@@ -1112,3 +1112,109 @@ impl Drop for VmStream {
         self.finish(Err("the stream was dropped".into()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{BinaryFormat, BinaryOptions, IdSize};
+    use crate::reader::{collect, HprofReader};
+    use crate::sink::{Sink, Writer};
+    use crate::transcode::hotspot::tests::hotspot_like_with;
+
+    /// One VM dump (HotSpot-like, complete) streamed by the writer into a
+    /// binary 1.0.2 file that already holds a header: what the stream said
+    /// and what the file holds.
+    fn stream_into_file(name: &str, symbols: u64) -> (Outcome, crate::reader::Parsed, PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("hprof-rs-vmstream-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("out.hprof");
+        let fmt: BoxedFormat = Box::new(BinaryFormat::new(BinaryOptions {
+            version: HprofVersion::V1_0_2,
+            id_size: IdSize::Eight,
+            ..Default::default()
+        }));
+        let w = Writer::spawn(Sink::create_file(&out, true).unwrap(), fmt).unwrap();
+        w.submit(|f, b| f.header(b, Stamp::default()));
+        let scratch = ScratchDir::create(out.to_str().unwrap()).unwrap();
+        let vm_file = scratch.dump_file();
+        std::fs::write(&vm_file, hotspot_like_with(symbols)).unwrap();
+        let shared = Arc::new(Shared::default());
+        shared.vm_state.store(FINISHED, Ordering::Release);
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let ours = OurClasses {
+            system_trace: 300_000,
+            ..Default::default()
+        };
+        w.stream(Box::new(VmStream::new(
+            vm_file,
+            shared,
+            tx,
+            false,
+            1,
+            ours,
+            Arc::new(AtomicU64::new(0)),
+            Stamp::default(),
+            HeapTotals::default(),
+            true,
+        )));
+        let outcome = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the stream ends");
+        w.stop();
+        drop(scratch);
+        let bytes = std::fs::read(&out).unwrap();
+        let p = collect(HprofReader::new(&bytes[..]).unwrap()).unwrap();
+        (outcome, p, dir)
+    }
+
+    fn check_dump(p: &crate::reader::Parsed) {
+        assert_eq!(p.heap_dumps.len(), 1);
+        let d = &p.heap_dumps[0];
+        assert!(d.ended && d.segmented);
+        let i = &d.instances[0];
+        assert_eq!(i.object_id, 0xE000_1000, "the VM's address, kept");
+        assert_eq!(p.class_name(i.class_id), Some("p.Foo"));
+        assert_eq!(p.string(0x7f00_0020), Some("next"), "the field name");
+        assert_eq!(i.trace_serial, 1);
+        assert!(p.traces.iter().any(|t| t.serial == 1));
+    }
+
+    /// Room enough once the strings no heap record names move after the
+    /// heap: the VM's file becomes the output.
+    #[test]
+    fn the_vm_file_becomes_the_output_when_the_head_fits() {
+        let (o, p, dir) = stream_into_file("fits", 200);
+        assert!(o.result.is_ok(), "{o:?}");
+        assert_eq!(o.how, "the VM's file became the output");
+        check_dump(&p);
+        // Every string of the VM's is still in the file.
+        for i in 0..200u64 {
+            assert!(p.string(0x7e00_0000 + i * 8).is_some(), "string {i}");
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, [std::ffi::OsString::from("out.hprof")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Too little room before the VM's heap records (a tiny dump): refused
+    /// once the VM is done, and the records are copied instead.
+    #[test]
+    fn a_head_that_does_not_fit_gets_the_heap_records_copied() {
+        let (o, p, dir) = stream_into_file("nofit", 0);
+        assert!(o.result.is_ok(), "{o:?}");
+        assert!(
+            o.how
+                .starts_with("copied as they are (not adopted: the output so far"),
+            "{}",
+            o.how
+        );
+        check_dump(&p);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
