@@ -484,6 +484,16 @@ fn binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
     check_twice_with_slurp(&dir.join("out.hprof"));
 }
 
+/// No HPROF ERROR in `err`, and nothing of the VM's dumper left in `dir`.
+fn no_error_nothing_left(dir: &Path, err: &str) {
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+    assert!(
+        vm_scratch_left(dir).is_empty(),
+        "{:?}",
+        vm_scratch_left(dir)
+    );
+}
+
 /// Scratch directories of the VM's dumper left in `dir`.
 fn vm_scratch_left(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -592,12 +602,7 @@ fn vm_dumper_binary_dumps_on_sigquit_and_exit_match_jmap_and_the_known_graph() {
         2,
         "{err}"
     );
-    assert!(!err.contains("HPROF ERROR"), "{err}");
-    assert!(
-        vm_scratch_left(&dir).is_empty(),
-        "{:?}",
-        vm_scratch_left(&dir)
-    );
+    no_error_nothing_left(&dir, &err);
     let p = read_all(dir.join("out.hprof")).unwrap_or_else(|e| panic!("our reader: {e}"));
     assert_eq!(p.header.version, "1.0.1");
     assert_eq!(p.heap_dumps.len(), 2, "SIGQUIT and exit");
@@ -987,7 +992,7 @@ fn the_vm_dump_file_becomes_the_output_and_later_dumps_are_tagged() {
     send_sigquit(run.pid());
     common::wait_for_dumps(&path, 1);
     let (dir, err) = run.finish();
-    assert!(!err.contains("HPROF ERROR"), "{err}");
+    no_error_nothing_left(&dir, &err);
     let phases = vm_phase_lines(&err);
     assert_eq!(phases.len(), 2, "{err}");
     assert!(
@@ -1097,10 +1102,5 @@ fn a_removed_output_file_is_warned_about() {
         1,
         "{err}"
     );
-    assert!(!err.contains("HPROF ERROR"), "{err}");
-    assert!(
-        vm_scratch_left(&dir).is_empty(),
-        "{:?}",
-        vm_scratch_left(&dir)
-    );
+    no_error_nothing_left(&dir, &err);
 }
