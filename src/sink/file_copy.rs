@@ -32,14 +32,6 @@ pub struct Adoption<'a> {
     pub movable: &'a [(usize, usize)],
 }
 
-/// Why an adoption did not happen. The output is as it was and the kept
-/// part of the file at `kept_at`, so the caller can still copy it.
-#[derive(Debug)]
-pub struct NotAdopted {
-    pub reason: String,
-    pub kept_at: u64,
-}
-
 /// Copies through the kernel go in pieces of this size.
 const KERNEL_PIECE: usize = 8 << 20;
 /// Copies through a buffer go in pieces of this size (see
@@ -146,57 +138,49 @@ impl Sink {
     /// for a regular file the agent opened by its name, still there under
     /// that name with one link, owned like `a.file` and on its filesystem,
     /// where the output so far and the head fit; anything else is refused
-    /// and the output stays as it was.
-    pub fn adopt(&mut self, a: &Adoption<'_>) -> Result<Vec<u8>, NotAdopted> {
-        let refuse = |reason: String| NotAdopted {
-            reason,
-            kept_at: a.keep_from,
-        };
-        let vm = a
-            .file
-            .metadata()
-            .map_err(|e| refuse(format!("dump file: {e}")))?;
-        let om = self.adoption_target(&vm).map_err(refuse)?;
+    /// with the reason, the output as it was and the kept part where it
+    /// was (the caller can still copy it).
+    pub fn adopt(&mut self, a: &Adoption<'_>) -> Result<Vec<u8>, String> {
+        let vm = a.file.metadata().map_err(|e| format!("dump file: {e}"))?;
+        let om = self.adoption_target(&vm)?;
         let Sink::File(out, Some(out_path)) = self else {
-            return Err(refuse("the output is not a file of the agent's".into()));
+            return Err("the output is not a file of the agent's".into());
         };
         let io = |what: &str, e: io::Error| format!("{what}: {e}");
         let x = out
             .stream_position()
-            .map_err(|e| refuse(io("output position", e)))?;
+            .map_err(|e| io("output position", e))?;
         if x != om.len() {
-            return Err(refuse("the output file is not written to its end".into()));
+            return Err("the output file is not written to its end".into());
         }
         let kept = vm.len().saturating_sub(a.keep_from);
         if x > kept || a.keep_from > vm.len() {
-            return Err(refuse(
+            return Err(
                 "the output so far is larger than the dump (copying the dump costs less)".into(),
-            ));
+            );
         }
         // What goes before the kept part, what after it.
         let (front, after) = fit(x, a.head, a.movable, a.keep_from).ok_or_else(|| {
-            refuse(format!(
+            format!(
                 "the output so far ({x} bytes) and the VM's records before its heap ({} bytes) do not fit before its heap records ({} bytes)",
                 a.head.len(),
                 a.keep_from
-            ))
+            )
         })?;
         let head_end = x + front.len() as u64;
-        let kept_at = a.keep_from;
-        let moved = |reason: String| NotAdopted { reason, kept_at };
         // The output so far, read through a handle of its own (ours is
         // write-only), checked to be the same file.
         let src = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&*out_path)
-            .map_err(|e| moved(io("cannot read the output", e)))?;
-        let sm = src.metadata().map_err(|e| moved(io("output", e)))?;
+            .map_err(|e| io("cannot read the output", e))?;
+        let sm = src.metadata().map_err(|e| io("output", e))?;
         if (sm.dev(), sm.ino()) != (om.dev(), om.ino()) {
-            return Err(moved("the output's name changed meanwhile".into()));
+            return Err("the output's name changed meanwhile".into());
         }
-        copy_at(&src, a.file, x).map_err(|e| moved(io("cannot copy the output so far", e)))?;
-        let gap = kept_at - head_end;
+        copy_at(&src, a.file, x).map_err(|e| io("cannot copy the output so far", e))?;
+        let gap = a.keep_from - head_end;
         a.file
             .write_all_at(&front, x)
             .and_then(|()| match gap {
@@ -207,10 +191,9 @@ impl Sink {
                 a.file
                     .set_permissions(std::fs::Permissions::from_mode(om.mode() & 0o7777))
             })
-            .map_err(|e| moved(io("cannot write the dump's beginning", e)))?;
-        let mut new = a.file.try_clone().map_err(|e| moved(io("dump file", e)))?;
-        new.seek(SeekFrom::End(0))
-            .map_err(|e| moved(io("dump file", e)))?;
+            .map_err(|e| io("cannot write the dump's beginning", e))?;
+        let mut new = a.file.try_clone().map_err(|e| io("dump file", e))?;
+        new.seek(SeekFrom::End(0)).map_err(|e| io("dump file", e))?;
         // The names are swapped, then the old output (now under the dump's
         // name) removed: a rename over an existing file makes ext4 start
         // writing the whole renamed file back at once (its auto_da_alloc:
@@ -221,7 +204,7 @@ impl Sink {
                 let _ = std::fs::remove_file(a.path);
             }
             Err(_) => std::fs::rename(a.path, &*out_path)
-                .map_err(|e| moved(io("cannot rename the dump to the output's name", e)))?,
+                .map_err(|e| io("cannot rename the dump to the output's name", e))?,
         }
         let path = out_path.clone();
         *self = Sink::File(new, Some(path));
@@ -483,7 +466,7 @@ mod tests {
                     head: &head,
                     movable,
                 })
-                .unwrap_or_else(|e| panic!("{so_far} {head_len}: {e:?}"));
+                .unwrap_or_else(|e| panic!("{so_far} {head_len}: {e}"));
             s.write_all_bounded(&after).unwrap();
             s.write_all_bounded(b"tail").unwrap();
             s.finish().unwrap();
@@ -552,7 +535,12 @@ mod tests {
                     movable: &movable,
                 })
                 .unwrap_err();
-            assert_eq!(e.kept_at, 4490);
+            assert!(e.contains("do not fit"), "{e}");
+            assert_eq!(
+                std::fs::read(&vm_path).unwrap(),
+                vec![1u8; 5000],
+                "nothing moved"
+            );
             assert!(vm_path.exists());
             assert_eq!(std::fs::read(&out).unwrap(), vec![7u8; 500]);
         }
@@ -579,31 +567,26 @@ mod tests {
         let mut s = Sink::create_file(&link, false).unwrap();
         s.write_all_bounded(b"so far").unwrap();
         let e = s.adopt(&adoption).unwrap_err();
-        assert!(e.reason.contains("symbolic link"), "{}", e.reason);
-        assert_eq!(e.kept_at, 50_000, "nothing moved");
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(
+            std::fs::read(&vm_path).unwrap(),
+            vec![1u8; 100_000],
+            "nothing moved"
+        );
         // A second name.
         let out = d.join("out.hprof");
         let mut s = Sink::create_file(&out, false).unwrap();
         std::fs::hard_link(&out, d.join("other")).unwrap();
-        assert!(s
-            .adopt(&adoption)
-            .unwrap_err()
-            .reason
-            .contains("hard links"));
+        assert!(s.adopt(&adoption).unwrap_err().contains("hard links"));
         // The output's name removed, then given to another file.
         let gone = d.join("gone.hprof");
         let mut s = Sink::create_file(&gone, false).unwrap();
         std::fs::remove_file(&gone).unwrap();
-        assert!(s
-            .adopt(&adoption)
-            .unwrap_err()
-            .reason
-            .contains("was removed"));
+        assert!(s.adopt(&adoption).unwrap_err().contains("was removed"));
         std::fs::write(&gone, b"another").unwrap();
         assert!(s
             .adopt(&adoption)
             .unwrap_err()
-            .reason
             .contains("names another file"));
         assert_eq!(std::fs::read(&gone).unwrap(), b"another");
         // A socket or memory sink.

@@ -119,7 +119,7 @@ pub(crate) fn send_bounded(
     Ok(())
 }
 
-pub use file_copy::{Adoption, FileRange, NotAdopted};
+pub use file_copy::{Adoption, FileRange};
 pub use writer::{SinkAnswer, SinkRequest, Step, Stream, Writer, WriterJob};
 
 /// Largest single write(2) to a file. The writer thread's buffer holds a

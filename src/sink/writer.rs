@@ -54,8 +54,9 @@ pub enum SinkRequest<'a> {
 /// The sink's answer to a [`SinkRequest`] that asks one.
 #[derive(Debug)]
 pub enum SinkAnswer {
-    /// Ok: bytes the stream must write next (moved out of the head).
-    Adopted(Result<Vec<u8>, super::NotAdopted>),
+    /// Ok: bytes the stream must write next (moved out of the head); Err:
+    /// why not (nothing changed: the stream can still copy the file).
+    Adopted(Result<Vec<u8>, String>),
     MayAdopt(Result<(), String>),
 }
 
@@ -257,9 +258,15 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
                     SinkRequest::MayAdopt(dir) => Some(SinkAnswer::MayAdopt(sink.may_adopt(dir))),
                 }
             }));
-            match asked {
-                Ok(Some(answer)) => s.answer(answer),
-                Ok(None) => {}
+            let answered = asked.and_then(|a| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    if let Some(answer) = a {
+                        s.answer(answer);
+                    }
+                }))
+            });
+            match answered {
+                Ok(()) => {}
                 Err(_) => {
                     crate::diag::error("internal error while copying output; output stopped");
                     failed.store(true, Ordering::Relaxed);

@@ -226,10 +226,9 @@ impl Serials {
 
 /// Translates one VM dump (see the module documentation).
 pub struct Translator {
-    /// `k << 48` for a tagged dump; 0 for a raw one.
+    /// `k << 48` for a tagged dump; 0 for a raw one (identifiers and
+    /// trace/thread serials kept).
     tag: u64,
-    /// Raw: identifiers and trace/thread serials kept.
-    raw: bool,
     /// Highest stack trace and thread serials of the VM seen (raw).
     max_trace_serial: u32,
     max_thread_serial: u32,
@@ -299,7 +298,6 @@ impl Translator {
     pub fn new(dump: u32, ours: OurClasses, next_serial: u32) -> Translator {
         Translator {
             tag: u64::from(dump.clamp(1, id_space::MAX_TAGGED_DUMP)) << TAG_SHIFT,
-            raw: false,
             max_trace_serial: 0,
             max_thread_serial: 0,
             first_serial: next_serial,
@@ -320,7 +318,6 @@ impl Translator {
     pub fn new_raw(ours: OurClasses, next_serial: u32) -> Translator {
         Translator {
             tag: 0,
-            raw: true,
             ..Translator::new(1, ours, next_serial)
         }
     }
@@ -333,7 +330,7 @@ impl Translator {
     }
 
     pub fn is_raw(&self) -> bool {
-        self.raw
+        self.tag == 0
     }
 
     /// Raw: whether the VM's stack trace and thread serials seen so far
@@ -356,7 +353,7 @@ impl Translator {
         if id == 0 {
             return Ok(0);
         }
-        if self.raw {
+        if self.is_raw() {
             if id >= id_space::RAW_LIMIT {
                 return Err(BadDump(format!(
                     "identifier 0x{id:x} is not an address (bits 60-63 tell our names apart)"
@@ -374,7 +371,7 @@ impl Translator {
 
     /// A frame identifier of the VM's (a small number) as written in ours.
     fn frame_id(&self, f: u64) -> Result<u64, BadDump> {
-        if !self.raw {
+        if !self.is_raw() {
             return self.tag(f);
         }
         if f >= id_space::RAW_LIMIT {
@@ -456,7 +453,7 @@ impl Translator {
                         };
                         let rendered = crate::format::render_class_name(&sig).into_owned();
                         self.names += 1;
-                        let nid = if self.raw {
+                        let nid = if self.is_raw() {
                             id_space::VM_NAMES | self.names
                         } else {
                             self.tag | RENDERED_NAME_BIT | self.names
@@ -494,7 +491,7 @@ impl Translator {
                 });
             }
             RecordBody::Trace(t) => {
-                let (serial, thread) = if self.raw {
+                let (serial, thread) = if self.is_raw() {
                     // Kept as they are: the heap records name them.
                     self.max_trace_serial = self.max_trace_serial.max(t.serial);
                     self.max_thread_serial = self.max_thread_serial.max(t.thread_serial);
@@ -529,24 +526,13 @@ impl Translator {
 
     /// Translate one heap sub-record in place: `raw` holds its exact bytes
     /// (as read by `HprofReader::next_heap_sub_record_raw`), `sub` what the
-    /// reader decoded of it. A raw translation leaves every heap record as
-    /// it is (only counts it).
+    /// reader decoded of it. (A raw translation has none to do: its heap
+    /// records are copied as they are.)
     pub fn sub_record(&mut self, sub: &HeapSubRecord, raw: &mut [u8]) -> Result<(), BadDump> {
         if raw.first() != Some(&sub.tag()) {
             return Err(BadDump(
                 "sub-record bytes do not match the sub-record read".into(),
             ));
-        }
-        if self.raw {
-            let c = &mut self.counts;
-            match sub {
-                HeapSubRecord::Root(_) => c.roots += 1,
-                HeapSubRecord::ClassDump(_) => c.classes += 1,
-                HeapSubRecord::InstanceDump(_) => c.instances += 1,
-                HeapSubRecord::ObjectArrayDump(_) => c.object_arrays += 1,
-                HeapSubRecord::PrimitiveArrayDump(_) => c.primitive_arrays += 1,
-            }
-            return Ok(());
         }
         match sub {
             HeapSubRecord::Root(_) => {
@@ -843,7 +829,10 @@ pub(crate) mod tests {
                     .next_heap_sub_record_raw(&mut raw)
                     .map_err(|e| BadDump(e.to_string()))?
                 {
-                    t.sub_record(&sub, &mut raw)?;
+                    // A raw translation's heap records go as they are.
+                    if !t.is_raw() {
+                        t.sub_record(&sub, &mut raw)?;
+                    }
                     seg.append(&mut raw);
                 }
                 record_header(&mut out, tag::HEAP_DUMP_SEGMENT, 0, seg.len() as u32);

@@ -35,7 +35,7 @@
 
 use crate::format::{HeapTotals, HprofVersion, Stamp};
 use crate::reader::{ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody};
-use crate::sink::{Adoption, FileRange, NotAdopted, SinkAnswer, SinkRequest, Step, Stream};
+use crate::sink::{Adoption, FileRange, SinkAnswer, SinkRequest, Step, Stream};
 use crate::transcode::hotspot::{self, BadDump, Counts, OurClasses, Serials, Translator};
 use crate::transcode::symbols::Symbols;
 use crate::transcode::text;
@@ -258,6 +258,21 @@ fn note_movable(
             pinned.extend([f.method_name_id, f.signature_id, f.source_file_id]);
         }
         _ => {}
+    }
+}
+
+/// Where a record of the VM's other than a heap record goes once our heap
+/// dump has begun: inside our one 1.0.1 HEAP DUMP record (`in_record`) it
+/// waits in `after_heap` for the record's end, else it goes out now.
+fn outside_heap_record<'a>(
+    in_record: bool,
+    after_heap: &'a mut Vec<u8>,
+    out: &'a mut Vec<u8>,
+) -> &'a mut Vec<u8> {
+    if in_record {
+        after_heap
+    } else {
+        out
     }
 }
 
@@ -645,11 +660,8 @@ impl VmStream {
                     } else {
                         let to = if !self.began {
                             &mut self.held
-                        } else if v101 && !self.ended {
-                            // Inside our one HEAP DUMP record: after it.
-                            &mut self.after_heap
                         } else {
-                            &mut *out
+                            outside_heap_record(v101 && !self.ended, &mut self.after_heap, out)
                         };
                         t.record(&rec, to).map_err(|e| e.to_string())?;
                     }
@@ -826,13 +838,8 @@ impl VmStream {
                 let Mode::Binary { t, .. } = &mut self.mode else {
                     return Err("internal: verbatim text".into());
                 };
-                self.began = true;
-                let to = if v101 && !self.ended {
-                    &mut self.after_heap
-                } else {
-                    out.append(&mut self.held);
-                    &mut *out
-                };
+                // The heap began at the first heap record, before this one.
+                let to = outside_heap_record(v101 && !self.ended, &mut self.after_heap, out);
                 t.record(&rec, to).map_err(|e| e.to_string())?;
                 pos = end;
             }
@@ -1093,11 +1100,11 @@ impl Stream<BoxedFormat> for VmStream {
                     }
                 }
             }
-            Err(NotAdopted { reason, kept_at }) => {
-                // Copied instead, from where its heap records are now.
+            Err(reason) => {
+                // Copied instead, from the heap record the adoption
+                // would have kept (the phase still points there).
                 self.adoptable = false;
                 self.not_adopted = Some(reason);
-                self.phase = Phase::Verbatim { pos: kept_at };
             }
         }
     }
