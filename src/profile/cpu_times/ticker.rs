@@ -74,8 +74,8 @@ impl Clock {
                     // The CPU clocks stop if the application takes SIGPROF
                     // (docs/cpu-samples.md, "SIGPROF shared with others").
                     if ticks % HANDLER_CHECK_TICKS == 0 {
-                        if let Some(why) = crate::jvmti::async_sampler::check_handler() {
-                            crate::diag::error(&why);
+                        if let Some(why) = crate::jvmti::async_sampler::maintain() {
+                            why.say();
                         }
                     }
                 }
