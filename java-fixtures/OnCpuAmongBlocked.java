@@ -81,15 +81,14 @@ public class OnCpuAmongBlocked {
         long[] rounds = new long[1];
         Thread worker = new Thread(() -> {
             long x = 42;
-            // Rounds of 0.5 to 1.5 units: no fixed period for the kernel
-            // tick to lock onto (see CpuSplit.work60(long, int)).
-            java.util.SplittableRandom random = new java.util.SplittableRandom(42);
+            // Rounds of fixed work (a few ms each): a sampler whose period
+            // is fixed, or bound to the kernel's tick, sees such a loop at
+            // the same few places of its round (docs/cpu-samples.md).
             long end = System.nanoTime() + (long) (seconds * 1e9);
             while (System.nanoTime() < end) {
-                int unit = CpuSplit.UNIT / 2 + random.nextInt(CpuSplit.UNIT);
-                x = CpuSplit.work60(x, unit);
-                x = CpuSplit.work30(x, unit);
-                x = CpuSplit.work10(x, unit);
+                x = CpuSplit.work60(x);
+                x = CpuSplit.work30(x);
+                x = CpuSplit.work10(x);
                 rounds[0]++;
             }
             sink = x;
