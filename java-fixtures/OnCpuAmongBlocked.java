@@ -13,7 +13,9 @@ import java.util.concurrent.locks.LockSupport;
  * blocked in a socket read that never gets data (native calls: RUNNABLE to
  * the JVM), three parked, one in Object.wait, one sleeping. A sampler that
  * charges CPU gives the worker's methods nearly every sample.
- * Usage: OnCpuAmongBlocked [seconds] (default 3). Prints "rounds=N".
+ * Usage: OnCpuAmongBlocked [seconds] [rounds] (default 3 seconds; with
+ * rounds, the worker runs that many rounds whatever the time). Prints
+ * "rounds=N".
  */
 public class OnCpuAmongBlocked {
     static volatile long sink;
@@ -56,6 +58,7 @@ public class OnCpuAmongBlocked {
 
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3.0;
+        long fixedRounds = args.length > 1 ? Long.parseLong(args[1]) : -1;
         InetAddress lo = InetAddress.getLoopbackAddress();
         List<Thread> idle = new ArrayList<>();
         List<AutoCloseable> closeAtEnd = new ArrayList<>();
@@ -85,7 +88,7 @@ public class OnCpuAmongBlocked {
             // is fixed, or bound to the kernel's tick, sees such a loop at
             // the same few places of its round (docs/cpu-samples.md).
             long end = System.nanoTime() + (long) (seconds * 1e9);
-            while (System.nanoTime() < end) {
+            while (fixedRounds < 0 ? System.nanoTime() < end : rounds[0] < fixedRounds) {
                 x = CpuSplit.work60(x);
                 x = CpuSplit.work30(x);
                 x = CpuSplit.work10(x);
