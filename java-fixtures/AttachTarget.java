@@ -29,6 +29,9 @@ import java.util.concurrent.SynchronousQueue;
  *               loopback port nobody connects to: blocked in native code,
  *               RUNNABLE to JVMTI, using no CPU. Answers "blocking N" once
  *               all of them wait in accept.
+ *   park N      N new threads each park until the program ends (many
+ *               threads for an attach to match). Answers "parked N" once
+ *               all of them are parked.
  *   hostile MS  threads with names made to confuse a reader of thread
  *               dumps (quotes, '#', line breaks, an imitation of the main
  *               thread's dump header) each spin in spinNamed for MS ms of
@@ -165,6 +168,19 @@ public class AttachTarget {
         }
     }
 
+    static void park(int n) throws Exception {
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(n);
+        for (int i = 0; i < n; i++) {
+            Thread t = new Thread(() -> {
+                started.countDown();
+                while (true) java.util.concurrent.locks.LockSupport.park();
+            }, "attach-target-parked-" + i);
+            t.setDaemon(true);
+            t.start();
+        }
+        started.await();
+    }
+
     static boolean inAccept(Thread t) {
         for (StackTraceElement e : t.getStackTrace()) {
             if (e.getMethodName().toLowerCase().contains("accept") && e.isNativeMethod()) return true;
@@ -253,6 +269,12 @@ public class AttachTarget {
                     int n = Integer.parseInt(w[1]);
                     block(n);
                     System.out.println("blocking " + n);
+                    break;
+                }
+                case "park": {
+                    int n = Integer.parseInt(w[1]);
+                    park(n);
+                    System.out.println("parked " + n);
                     break;
                 }
                 case "hostile": {

@@ -293,8 +293,8 @@ impl CpuSamples {
                 }
             }
             if self.how() != How::Runnable {
-                if let Some(why) = sampler::check_handler() {
-                    crate::diag::error(&why);
+                if let Some(why) = sampler::maintain() {
+                    why.say();
                 }
             }
             if self.sweep_wanted.load(Ordering::Acquire)
