@@ -45,7 +45,9 @@ use crossbeam_channel::Sender;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+pub use super::scratch_dir::ScratchDir;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -118,53 +120,6 @@ enum Request {
     },
     /// Asked once, before the VM's file is followed.
     MayAdopt,
-}
-
-/// A private directory for the VM's dump file: created new (never an
-/// existing one, never through a symlink: mkdir fails on any existing
-/// name), mode 0700, and removed with whatever the VM left in it.
-pub struct ScratchDir {
-    path: PathBuf,
-}
-
-impl ScratchDir {
-    /// `<base>.vmdump.<pid>.<n>` for the first free n.
-    pub fn create(base: &str) -> io::Result<ScratchDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        let pid = std::process::id();
-        let mut last = None;
-        for n in 0..64u32 {
-            let path = PathBuf::from(format!("{base}.vmdump.{pid}.{n}"));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(ScratchDir { path }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
-    }
-
-    /// The dump file the VM is asked to create (it must end in `.hprof`).
-    pub fn dump_file(&self) -> PathBuf {
-        self.path.join("heap.hprof")
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        // The dump and, on JDK 22 and later, the VM's per-thread part files
-        // if it left any. remove_file never follows a symlink.
-        if let Ok(entries) = std::fs::read_dir(&self.path) {
-            for e in entries.flatten() {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-        let _ = std::fs::remove_dir(&self.path);
-    }
 }
 
 /// The VM's dump file as it grows: a read at its current end waits for
