@@ -565,6 +565,18 @@ fn check_vm_dumps(p: &Parsed, histo: &HashMap<String, u64>) {
             .iter()
             .any(|r| matches!(r.kind, hprof_rs::reader::RootKind::JavaFrame { .. })));
     }
+    // A class serial names one class object. The VM's classes took the
+    // serials of our own LOAD CLASS records, so one serial named both the
+    // agent's ID (0x40000000500...) and the VM's address of the class.
+    let mut by_serial: HashMap<u32, u64> = HashMap::new();
+    for c in &p.classes {
+        let id = *by_serial.entry(c.serial).or_insert(c.class_id);
+        assert_eq!(
+            id, c.class_id,
+            "class serial {} names 0x{id:x} and 0x{:x}",
+            c.serial, c.class_id
+        );
+    }
     // The agent's own objects (its threads) are in its own space.
     assert!(!p.thread_starts.is_empty());
     for t in &p.thread_starts {
@@ -661,10 +673,11 @@ fn sigquit_storm_during_vm_dumps() {
     );
 }
 
-/// Symlinks planted at the names of the VM's private directory (one to a
-/// directory of the user's, one to a name that does not exist) are left
-/// alone: nothing is written through them, the next free name is used,
-/// and the dump is the VM dumper's, whole.
+/// Symlinks planted at names like those of the VM's private directory
+/// (one to a directory of the user's, one to a name that does not exist)
+/// are left alone: nothing is written through them or removed with them,
+/// and the dump is the VM dumper's, whole (tests/heap_dump_hostile.rs
+/// plants every name of the old rule, as another user).
 #[test]
 fn symlinks_at_the_vm_dump_directory_names_are_not_followed() {
     let run = Running::start("hd_vm_links", &[], "heap=dump,format=b,file=out.hprof");

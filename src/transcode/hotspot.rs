@@ -30,11 +30,13 @@
 //!   threads get fresh serials; its empty dummy trace becomes our system
 //!   trace.
 //!
-//! Class serials, both ways: HotSpot's classes get our serial for the same
-//! class when the class name is loaded once in the VM and in our table (so
-//! ALLOC SITES, FRAMEs and the heap dump name one class with one serial),
-//! otherwise a fresh serial. Fresh serials come from a counter the caller
-//! keeps for the whole run (from [`FIRST_FRESH_SERIAL`], far above ours).
+//! Class serials, both ways: each of HotSpot's classes gets a fresh serial
+//! in each dump, since a class serial names one class object and the
+//! VM's class (its mirror's address) is not the object our own LOAD CLASS
+//! named (the agent's ID); it takes our load trace when its name is loaded
+//! once in the VM and in our table. Fresh serials come from a counter the
+//! caller keeps for the whole run (from [`FIRST_FRESH_SERIAL`], far above
+//! ours).
 //!
 //! The input is strict: the records come from `crate::reader`, which checks
 //! every length, and the translation checks again what it rewrites (a
@@ -64,10 +66,10 @@ pub const ID_SIZE: u32 = 8;
 /// What the translator needs to know of the agent's own records.
 #[derive(Debug, Default, Clone)]
 pub struct OurClasses {
-    /// Class name in HotSpot's spelling (`java/lang/String`, `[I`) to our
-    /// (serial, load trace), for names loaded once; `None` for names we
-    /// saw more than once.
-    pub by_name: HashMap<String, Option<(u32, u32)>>,
+    /// Class name in HotSpot's spelling (`java/lang/String`, `[I`) to the
+    /// trace our LOAD CLASS gave it (where it was loaded), for names loaded
+    /// once; `None` for names we saw more than once.
+    pub by_name: HashMap<String, Option<u32>>,
     /// Our system trace (the empty stack), for HotSpot's dummy trace.
     pub system_trace: u32,
 }
@@ -75,7 +77,7 @@ pub struct OurClasses {
 impl OurClasses {
     /// Add one of our classes by its JVM signature (`Ljava/lang/String;`,
     /// `[I`).
-    pub fn add(&mut self, signature: &str, serial: u32, load_trace: u32) {
+    pub fn add(&mut self, signature: &str, load_trace: u32) {
         let name = match signature
             .strip_prefix('L')
             .and_then(|s| s.strip_suffix(';'))
@@ -86,7 +88,7 @@ impl OurClasses {
         self.by_name
             .entry(name.to_string())
             .and_modify(|e| *e = None)
-            .or_insert(Some((serial, load_trace)));
+            .or_insert(Some(load_trace));
     }
 }
 
@@ -123,8 +125,8 @@ pub struct Counts {
     pub object_arrays: u64,
     pub primitive_arrays: u64,
     pub roots: u64,
-    /// HotSpot classes that got our serial.
-    pub classes_matched: u64,
+    /// HotSpot classes that got our load trace.
+    pub load_traces_ours: u64,
 }
 
 /// Serials for HotSpot's stack traces and threads in our stream (see the
@@ -428,13 +430,16 @@ impl Translator {
                     .and_then(|s| s.get(&lc.name_id))
                     .cloned();
                 let name = name.as_deref();
-                let mine = name.and_then(|n| self.ours.by_name.get(n).copied().flatten());
-                let (serial, trace) = match mine {
-                    Some((s, t)) => {
-                        self.counts.classes_matched += 1;
-                        (s, t)
+                // A serial of its own: a class serial names one class
+                // object, and this is not the one our LOAD CLASS named
+                // (ours carries the agent's ID, this the VM's address).
+                let serial = self.serials.fresh();
+                let trace = match name.and_then(|n| self.ours.by_name.get(n).copied().flatten()) {
+                    Some(t) => {
+                        self.counts.load_traces_ours += 1;
+                        t
                     }
-                    None => (self.serials.fresh(), self.ours.system_trace),
+                    None => self.ours.system_trace,
                 };
                 self.class_serials.insert(lc.class_serial, serial);
                 let id = self.tag(lc.class_id)?;
@@ -857,7 +862,8 @@ pub(crate) mod tests {
         let tag = 3u64 << 48;
         let foo = p.class_by_name("p.Foo").expect("LOAD CLASS p.Foo");
         assert_eq!(foo.class_id, tag | 0xE000_0100);
-        assert_eq!(foo.serial, 100123, "our serial for a name loaded once");
+        assert!(foo.serial >= FIRST_FRESH_SERIAL, "a serial of its own");
+        assert_eq!(foo.trace_serial, 300005, "our load trace");
         let d = &p.heap_dumps[0];
         let i = &d.instances[0];
         assert_eq!(i.object_id, tag | 0xE000_1000);
@@ -886,7 +892,7 @@ pub(crate) mod tests {
             .iter()
             .any(|tr| tr.serial == trace_serial && tr.thread_serial == thread_serial));
         assert_eq!(t.counts.instances, 1);
-        assert_eq!(t.counts.classes_matched, 1);
+        assert_eq!(t.counts.load_traces_ours, 1);
         assert_eq!(p.string(tag | 0x7f00_0020), Some("next"));
         assert_eq!(
             p.class_name(foo.class_id),
@@ -923,7 +929,7 @@ pub(crate) mod tests {
         let p = crate::reader::collect(HprofReader::new(&file[..]).unwrap()).unwrap();
         let foo = p.class_by_name("p.Foo").expect("LOAD CLASS p.Foo");
         assert_eq!(foo.class_id, 0xE000_0100, "the VM's address");
-        assert_eq!(foo.serial, 100123);
+        assert!(foo.serial >= FIRST_FRESH_SERIAL);
         assert_eq!(foo.name_id & id_space::VM_NAMES, id_space::VM_NAMES);
         assert_eq!(p.string(0x7f00_0020), Some("next"));
         let d = &p.heap_dumps[0];

@@ -791,7 +791,7 @@ impl HeapDump {
             ..Default::default()
         };
         for e in ctx.tables.classes.all() {
-            ours.add(&e.signature, e.serial, e.load_trace);
+            ours.add(&e.signature, e.load_trace);
         }
         let base = if ctx.opts.net.is_some() {
             std::env::temp_dir()
