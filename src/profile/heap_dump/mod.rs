@@ -19,6 +19,7 @@ pub mod epilogue;
 pub mod layout;
 pub mod scratch_dir;
 pub mod vm;
+mod vm_text;
 pub mod walk;
 
 use super::{Answer, Profile};
