@@ -231,8 +231,13 @@ impl CpuSamples {
         if self.how() != How::Runnable {
             if self.how() == How::Async {
                 // Debug information at every instruction from now on, for
-                // code compiled later (see jvmti::callbacks).
-                let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+                // code compiled later, and where compiled code lies (see
+                // jvmti::callbacks), also for code compiled before.
+                watch_compiled_code(ctx);
+                static REPLAYED: std::sync::Once = std::sync::Once::new();
+                REPLAYED.call_once(|| {
+                    let _ = ctx.jvmti.generate_events(event::COMPILED_METHOD_LOAD);
+                });
             }
             sampler::start()?;
             sampler::set_stacks(!self.paused.load(Ordering::Acquire));
@@ -641,6 +646,38 @@ impl CpuSamples {
     }
 }
 
+/// CompiledMethodLoad: HotSpot records debug information at every
+/// instruction of code compiled while an agent takes it (the asynchronous
+/// sampler names inlined methods with it); with CompiledMethodUnload, where
+/// each method's code lies (`async_sampler::code_map`).
+fn watch_compiled_code(ctx: &Context) {
+    let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+    let _ = ctx
+        .jvmti
+        .set_event_mode(true, event::COMPILED_METHOD_UNLOAD);
+}
+
+/// What the signal handler's recovery of failed walks reads of HotSpot
+/// (docs/cpu-samples.md, "Failed walks are recovered"), learnt on the
+/// calling thread; what is missing is logged (those recoveries stay off).
+fn prepare_walk(ctx: &Context, jni: Jni<'_>) {
+    let thread = ctx
+        .jvmti
+        .current_thread(jni)
+        .ok()
+        .and_then(|t| crate::jvmti::jni::thread_keys(jni, t.obj()).address);
+    let missing = sampler::prepare_walk(jni, thread);
+    if !missing.is_empty() {
+        crate::vm::log::log(
+            ctx,
+            &format!(
+                "cpu=samples: failed stack walks are recovered in part only; not found: {}",
+                missing.join(", ")
+            ),
+        );
+    }
+}
+
 impl Profile for CpuSamples {
     fn name(&self) -> &'static str {
         "cpu=samples"
@@ -668,7 +705,7 @@ impl Profile for CpuSamples {
     /// (async sampling from the start).
     fn on_load(&self, ctx: &Context) {
         if self.active && ctx.opts.cpu_sampler == CpuSampler::Async {
-            let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+            watch_compiled_code(ctx);
         }
     }
 
@@ -683,6 +720,7 @@ impl Profile for CpuSamples {
                 crate::diag::error(&format!("cpu=samples: cannot enable ClassPrepare: {e}"));
             }
             self.create_all_method_ids(ctx, jni);
+            prepare_walk(ctx, jni);
         }
         // The VM-init thread (main) was met before VM start: its timer now.
         if let Ok(t) = ctx.jvmti.current_thread(jni) {
@@ -743,6 +781,7 @@ impl Profile for CpuSamples {
                 .set_event_mode(true, event::CLASS_PREPARE)
                 .map_err(|e| format!("cpu=samples: cannot enable ClassPrepare: {e}"))?;
             self.create_all_method_ids(ctx, jni);
+            prepare_walk(ctx, jni);
         }
         if let (Some(Ok(dump)), true) = (&dump, how != How::Runnable) {
             self.time_running_threads(ctx, jni, dump)?;
