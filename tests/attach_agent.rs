@@ -505,8 +505,11 @@ fn a_second_cpu_samples_session_times_the_running_threads_again() {
 fn cpu_samples_attached_time_threads_with_hostile_names() {
     let _cpu = common::exclusive();
     let mut t = Target::start("attach_cpu_names");
-    let spin_ms = if smoke() { 2500 } else { 4000 };
-    let answer = t.ask(&format!("hostile {spin_ms}"));
+    // The threads spin from before the attach until "join" (a bound of
+    // two minutes), so the profile covers spin_ms of their spinning however
+    // long the attach itself takes on a loaded machine.
+    let spin_ms = if smoke() { 1500 } else { 2500 };
+    let answer = t.ask("hostile 120000");
     let main_id = answer
         .strip_prefix("hostile 6 ")
         .unwrap_or_else(|| panic!("{answer}"));
@@ -519,6 +522,7 @@ fn cpu_samples_attached_time_threads_with_hostile_names() {
         ),
         0
     );
+    std::thread::sleep(Duration::from_millis(spin_ms));
     assert_eq!(t.ask("join"), "joined");
     assert_eq!(load(&t, Via::Tool, "stop"), 0);
     let text = std::fs::read_to_string(t.file("cpu.txt")).unwrap();
@@ -795,7 +799,16 @@ fn attach_twice_stop_and_attach_again_with_hprof_rs_attach() {
     // The first profile: written once, at the stop; nothing after it.
     let rep = common::ascii::parse(&first);
     assert_eq!(rep.cpu.len(), 1);
-    assert!(first.ends_with("CPU SAMPLES END\n"), "{first}");
+    // (CPU SAMPLES is last, followed only by its line of samples not
+    // counted, docs/output-formats.md §1.9.)
+    let tail = first
+        .rsplit_once("CPU SAMPLES END\n")
+        .map(|(_, t)| t)
+        .unwrap_or_else(|| panic!("{first}"));
+    assert!(
+        tail.starts_with("CPU SAMPLES LOST ") && tail.ends_with('\n') && tail.lines().count() == 1,
+        "{first}"
+    );
     // The new one: written at the exit, with only what followed its own
     // start (the fresh thread's 300 Kept), in its own numbering.
     let third = std::fs::read_to_string(dir.join("third.txt")).unwrap();

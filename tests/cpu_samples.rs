@@ -608,8 +608,9 @@ fn shares_of_two_duty_cycles_follow_their_cpu_time() {
 }
 
 /// A loop calling two methods the JIT inlines, one with three times the
-/// other's work: the samples land in the callees (not on the loop's
-/// safepoint poll), about 3:1.
+/// other's work (InlinedWork: loads that miss the caches): the samples
+/// land in the callees (not on the loop's safepoint poll), about 3:1, each
+/// charged to the scope of the instruction that ran, not of the next one.
 #[test]
 fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
     let _only_jvm = common::exclusive();
@@ -617,15 +618,26 @@ fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
     let cpu = &rep.cpu[0];
     let heavy = samples_of(cpu, "InlinedWork.heavy") as f64;
     let light = samples_of(cpu, "InlinedWork.light") as f64;
-    let in_callees = (heavy + light) / cpu.total as f64;
+    let lp = samples_of(cpu, "InlinedWork.loop") as f64;
+    let hot = heavy + light + lp;
     eprintln!(
-        "heavy {heavy}, light {light}, loop {}, total {}",
-        samples_of(cpu, "InlinedWork.loop"),
+        "heavy {heavy}, light {light}, loop {lp}, total {}",
         cpu.total
     );
+    assert!(hot >= 500.0, "too few samples in the loop: {cpu:?}");
+    // Nearly all the loop's time is the callees' loads: a sample charged
+    // to the scope after the one whose instruction ran gives heavy's last
+    // load to the loop (10-20 % before the fix) and light's to heavy
+    // (light 0-12 %, ratio 5-250).
     assert!(
-        in_callees >= 0.8,
-        "callees have {in_callees:.3} of the samples: {cpu:?}"
+        lp / hot <= 0.03,
+        "the loop has {:.3} of the loop's samples: {cpu:?}",
+        lp / hot
+    );
+    assert!(
+        light / hot >= 0.18,
+        "light has {:.3} of the loop's samples, expected about 0.25",
+        light / hot
     );
     let ratio = heavy / light;
     assert!(
@@ -640,6 +652,54 @@ fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
         .unwrap();
     let frames = &rep.traces[&row.trace].frames;
     assert_eq!(frames[1].method, "loop", "{frames:?}");
+}
+
+/// Megamorphic interface calls to tiny methods (StubCalls): most samples
+/// land where AsyncGetCallTrace cannot walk the stack (the itable stub,
+/// the callees' frame set-up and take-down; 80 % of the samples on JDK
+/// 17 were lost before recovery). They are walked from the caller with the
+/// callee on top, and the report says, after the section, what is still
+/// not counted.
+#[test]
+fn samples_where_walks_fail_are_recovered_and_the_rest_is_stated() {
+    let _only_jvm = common::exclusive();
+    let (rep, _, _) = run_bounded("stubcalls", "cpu=samples,interval=1", "StubCalls", &["3"]);
+    let cpu = &rep.cpu[0];
+    let line = cpu
+        .lost
+        .as_deref()
+        .expect("a CPU SAMPLES LOST line after the section");
+    // CPU SAMPLES LOST <lost> of <taken> (<pct>%)[: <reason> <n>, ...]
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let lost: u64 = words[3].parse().unwrap();
+    let taken: u64 = words[5].parse().unwrap();
+    eprintln!("{line}; total {}", cpu.total);
+    assert_eq!(taken - lost, cpu.total, "{line}");
+    assert!(
+        lost as f64 <= 0.02 * taken as f64,
+        "more than 2 % not counted: {line}"
+    );
+    let callees = ["Mul", "MixA", "MixB", "Add"];
+    let in_loop = samples_of(cpu, "StubCalls.loop")
+        + callees
+            .iter()
+            .map(|c| samples_of(cpu, &format!("StubCalls${c}.apply")))
+            .sum::<u64>();
+    assert!(in_loop >= 500, "too few samples in the loop: {cpu:?}");
+    for c in callees {
+        let n = samples_of(cpu, &format!("StubCalls${c}.apply"));
+        assert!(
+            n as f64 >= 0.03 * in_loop as f64,
+            "{c}.apply has {n} of {in_loop} samples: {cpu:?}"
+        );
+        let row = cpu
+            .rows
+            .iter()
+            .find(|r| r.method == format!("StubCalls${c}.apply"))
+            .unwrap();
+        let frames = &rep.traces[&row.trace].frames;
+        assert_eq!(frames[1].method, "loop", "{frames:?}");
+    }
 }
 
 /// CPU-bound virtual threads (JDK 21+): the hot method dominates, and the

@@ -22,6 +22,10 @@
 //! once, then [`register_current`] on each thread to be timed.
 
 pub mod by_fd;
+pub mod code_map;
+mod context;
+mod hotspot;
+mod recover;
 pub mod ring;
 pub mod signal;
 pub mod slots;
@@ -29,7 +33,8 @@ pub mod sys;
 pub mod trigger;
 
 use super::refs::{Frame, Jni, MethodId};
-use ring::{Ring, NO_STACK};
+pub use recover::How;
+use ring::{Header, Ring, NO_STACK};
 use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{
@@ -105,12 +110,7 @@ fn mode_code(m: StackMode) -> u8 {
 /// global symbol scope, then in the library that holds the JNI functions
 /// (libjvm), in case it was loaded with local symbols.
 pub fn find_async_get_call_trace(jni: Jni<'_>) -> Option<AsgctFn> {
-    let name = c"AsyncGetCallTrace";
-    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
-    let mut p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    if p.is_null() {
-        p = symbol_in_jvm_library(jni, name);
-    }
+    let p = jvm_symbol(jni, c"AsyncGetCallTrace");
     if p.is_null() {
         return None;
     }
@@ -118,6 +118,19 @@ pub fn find_async_get_call_trace(jni: Jni<'_>) -> Option<AsgctFn> {
     // signature (forte.cpp, `extern "C" JNIEXPORT void AsyncGetCallTrace(
     // ASGCT_CallTrace*, jint, void*)`).
     Some(unsafe { std::mem::transmute::<*mut c_void, AsgctFn>(p) })
+}
+
+/// A symbol the JVM exports: in the global scope, or in the library that
+/// holds the JNI functions (libjvm), in case it was loaded with local
+/// symbols. Null if neither has it.
+fn jvm_symbol(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if p.is_null() {
+        symbol_in_jvm_library(jni, name)
+    } else {
+        p
+    }
 }
 
 fn symbol_in_jvm_library(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
@@ -159,6 +172,23 @@ pub struct Setup {
 
 fn handler_address() -> usize {
     handler as extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) as usize
+}
+
+/// Learn what the stack walk's recovery reads of HotSpot's own data (its
+/// field table, and where a thread's JNI environment lies in HotSpot's
+/// thread object, from the calling thread's environment and `thread`, the
+/// address of its thread object). Returns what could not be found (the
+/// recoveries that need it stay off). Once per process is enough; later
+/// calls change nothing.
+pub fn prepare_walk(jni: Jni<'_>, thread: Option<u64>) -> Vec<&'static str> {
+    static MISSING: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let mut missing = MISSING
+        .get_or_init(|| hotspot::load(|name| jvm_symbol(jni, name)))
+        .clone();
+    if !thread.is_some_and(|t| hotspot::calibrate(jni.raw(), t)) {
+        missing.push("the JNI environment's place in HotSpot's thread");
+    }
+    missing
 }
 
 /// Install the signal handler and allocate the ring, once per process.
@@ -499,6 +529,8 @@ pub struct Sample<'a> {
     /// CPU intervals it stands for.
     pub weight: u32,
     pub outcome: Outcome,
+    /// How the stack was found.
+    pub how: How,
     /// Top first; a frame whose method had no ID yet has a null method.
     pub frames: &'a [Frame],
 }
@@ -518,12 +550,24 @@ pub fn drain(proceed: impl FnOnce() -> bool, mut f: impl FnMut(&Sample<'_>)) -> 
     }
     // SAFETY: the ring was leaked at install and is never freed.
     let ring: &Ring = unsafe { &*ring };
-    let mut frames: Vec<Frame> = Vec::with_capacity(ring.frames_per_slot());
-    ring.drain(|serial, weight, code, raw| {
+    let mut frames: Vec<Frame> = Vec::with_capacity(ring.frames_per_slot() + 1);
+    ring.drain(|h, raw| {
         frames.clear();
+        let how = How::from_raw(h.how);
+        let code = h.code;
         let outcome = if code == NO_STACK {
             Outcome::Tick
         } else if code > 0 {
+            if how == How::Caller {
+                // The code interrupted was a method's without its frame
+                // (prologue, epilogue): that method is the top frame.
+                if let Some(m) = code_map::method_at(h.pc as usize) {
+                    frames.push(Frame {
+                        method: m,
+                        location: 0,
+                    });
+                }
+            }
             frames.extend(raw.iter().map(|r| Frame {
                 method: MethodId::from_raw(r.method_id),
                 // A native method's frame: location -1, as JVMTI gives it.
@@ -538,9 +582,10 @@ pub fn drain(proceed: impl FnOnce() -> bool, mut f: impl FnMut(&Sample<'_>)) -> 
             Outcome::Failed(code)
         };
         f(&Sample {
-            serial,
-            weight,
+            serial: h.serial,
+            weight: h.weight,
             outcome,
+            how,
             frames: &frames,
         });
     })
@@ -669,20 +714,36 @@ fn on_signal(info: *mut libc::siginfo_t, ucontext: *mut c_void) {
         return;
     };
     let serial = slot.serial.load(Ordering::Relaxed);
-    let code = if mode == mode_code(StackMode::Async) {
+    let walked = if mode == mode_code(StackMode::Async) {
         walk(slot, &claim, ucontext)
     } else {
-        NO_STACK
+        recover::Walked {
+            code: NO_STACK,
+            how: How::Direct,
+            pc: 0,
+        }
     };
-    claim.publish(serial, weight, code);
+    claim.publish(Header {
+        serial,
+        weight,
+        code: walked.code,
+        how: walked.how as u32,
+        pc: walked.pc as u64,
+    });
 }
 
-/// AsyncGetCallTrace into the claimed slot; its `num_frames`.
-fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i32 {
+/// The interrupted thread's stack into the claimed slot
+/// (`recover::walk`: AsyncGetCallTrace, and recoveries when it fails).
+fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> recover::Walked {
+    let failed = |code| recover::Walked {
+        code,
+        how: How::Direct,
+        pc: 0,
+    };
     let f = AGCT.load(Ordering::Acquire);
     let frames = claim.frames_ptr();
     if f == 0 || frames.is_null() {
-        return sys::code::UNKNOWN_STATE;
+        return failed(sys::code::UNKNOWN_STATE);
     }
     let mut env = slot.env.load(Ordering::Relaxed);
     if env.is_null() {
@@ -695,7 +756,7 @@ fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i
         // know (none here: only Java threads are registered) gets null.
         env = super::jni::current_env();
         if env.is_null() {
-            return sys::code::UNKNOWN_STATE;
+            return failed(sys::code::UNKNOWN_STATE);
         }
         let _ = slot.env.compare_exchange(
             std::ptr::null_mut(),
@@ -707,19 +768,25 @@ fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i
     // SAFETY: f was stored from a valid AsgctFn at install.
     let agct: AsgctFn = unsafe { std::mem::transmute::<usize, AsgctFn>(f) };
     let depth = DEPTH.load(Ordering::Relaxed).min(claim.capacity() as u32) as i32;
-    let mut trace = AsgctTrace {
-        env_id: env,
-        num_frames: 0,
-        frames,
-    };
-    // SAFETY: called on the interrupted thread from its signal handler,
-    // as AsyncGetCallTrace is meant to be: `env` is this thread's JNIEnv
-    // (stored by the thread itself, or asked of the VM on it above; the
-    // slot belongs to the thread the timer signals, checked by the
-    // generation), `frames` has room for `depth` frames and belongs to this
-    // claim alone, `ucontext` is the kernel's for this signal.
-    unsafe { agct(&mut trace, depth, ucontext) };
-    trace.num_frames
+    recover::walk(env, ucontext, |context| {
+        let mut trace = AsgctTrace {
+            env_id: env,
+            num_frames: 0,
+            frames,
+        };
+        // SAFETY: called on the interrupted thread from its signal handler,
+        // as AsyncGetCallTrace is meant to be: `env` is this thread's JNIEnv
+        // (stored by the thread itself, or asked of the VM on it above; the
+        // slot belongs to the thread the timer signals, checked by the
+        // generation), `frames` has room for `depth` frames and belongs to
+        // this claim alone, `context` is the kernel's context for this
+        // signal or a copy of it on this handler's stack with other
+        // registers (AsyncGetCallTrace validates any frame it is given
+        // before it reads from it, as a signal may come at any
+        // instruction).
+        unsafe { agct(&mut trace, depth, context) };
+        trace.num_frames
+    })
 }
 
 /// Stack depth asked of AsyncGetCallTrace now (at most the ring's room).
