@@ -2,10 +2,20 @@
 //! and the questions it answers.
 //!
 //! * `ids` and `csr` are the index's compact parts (identifiers to object
-//!   numbers, adjacency as flat arrays); `store` is the index file.
+//!   numbers, adjacency as flat arrays); `store` is the index file; `meta`
+//!   what the index holds besides per-object arrays; `sizes` the shallow
+//!   size of every object as the JVM counts it.
 
 #![allow(dead_code)] // until the index builder uses them
 
 mod csr;
 mod ids;
+mod meta;
+mod sizes;
 mod store;
+
+pub use meta::{
+    ClassInfo, ClassKind, FieldDef, FrameInfo, Meta, RefKind, RootEntry, RootKind, SiteInfo,
+    StaticDef, TraceInfo,
+};
+pub use sizes::{FieldLayout, SizeModel};
