@@ -4,13 +4,18 @@
 //! * `ids` and `csr` are the index's compact parts (identifiers to object
 //!   numbers, adjacency as flat arrays); `store` is the index file; `meta`
 //!   what the index holds besides per-object arrays; `sizes` the shallow
-//!   size of every object as the JVM counts it.
+//!   size of every object as the JVM counts it; `reach`, `dominators` and
+//!   `retained` walk the graph (no recursion) to the dominator tree and
+//!   retained sizes.
 
 #![allow(dead_code)] // until the index builder uses them
 
 mod csr;
+mod dominators;
 mod ids;
 mod meta;
+mod reach;
+mod retained;
 mod sizes;
 mod store;
 
