@@ -127,3 +127,9 @@ pub fn rename_exchange(a: &std::path::Path, b: &std::path::Path) -> std::io::Res
         Err(std::io::Error::last_os_error())
     }
 }
+
+/// The process's effective user ID (who owns the files it creates).
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}

@@ -1,26 +1,44 @@
 //! The heap analyser: an index of one heap dump (docs/heap-analyser.md),
 //! and the questions it answers.
 //!
-//! * `ids` and `csr` are the index's compact parts (identifiers to object
-//!   numbers, adjacency as flat arrays); `store` is the index file; `meta`
-//!   what the index holds besides per-object arrays; `sizes` the shallow
-//!   size of every object as the JVM counts it; `reach`, `dominators` and
-//!   `retained` walk the graph (no recursion) to the dominator tree and
-//!   retained sizes.
+//! * `collect` reads the dump once; `ids`, `sizes`, `csr`, `reach`,
+//!   `dominators` and `retained` turn what it read into the index, which
+//!   `index` builds phase by phase into a file (`store`) and reads back;
+//!   `meta` is what the index holds besides per-object arrays; `cache`
+//!   decides where the index lives and whether a saved one still fits.
 
-#![allow(dead_code)] // until the index builder uses them
-
+mod cache;
+mod collect;
 mod csr;
 mod dominators;
 mod ids;
+mod index;
 mod meta;
 mod reach;
 mod retained;
 mod sizes;
 mod store;
 
+pub use cache::{identity, locations, open, CacheMode, Opened};
+pub use index::HeapIndex;
 pub use meta::{
     ClassInfo, ClassKind, FieldDef, FrameInfo, Meta, RefKind, RootEntry, RootKind, SiteInfo,
     StaticDef, TraceInfo,
 };
 pub use sizes::{FieldLayout, SizeModel};
+
+/// Told how a long build goes (the command line draws it on a terminal).
+pub trait Progress {
+    /// A phase begins; `total` is its amount of work in bytes (0: unknown).
+    fn stage(&self, name: &str, total: u64);
+    /// Work done so far in the phase (`u64::MAX`: all of it).
+    fn advance(&self, done: u64);
+}
+
+/// Progress nobody watches.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn stage(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+}
