@@ -6,6 +6,8 @@
 //!   `index` builds phase by phase into a file (`store`) and reads back;
 //!   `meta` is what the index holds besides per-object arrays; `cache`
 //!   decides where the index lives and whether a saved one still fits.
+//! * `queries` answers with plain types (no JSON here: the command line
+//!   and the UI render them).
 
 mod cache;
 mod collect;
@@ -14,7 +16,9 @@ mod dominators;
 mod ids;
 mod index;
 mod meta;
+mod queries;
 mod reach;
+mod records;
 mod retained;
 mod sizes;
 mod store;
@@ -25,6 +29,7 @@ pub use meta::{
     ClassInfo, ClassKind, FieldDef, FrameInfo, Meta, RefKind, RootEntry, RootKind, SiteInfo,
     StaticDef, TraceInfo,
 };
+pub use queries::*;
 pub use sizes::{FieldLayout, SizeModel};
 
 /// Told how a long build goes (the command line draws it on a terminal).
