@@ -867,3 +867,39 @@ fn the_index_falls_back_to_the_cache_directory() {
     let mode = std::fs::metadata(&saved[0]).unwrap().permissions().mode();
     assert_eq!(mode & 0o077, 0, "the index is the user's only: {mode:o}");
 }
+
+/// Long phases show their progress on a terminal (`script` gives the
+/// command one; bsdutils is Essential in Debian), and nothing of it when
+/// stderr is a pipe.
+#[test]
+fn progress_is_shown_on_a_terminal_only() {
+    let dir = common::scratch("heap_analyser_progress");
+    let dump = dir.join("graph.hprof");
+    let g = common::synth::Graph {
+        refs: (0..1000).map(|i| vec![(i + 1) % 1000]).collect(),
+        roots: vec![0],
+    };
+    std::fs::write(&dump, common::synth::dump(&g)).unwrap();
+    let cmd = format!(
+        "{} heap {} --no-cache classes --top 1",
+        hprof_rs_bin().display(),
+        dump.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script (bsdutils)");
+    let tty = common::stdout(&out);
+    assert!(out.status.success(), "{tty}");
+    assert!(
+        tty.contains("\rhprof-rs heap: reading the dump") && tty.contains("Node1"),
+        "{tty:?}"
+    );
+    let piped = Command::new(hprof_rs_bin())
+        .args(["heap", dump.to_str().unwrap(), "--no-cache", "classes"])
+        .output()
+        .unwrap();
+    let err = common::stderr(&piped);
+    assert!(piped.status.success() && !err.contains('\r'), "{err:?}");
+    assert!(err.contains("indexed 1002 objects"), "{err}");
+}
