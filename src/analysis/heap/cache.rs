@@ -138,7 +138,7 @@ fn open_trusted(path: &Path) -> io::Result<File> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     let m = f.metadata()?;
-    if !m.is_file() || m.uid() != crate::os::effective_uid() || m.mode() & 0o022 != 0 {
+    if !m.is_file() || m.uid() != crate::os::euid() || m.mode() & 0o022 != 0 {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             "not a file of this user's own (or writable by others)",
