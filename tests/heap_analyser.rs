@@ -510,24 +510,30 @@ fn cli_answers(dump: &Path) {
     assert!(!out.status.success() && common::stderr(&out).contains("no object 0x1"));
 }
 
-#[test]
-fn agent_vm_dumps_two_in_one_file() {
-    let out = "dump.hprof";
+/// The fixture run with the agent (`opts`, output `dump.hprof`), dumped by
+/// SIGQUIT between two `jmap -histo:live`, then at exit: the file and the
+/// two histograms.
+fn sigquit_dump(name: &str, opts: &str) -> (PathBuf, Histo, Histo) {
     let opts = format!(
-        "-agentpath:{}=heap=dump,format=b,file={out}",
+        "-agentpath:{}={opts},file=dump.hprof",
         common::agent_path().display()
     );
-    let f = Fixture::start("heap_analyser_vm", &["-Xmx512m", &opts]);
+    let f = Fixture::start(name, &["-Xmx512m", &opts]);
     let before = histo(f.pid());
     let st = Command::new("kill")
         .args(["-QUIT", &f.pid().to_string()])
         .status()
         .unwrap();
     assert!(st.success());
-    common::wait_for_dumps(&f.dir.join(out), 1);
+    common::wait_for_dumps(&f.dir.join("dump.hprof"), 1);
     let after = histo(f.pid());
     let dir = f.finish();
-    let dump = dir.join(out);
+    (dir.join("dump.hprof"), before, after)
+}
+
+#[test]
+fn agent_vm_dumps_two_in_one_file() {
+    let (dump, before, after) = sigquit_dump("heap_analyser_vm", "heap=dump,format=b");
     check_shapes(&open(&dump, 1), Some((&before, &after)), true);
     check_shapes(&open(&dump, 2), None, true);
     match heap::open(&dump, 3, CacheMode::NoCache, &Quiet) {
@@ -538,25 +544,12 @@ fn agent_vm_dumps_two_in_one_file() {
 
 #[test]
 fn agent_walk_dump_with_allocation_traces() {
-    let out = "all.hprof";
     // arraylen=y: object arrays at their full length (the walk writes them up
     // to their last non-null element otherwise).
-    let opts = format!(
-        "-agentpath:{}=heap=all,format=b,depth=8,arraylen=y,file={out}",
-        common::agent_path().display()
-    );
-    let f = Fixture::start("heap_analyser_all", &["-Xmx512m", &opts]);
-    let before = histo(f.pid());
-    let st = Command::new("kill")
-        .args(["-QUIT", &f.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    common::wait_for_dumps(&f.dir.join(out), 1);
-    let after = histo(f.pid());
-    let dir = f.finish();
+    let (dump, before, after) =
+        sigquit_dump("heap_analyser_all", "heap=all,format=b,depth=8,arraylen=y");
     // The SIGQUIT dump, taken between the two histograms.
-    let h = open(&dir.join(out), 1);
+    let h = open(&dump, 1);
     check_shapes(&h, Some((&before, &after)), false);
     // Each object's allocation site, and bytes per site.
     let main = class_row(&h, "HeapShapes").id;
