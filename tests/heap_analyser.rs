@@ -896,3 +896,38 @@ fn progress_is_shown_on_a_terminal_only() {
     assert!(piped.status.success() && !err.contains('\r'), "{err:?}");
     assert!(err.contains("indexed 1002 objects"), "{err}");
 }
+
+/// `diff OTHER`: per class, OTHER minus FILE.
+#[test]
+fn diff_of_two_dumps_per_class() {
+    let dir = common::scratch("heap_analyser_diff");
+    let write = |name: &str, n: usize| {
+        let g = common::synth::Graph {
+            refs: (0..n)
+                .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+                .collect(),
+            roots: vec![0],
+        };
+        let p = dir.join(name);
+        std::fs::write(&p, common::synth::dump(&g)).unwrap();
+        p
+    };
+    let (a, b) = (write("a.hprof", 3), write("b.hprof", 5));
+    let out = Command::new(hprof_rs_bin())
+        .arg("heap")
+        .arg(&a)
+        .args(["--no-cache", "--json", "diff"])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["classes"].as_array().unwrap();
+    // Two more Node1 (a list node with one field); Node0 (its end) as many.
+    assert_eq!(rows.len(), 1, "{v}");
+    assert_eq!(rows[0]["class"], "Node1");
+    assert_eq!(rows[0]["instances"], 2);
+    let shallow = rows[0]["shallow"].as_i64().unwrap();
+    assert!(shallow > 0);
+    assert_eq!(rows[0]["retained"].as_i64().unwrap(), shallow, "{v}");
+}
