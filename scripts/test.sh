@@ -22,9 +22,10 @@ cargo test --release --workspace
 if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # Smoke set: start-up, cpu=samples (text and binary), cpu=times, heap=sites, heap=dump (also
   # while classes load and clones churn), monitors, net, and hprof-rs attach/jvms and the attached agent (each JDK
-  # answers attach a little differently).
+  # answers attach a little differently), and the heap analyser on each JDK's dumps (sizes and field
+  # layouts differ by JDK).
   scripts/install-jdks.sh 11 21 25 | while read -r major home; do
     echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
-    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool --test attach_agent
+    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool --test attach_agent --test heap_analyser
   done
 fi

@@ -5,6 +5,7 @@
 //! builders -> format -> sink. Only `jvmti` touches raw JVM pointers.
 
 pub mod agent;
+pub mod analysis;
 pub mod bci;
 pub mod build_info;
 pub mod cli;

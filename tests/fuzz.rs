@@ -415,3 +415,41 @@ fn fuzz_attach_reply() {
         }
     });
 }
+
+/// The heap analyser's index builder (`hprof-rs heap`), then a few queries
+/// on what it built: on a dump written by hand (classes first, addresses)
+/// and on the agent's `heap=all` output (the JVMTI walk: classes last,
+/// traces). Index files go to an unnamed temporary file (`--no-cache`).
+#[test]
+fn fuzz_heap_index() {
+    use hprof_rs::analysis::heap::{self, CacheMode, ClassOrder, Heap, Quiet};
+    let (binary, _) = agent_outputs();
+    let graph = common::synth::Graph {
+        refs: vec![vec![1, 2], vec![2], vec![0, 3], vec![], vec![4]],
+        roots: vec![0, 4],
+    };
+    let seeds = vec![common::synth::dump(&graph), binary.clone()];
+    let dir = common::scratch("fuzz_heap_index");
+    let path = dir.join("input.hprof");
+    fuzz("heap_index", &seeds, |bytes| {
+        std::fs::write(&path, bytes).unwrap();
+        let Ok((ix, _)) = heap::open(&path, 1, CacheMode::NoCache, &Quiet) else {
+            return;
+        };
+        let Ok(h) = Heap::new(ix, &path) else { return };
+        let classes = h.classes(ClassOrder::Retained);
+        if let Ok(top) = h.dominated(None, 0, 3) {
+            for o in &top.objects {
+                let _ = h.object(o.id, 5);
+                let _ = h.path(o.id, true);
+                let _ = h.path(o.id, false);
+            }
+        }
+        if let Some(c) = classes.first() {
+            let _ = h.instances(&c.class, 0, 3);
+            let _ = h.object(c.id, 5);
+        }
+        let _ = h.suspects(10.0);
+        let _ = h.sites();
+    });
+}

@@ -120,6 +120,24 @@ enum Cmd {
         #[arg(long)]
         uncompressed_oops: bool,
     },
+    /// The heap analyser: what holds the memory of a heap dump (ours or
+    /// HotSpot's, plain or .gz): retained sizes, dominator tree, paths
+    /// from GC roots, allocation sites. The index is saved beside the dump
+    /// and reused. See docs/heap-analyser.md.
+    Heap {
+        file: String,
+        /// Which heap dump of the file (from 1).
+        #[arg(long, value_name = "N", default_value_t = 1, global = true)]
+        dump: u32,
+        /// One JSON document on stdout instead of text.
+        #[arg(long, global = true)]
+        json: bool,
+        /// Build the index in memory only: nothing saved or reused.
+        #[arg(long, global = true)]
+        no_cache: bool,
+        #[command(subcommand)]
+        query: cli::heap::Query,
+    },
     /// Local web front-end: sessions from agents (net=), launched programs
     /// and files; live CPU, memory, monitors, heap, threads and console
     /// views; commands; downloads and exports. See docs/ui.md.
@@ -242,6 +260,20 @@ fn main() {
             file,
             uncompressed_oops,
         } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
+        Cmd::Heap {
+            file,
+            dump,
+            json,
+            no_cache,
+            query,
+        } => cli::heap::run(cli::heap::HeapArgs {
+            file,
+            dump,
+            json,
+            no_cache,
+            query,
+        })
+        .and_then(|t| write_stdout(&t)),
         Cmd::Export { file, pprof } => hprof_rs::ui::pprof::export(&file, &pprof).map(|m| {
             eprintln!("{m}");
         }),

@@ -2,10 +2,12 @@
 //! `net=host:port`), `attach` and `jvms` (load the agent into a running
 //! JVM; list the JVMs), `print` (binary HPROF as text), `flame` (CPU samples as
 //! collapsed stacks or an SVG flame graph), `histo` (class histogram of a
-//! heap dump). Built on `crate::reader`; see docs/hprof-rs-tool.md.
+//! heap dump), `heap` (the heap analyser: dominator tree, retained sizes,
+//! paths from GC roots). Built on `crate::reader`; see docs/hprof-rs-tool.md.
 
 pub mod attach;
 pub mod flame;
+pub mod heap;
 pub mod histo;
 pub mod listen;
 pub mod print;

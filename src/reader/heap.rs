@@ -273,13 +273,14 @@ pub(crate) struct Segment {
     pub(crate) end: u64,
 }
 
-/// Bounded reads of one sub-record; errors name it lazily.
-struct Sub<'a, R: Read> {
-    src: &'a mut Source<R>,
-    seg: Segment,
-    id_size: u32,
-    sub_tag: u8,
-    offset: u64,
+/// Bounded reads of one sub-record; errors name it lazily. (Also used by
+/// the heap scan, `scan.rs`.)
+pub(super) struct Sub<'a, R: Read> {
+    pub(super) src: &'a mut Source<R>,
+    pub(super) seg: Segment,
+    pub(super) id_size: u32,
+    pub(super) sub_tag: u8,
+    pub(super) offset: u64,
 }
 
 impl<R: Read> Sub<'_, R> {
@@ -291,12 +292,12 @@ impl<R: Read> Sub<'_, R> {
         format!("{} sub-record {}", record_label(self.seg.tag), name)
     }
 
-    fn corrupt(&self, detail: impl Into<String>) -> ReadError {
+    pub(super) fn corrupt(&self, detail: impl Into<String>) -> ReadError {
         ReadError::corrupt(self.what(), self.offset, detail)
     }
 
     #[inline]
-    fn need(&self, n: u64) -> Result<(), ReadError> {
+    pub(super) fn need(&self, n: u64) -> Result<(), ReadError> {
         let pos = self.src.pos();
         if pos.saturating_add(n) > self.seg.end {
             return Err(self.corrupt(format!(
@@ -311,12 +312,12 @@ impl<R: Read> Sub<'_, R> {
         Ok(())
     }
 
-    fn io(&self, e: std::io::Error) -> ReadError {
+    pub(super) fn io(&self, e: std::io::Error) -> ReadError {
         ReadError::from_io(self.what(), self.offset, self.src.pos(), e)
     }
 
     #[inline]
-    fn u1(&mut self) -> Result<u8, ReadError> {
+    pub(super) fn u1(&mut self) -> Result<u8, ReadError> {
         self.need(1)?;
         self.src.u1().map_err(|e| self.io(e))
     }
@@ -359,7 +360,7 @@ impl<R: Read> Sub<'_, R> {
     /// nearly every sub-record of a dump, and field-by-field reads of them
     /// were most of a histogram's time.
     #[inline]
-    fn head(&mut self, n: usize) -> Result<Head, ReadError> {
+    pub(super) fn head(&mut self, n: usize) -> Result<Head, ReadError> {
         debug_assert!(n <= Head::MAX);
         self.need(n as u64)?;
         let mut h = Head {
@@ -383,7 +384,7 @@ impl<R: Read> Sub<'_, R> {
 }
 
 /// The bytes of a sub-record head, decoded in order.
-struct Head {
+pub(super) struct Head {
     b: [u8; Head::MAX],
     at: usize,
     id_size: usize,
@@ -394,19 +395,19 @@ impl Head {
     const MAX: usize = 24;
 
     #[inline]
-    fn u1(&mut self) -> u8 {
+    pub(super) fn u1(&mut self) -> u8 {
         self.at += 1;
         self.b[self.at - 1]
     }
 
     #[inline]
-    fn u4(&mut self) -> u32 {
+    pub(super) fn u4(&mut self) -> u32 {
         self.at += 4;
         u32::from_be_bytes(self.b[self.at - 4..self.at].try_into().unwrap())
     }
 
     #[inline]
-    fn id(&mut self) -> u64 {
+    pub(super) fn id(&mut self) -> u64 {
         self.at += self.id_size;
         id_from_be(&self.b[self.at - self.id_size..self.at])
     }

@@ -12,6 +12,8 @@
 //!   agent writes them last).
 //! * [`read_all`] collects a whole (small) file into [`Parsed`] for tests.
 //! * [`histogram`] computes a class histogram in one streaming pass.
+//! * [`HprofReader::scan_heap_record`] visits a heap dump record's objects
+//!   as borrowed views, for one pass over every object of a large dump.
 //! * Errors ([`ReadError`]) name the offset and the record or sub-record in
 //!   which a truncated or corrupt stream was detected; record lengths are
 //!   checked strictly (unknown top-level tags are skipped by length).
@@ -24,6 +26,7 @@ pub mod histo;
 pub mod model;
 mod names;
 mod records;
+mod scan;
 mod source;
 mod stream;
 
@@ -44,6 +47,10 @@ pub use names::java_class_name;
 pub use records::{
     decode_java_utf8, record_name, tag, AllocSite, AllocSites, ControlSettings, CpuSample,
     CpuSamples, Frame, HeapSummary, LoadClass, Record, RecordBody, StartThread, Trace,
+};
+pub use scan::{
+    decode_object_head, ArrayHead, ArrayKind, HeapVisitor, InstanceView, ObjectHead,
+    OBJECT_HEAD_MAX,
 };
 pub use source::SkipForward;
 pub use stream::{open_path, HprofReader};

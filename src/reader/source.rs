@@ -99,6 +99,34 @@ impl<R: Read> Source<R> {
         }
     }
 
+    /// Refills the buffer when it is empty and returns how many bytes it
+    /// holds (0 at the end of input). With [`Source::buffer`] and
+    /// [`Source::consume`], the heap scan's (`scan.rs`) way of reading a
+    /// payload where it lies.
+    pub(crate) fn fill(&mut self) -> io::Result<usize> {
+        loop {
+            match self.r.fill_buf() {
+                Ok(b) => return Ok(b.len()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The buffered bytes (see [`Source::fill`]).
+    pub(crate) fn buffer(&self) -> &[u8] {
+        self.r.buffer()
+    }
+
+    /// Consumes `n` of the buffered bytes.
+    pub(crate) fn consume(&mut self, n: usize) {
+        if let Some(c) = self.capture.as_mut() {
+            c.extend_from_slice(&self.r.buffer()[..n]);
+        }
+        self.r.consume(n);
+        self.pos += n as u64;
+    }
+
     /// Fills `buf` completely or fails with `UnexpectedEof`; `pos` counts
     /// the bytes actually consumed, so after an EOF it is the input's end.
     #[inline]

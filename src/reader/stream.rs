@@ -23,10 +23,11 @@ use super::source::{Body, SkipForward, Source};
 /// the heap dump record. After an error the reader's position is undefined
 /// and it should not be used further.
 pub struct HprofReader<R: Read> {
-    src: Source<R>,
-    header: Header,
+    pub(super) src: Source<R>,
+    pub(super) header: Header,
     options: ReadOptions,
-    segment: Option<Segment>,
+    /// The open heap dump record (`scan.rs` reads it too).
+    pub(super) segment: Option<Segment>,
 }
 
 /// Opens a file (plain or gzip-compressed) and reads its header.

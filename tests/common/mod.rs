@@ -5,6 +5,7 @@
 pub mod ascii;
 pub mod sites;
 pub mod sources;
+pub mod synth;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,135 @@
+//! Adjacency as two flat arrays (compressed sparse rows): row `v` is
+//! `targets[offsets[v]..offsets[v + 1]]`. Targets are object numbers below
+//! 2^31; the top bit marks a reference through the referent of a
+//! `java.lang.ref.Reference` (a weak, soft, phantom or final one).
+
+use super::ids::NONE;
+
+/// The flag of a referent edge in a target.
+pub const WEAK: u32 = 1 << 31;
+/// Object numbers must stay below this (the flag's bit).
+pub const MAX_OBJECTS: u64 = (WEAK - 1) as u64;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Csr {
+    pub offsets: Vec<u32>,
+    pub targets: Vec<u32>,
+}
+
+impl Csr {
+    pub fn rows(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    #[inline]
+    pub fn row(&self, v: u32) -> &[u32] {
+        let v = v as usize;
+        &self.targets[self.offsets[v] as usize..self.offsets[v + 1] as usize]
+    }
+
+    /// The reverse adjacency: row `t` lists every `v` with an edge to `t`,
+    /// in increasing order, the edge's flag kept.
+    pub fn transpose(&self) -> Csr {
+        let n = self.rows();
+        let mut offsets = vec![0u32; n + 1];
+        for &t in &self.targets {
+            offsets[(t & !WEAK) as usize + 1] += 1;
+        }
+        for i in 1..=n {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut targets = vec![0u32; self.targets.len()];
+        // Each row's start serves as its cursor, then is shifted back.
+        for v in 0..n as u32 {
+            for &t in self.row(v) {
+                let slot = &mut offsets[(t & !WEAK) as usize];
+                targets[*slot as usize] = v | (t & WEAK);
+                *slot += 1;
+            }
+        }
+        for i in (1..=n).rev() {
+            offsets[i] = offsets[i - 1];
+        }
+        offsets[0] = 0;
+        Csr { offsets, targets }
+    }
+
+    /// Rows grouped by a key: `key(v)` for `v` below `n` (below `keys`,
+    /// or [`NONE`] to leave `v` out) names the row `v` goes to. Rows list
+    /// their members in increasing order.
+    pub fn group_by(n: usize, keys: usize, key: impl Fn(usize) -> u32) -> Csr {
+        let mut offsets = vec![0u32; keys + 1];
+        for v in 0..n {
+            let k = key(v);
+            if k != NONE {
+                offsets[k as usize + 1] += 1;
+            }
+        }
+        for i in 1..=keys {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut targets = vec![0u32; offsets[keys] as usize];
+        // Each row's start serves as its cursor, then is shifted back.
+        for v in 0..n {
+            let k = key(v);
+            if k != NONE {
+                let slot = &mut offsets[k as usize];
+                targets[*slot as usize] = v as u32;
+                *slot += 1;
+            }
+        }
+        for i in (1..=keys).rev() {
+            offsets[i] = offsets[i - 1];
+        }
+        offsets[0] = 0;
+        Csr { offsets, targets }
+    }
+
+    /// [`Csr::group_by`] with the keys in a slice.
+    pub fn group(key: &[u32], keys: usize) -> Csr {
+        Self::group_by(key.len(), keys, |v| key[v])
+    }
+}
+
+/// A fixed-size set of numbers.
+#[derive(Debug, Clone, Default)]
+pub struct Bits(Vec<u64>);
+
+impl Bits {
+    pub fn new(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> bool {
+        self.0[(i / 64) as usize] >> (i % 64) & 1 == 1
+    }
+
+    #[inline]
+    pub fn set(&mut self, i: u32) {
+        self.0[(i / 64) as usize] |= 1 << (i % 64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_and_group() {
+        let g = Csr {
+            offsets: vec![0, 2, 3, 3],
+            targets: vec![1, 2 | WEAK, 2],
+        };
+        let r = g.transpose();
+        assert_eq!(r.row(0), &[] as &[u32]);
+        assert_eq!(r.row(1), &[0]);
+        assert_eq!(r.row(2), &[WEAK, 1]);
+        let by = Csr::group(&[1, NONE, 1, 0], 2);
+        assert_eq!(by.row(0), &[3]);
+        assert_eq!(by.row(1), &[0, 2]);
+        let mut b = Bits::new(70);
+        b.set(69);
+        assert!(b.get(69) && !b.get(68));
+    }
+}
