@@ -27,6 +27,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const TOOL: &str = env!("CARGO_BIN_EXE_hprof-rs");
+
+/// The tool under test: `HPROF_TOOL` runs these tests against another
+/// build (e.g. an older one, to see a test fail before its fix).
+fn tool_path() -> String {
+    std::env::var("HPROF_TOOL").unwrap_or_else(|_| TOOL.to_string())
+}
 /// Longest any run of the tool may take; a hang fails the test.
 const TOOL_LIMIT: Duration = Duration::from_secs(60);
 /// What HoldObjects prints when its standard input closes.
@@ -81,8 +87,27 @@ impl Target {
         t
     }
 
-    fn spawn(name: &str, mut cmd: Command) -> Target {
+    /// `start` as user `uid` (through setpriv), in a directory of that
+    /// user's.
+    fn start_as(name: &str, uid: u32) -> Target {
         let dir = common::scratch(name);
+        std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
+        let mut cmd = Command::new("/usr/bin/setpriv");
+        cmd.arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .arg("--clear-groups")
+            .arg(common::java())
+            .arg("-cp")
+            .arg(common::fixture_classes())
+            .arg("HoldObjects");
+        Target::spawn_in(name, dir, cmd)
+    }
+
+    fn spawn(name: &str, cmd: Command) -> Target {
+        Target::spawn_in(name, common::scratch(name), cmd)
+    }
+
+    fn spawn_in(name: &str, dir: PathBuf, mut cmd: Command) -> Target {
         let mut child = cmd
             .current_dir(&dir)
             .stdin(Stdio::piped())
@@ -170,7 +195,7 @@ impl Drop for Target {
 
 /// Runs the tool with a time limit.
 fn tool(args: &[&str]) -> common::BoundedRun {
-    tool_in(Command::new(TOOL), args)
+    tool_in(Command::new(tool_path()), args)
 }
 
 fn tool_in(mut cmd: Command, args: &[&str]) -> common::BoundedRun {
@@ -416,12 +441,14 @@ fn attach_prints_the_jvms_error_for_a_library_it_cannot_use() {
     let mut t = Target::start("attach_bad_library", &[]);
     let pid = t.pid();
 
-    // A path that does not exist.
-    let missing = t.dir.join("no-such-agent.so").display().to_string();
+    // A path that does not exist (with an escape sequence in its name,
+    // which the JVM's answer repeats: shown escaped).
+    let missing = t.dir.join("no-such-\x1b[2J-agent.so").display().to_string();
     let r = tool(&["attach", &pid, "--agent", &missing, "x=1"]);
     assert_eq!(r.output.status.code(), Some(1));
+    let shown = missing.replace('\x1b', "\\x1b");
     let message = format!(
-        "{missing} was not loaded.\n{missing}: cannot open shared object file: No such file or directory\n"
+        "{shown} was not loaded.\n{shown}: cannot open shared object file: No such file or directory\n"
     );
     // JDK 21 and later report it after status 0, older ones after -1.
     let status = if common::java_major() >= 21 { 0 } else { -1 };
@@ -728,7 +755,8 @@ fn attach_refuses_a_jvm_of_another_user() {
     let mut t = Target::start("attach_other_user", &[]);
     let pid = t.pid();
     let mut cmd = Command::new("/usr/bin/setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", TOOL]);
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(tool_path());
     let r = tool_in(cmd, &["attach", &pid]);
     assert_eq!(r.output.status.code(), Some(1));
     assert_eq!(
@@ -806,4 +834,213 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
     // The report of the attached agent, written at the exit.
     let report = std::fs::read_to_string(t.dir.join("java.hprof.txt")).unwrap();
     assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
+/// Another local user for the attacks below: root runs the tool, the JVM
+/// or the impostor runs as this uid (through setpriv; the user needs no
+/// account). None, with a line saying so, when that cannot be arranged.
+fn other_user() -> Option<u32> {
+    let root = hprof_rs::cli::attach::procfs::status(std::process::id())
+        .unwrap()
+        .euid
+        == 0;
+    if !root || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("SKIPPED: needs root and setpriv to act as a second local user");
+        return None;
+    }
+    Some(65534)
+}
+
+/// The impostor (tests/fixtures/fake_attach_listener.c), compiled once.
+fn fake_listener() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("fake-listener-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("fake_attach_listener");
+        let src =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_attach_listener.c");
+        let st = Command::new("cc")
+            .args(["-O1", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .status()
+            .expect("run cc");
+        assert!(st.success(), "cc failed on {}", src.display());
+        bin.display().to_string()
+    })
+}
+
+/// An impostor listening at `socket` (as `uid` when given), recording
+/// what it is sent in `record`; killed when dropped.
+struct Impostor(Child);
+
+impl Impostor {
+    fn start(socket: &Path, record: &Path, uid: Option<u32>) -> Impostor {
+        let mut cmd = match uid {
+            Some(uid) => {
+                let mut c = Command::new("/usr/bin/setpriv");
+                c.arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={uid}"))
+                    .arg("--clear-groups")
+                    .arg(fake_listener());
+                c
+            }
+            None => Command::new(fake_listener()),
+        };
+        let mut child = cmd
+            .arg(socket)
+            .arg(record)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the impostor");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n", "the impostor did not start");
+        Impostor(child)
+    }
+}
+
+impl Drop for Impostor {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The JVM's socket as the tool names it: in the JVM's /tmp, seen through
+/// /proc/PID/root when the tool may look there.
+fn shown_socket(pid: u32) -> PathBuf {
+    hprof_rs::cli::attach::procfs::target_tmp(pid).join(format!(".java_pid{pid}"))
+}
+
+/// What the impostor was sent (nothing when it never was).
+fn recorded(record: &Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(record).unwrap_or_default()).into_owned()
+}
+
+/// A JVM's owner plants `.attach_pid<PID>` in its working directory as a
+/// link to a file root never meant to create; root attaches. The link is
+/// not followed (nothing is created where it points, the link stays), the
+/// trigger goes to /tmp instead, the attach works and /tmp is left clean.
+/// Root used to open the name with O_CREAT and follow the link.
+#[test]
+fn root_attach_creates_nothing_through_a_link_the_jvms_owner_planted() {
+    let Some(uid) = other_user() else { return };
+    let mut t = Target::start_as("attach_planted_link", uid);
+    let pid = t.pid();
+    let vault = common::scratch("attach_planted_link_vault");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&vault, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = vault.join("created-by-root");
+    let link = t.dir.join(format!(".attach_pid{pid}"));
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(uid), Some(uid)).unwrap();
+
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    assert!(
+        !victim.exists(),
+        "root created {} through the planted link",
+        victim.display()
+    );
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        victim,
+        "the link was changed"
+    );
+    assert!(!Path::new(&format!("/tmp/.attach_pid{pid}")).exists());
+    assert_eq!(
+        r.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&r.output)
+    );
+    assert!(
+        common::stderr(&r.output).contains(&format!(
+            "hprof-rs attach: started the attach listener of JVM {pid}\n"
+        )),
+        "{}",
+        common::stderr(&r.output)
+    );
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
+    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
+/// Another user binds the JVM's attach socket name before the JVM does;
+/// root attaches with a token in its options. Nothing is sent to the
+/// impostor (it used to get the whole option string, and its answer's
+/// escape sequences reached root's terminal), the tool says whose socket
+/// it is, and the JVM is untouched.
+#[test]
+fn root_attach_sends_nothing_to_another_users_socket() {
+    let Some(uid) = other_user() else { return };
+    let mut t = Target::start("attach_impostor_other_user", &[]);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let records = common::scratch("attach_impostor_records");
+    std::os::unix::fs::chown(&records, Some(uid), Some(uid)).unwrap();
+    let record = records.join("sent");
+    let impostor = Impostor::start(&socket, &record, Some(uid));
+
+    let r = tool(&["attach", &pid, "cpu=samples,listen=9,token=s3cret"]);
+    drop(impostor);
+    let _ = std::fs::remove_file(&socket);
+    assert_eq!(recorded(&record), "", "the impostor was sent this");
+    assert_eq!(common::stdout(&r.output), "");
+    assert_eq!(
+        common::stderr(&r.output),
+        format!(
+            "hprof-rs: refusing the attach socket {}: it belongs to uid {uid}, and JVM {pid} runs \
+             as uid 0 (another user's socket at the JVM's name; nothing was sent to it)\n",
+            shown_socket(t.pid).display()
+        )
+    );
+    assert_eq!(r.output.status.code(), Some(1));
+    assert!(t.alive());
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert_eq!(err, "");
+}
+
+/// A process of the JVM's own user listens at the JVM's socket name (so
+/// the file's owner is right): the tool checks who listens once
+/// connected, and sends nothing to a process that is not the JVM. Runs as
+/// any user.
+#[test]
+fn attach_sends_nothing_to_a_socket_the_jvm_does_not_listen_on() {
+    let mut t = Target::start("attach_impostor_same_user", &[]);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let record = common::scratch("attach_impostor_same_user_records").join("sent");
+    let impostor = Impostor::start(&socket, &record, None);
+    let impostor_pid = impostor.0.id();
+
+    let r = tool(&["attach", &pid, "cpu=samples,listen=9,token=s3cret"]);
+    drop(impostor);
+    let _ = std::fs::remove_file(&socket);
+    assert_eq!(recorded(&record), "", "the impostor was sent this");
+    assert_eq!(common::stdout(&r.output), "");
+    let me = hprof_rs::cli::attach::procfs::status(std::process::id())
+        .unwrap()
+        .euid;
+    assert_eq!(
+        common::stderr(&r.output),
+        format!(
+            "hprof-rs: refusing the attach socket {}: the process listening on it is pid \
+             {impostor_pid} (uid {me}), not JVM {pid} (uid {me}); nothing was sent to it\n",
+            shown_socket(t.pid).display()
+        )
+    );
+    assert_eq!(r.output.status.code(), Some(1));
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert_eq!(err, "");
 }

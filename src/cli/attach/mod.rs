@@ -10,6 +10,7 @@ pub mod jvms;
 pub mod perfdata;
 pub mod procfs;
 pub(crate) mod sys;
+pub mod untrusted;
 
 use super::listen::{self, ListenArgs};
 use super::CliResult;
@@ -216,7 +217,7 @@ pub fn load(
     if hotspot::start_listener(&target, listener_wait)? {
         step(format!("started the attach listener of JVM {pid}"));
     }
-    hotspot::check_socket(&target.socket)?;
+    hotspot::check_socket(&target)?;
     let protocol = match protocol {
         ProtocolChoice::Auto => hotspot::negotiate(&target, reply_wait)?,
         ProtocolChoice::Fixed(p) => p,
@@ -224,7 +225,7 @@ pub fn load(
     step(format!(
         "loading {agent} into JVM {pid} (attach protocol {}, options {})",
         protocol.number(),
-        shown(options)
+        shown(&crate::options::redact_token(options))
     ));
     let reply = hotspot::execute(
         &target,
@@ -233,15 +234,21 @@ pub fn load(
         &[agent, "true", options],
         reply_wait,
     )?;
-    let mut answer = format!("{}\n{}", reply.status, reply.text);
+    // The answer is the JVM's (or whoever answers at its socket): shown
+    // with its control characters escaped.
+    let mut answer = untrusted::escaped(&format!("{}\n{}", reply.status, reply.text));
     if !answer.ends_with('\n') {
         answer.push('\n');
     }
+    let outcome = match hotspot::interpret_load(&reply) {
+        LoadOutcome::NotLoaded(why) => LoadOutcome::NotLoaded(untrusted::escaped(&why)),
+        o => o,
+    };
     Ok(Loaded {
         pid,
         answer,
         truncated: reply.truncated,
-        outcome: hotspot::interpret_load(&reply),
+        outcome,
     })
 }
 
@@ -262,7 +269,8 @@ pub fn meaning(loaded: &Loaded, options: &str) -> CliResult<String> {
     }
 }
 
-/// An option string for a progress line: quoted, and cut when long.
+/// An option string for a progress line (its token already hidden):
+/// quoted, and cut when long.
 fn shown(options: &str) -> String {
     const MAX: usize = 200;
     if options.chars().count() <= MAX {
