@@ -836,6 +836,44 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
     assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
 }
 
+/// An idle program (HoldObjects allocates nothing while it waits) under
+/// exact sites and cpu=samples, attached by the tool: what the attach
+/// allocates (the thread dump cpu=samples reads, the outcome the agent
+/// publishes, the tool reading it) and what tools ask the JVM's attach
+/// listener meanwhile (`jcmd VM.system_properties`, `jcmd Thread.print`)
+/// is not the program's: the report has no site at all. Those used to be
+/// counted (thousands of objects at JDK frames of the attach listener).
+#[test]
+fn attached_sites_count_nothing_the_agent_or_tools_allocate() {
+    let mut t = Target::start("attach_nothing_of_ours", &[]);
+    let pid = t.pid();
+    let r = tool(&[
+        "attach",
+        &pid,
+        "heap=sites,cpu=samples,cutoff=0,file=sites.txt",
+    ]);
+    assert_answered(&r, 0);
+    for command in ["VM.system_properties", "Thread.print"] {
+        let mut jcmd = Command::new(common::jdk_home().join("bin/jcmd"));
+        jcmd.arg(&pid).arg(command);
+        let out = common::run_command_bounded(jcmd, TOOL_LIMIT);
+        assert!(
+            out.output.status.success(),
+            "jcmd {command}: {}",
+            common::stderr(&out.output)
+        );
+    }
+    let r = tool(&["attach", &pid, "stop"]);
+    assert_answered(&r, 0);
+    let report = std::fs::read_to_string(t.dir.join("sites.txt")).unwrap();
+    let sites = common::sites::parse_sites(&report);
+    assert_eq!(sites.len(), 1, "{report}");
+    assert!(sites[0].rows.is_empty(), "{:?}", sites[0].rows);
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+}
+
 /// Another local user for the attacks below: root runs the tool, the JVM
 /// or the impostor runs as this uid (through setpriv; the user needs no
 /// account). None, with a line saying so, when that cannot be arranged.
