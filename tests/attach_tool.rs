@@ -35,6 +35,11 @@ fn tool_path() -> String {
 }
 /// Longest any run of the tool may take; a hang fails the test.
 const TOOL_LIMIT: Duration = Duration::from_secs(60);
+/// The agent's warning about exact allocation tracking.
+const EXACT_SITES_COST: &str = "heap=sites without heapsample= tracks every allocation exactly: \
+     code that allocates runs 5 to 50 times slower (55 times on Rhino), and each report forces a \
+     full garbage collection; heapsample=524288 estimates the same sites at about the cost of no \
+     agent";
 /// What HoldObjects prints when its standard input closes.
 const HELD: &str = "ready\n3790\n";
 
@@ -341,6 +346,13 @@ fn jvms_lists_each_fixture_with_its_command_version_and_agent() {
     assert!(report.contains("\nSITES BEGIN"), "{report}");
 }
 
+/// The real agent through the tool: it starts (the tool names the report
+/// file and says what exact tracking costs), a second load is refused with
+/// the agent's reason, `stop` writes the report (named again), a second
+/// `stop` is refused with its reason, and an option error comes back with
+/// the agent's message: its token hidden, its escape sequences escaped.
+/// Before the agent told the tool, every refusal read "the agent's own
+/// message, if any, is in the JVM's output".
 #[test]
 fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     let mut t = Target::start("attach_real_agent", &[]);
@@ -348,10 +360,11 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     let lib = default_agent();
     let loading = |opts: &str| {
         format!(
-            "hprof-rs attach: loading {lib} into JVM {pid} (attach protocol {}, options \"{opts}\")",
+            "hprof-rs attach: loading {lib} into JVM {pid} (attach protocol {}, options {opts:?})",
             protocol()
         )
     };
+    let report = t.dir.join("sites.txt").display().to_string();
 
     let r = tool(&["attach", &pid, "heap=sites,file=sites.txt"]);
     assert_answered(&r, 0);
@@ -361,6 +374,12 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
             format!("hprof-rs attach: started the attach listener of JVM {pid}"),
             loading("heap=sites,file=sites.txt"),
             format!("hprof-rs attach: the agent started in JVM {pid}"),
+            format!("hprof-rs attach: the report goes to {report}"),
+            format!("hprof-rs attach: warning: {EXACT_SITES_COST}"),
+            format!(
+                "hprof-rs attach: the report is written when profiling stops (hprof-rs attach \
+                 {pid} stop) or when the JVM exits"
+            ),
         ]
     );
     assert!(r.elapsed < Duration::from_secs(20), "{:?}", r.elapsed);
@@ -372,15 +391,20 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     // (the listener runs now: the socket is used as it is).
     let r = tool(&["attach", &pid, "cpu=samples"]);
     assert_answered(&r, -1);
-    assert_eq!(
-        lines(&common::stderr(&r.output)),
-        [
-            loading("cpu=samples"),
-            format!(
-                "hprof-rs: the agent did not start in JVM {pid}: Agent_OnAttach returned -1 (the \
-                 agent's own message, if any, is in the JVM's output)"
-            ),
-        ]
+    let err = lines(&common::stderr(&r.output));
+    assert_eq!(err.len(), 2, "{err:?}");
+    assert_eq!(err[0], loading("cpu=samples"));
+    let refusal = format!(
+        "hprof-rs: the agent did not start in JVM {pid}: hprof-rs is already profiling this JVM \
+         (attached "
+    );
+    assert!(err[1].starts_with(&refusal), "{err:?}");
+    assert!(
+        err[1].ends_with(
+            " s ago, options \"heap=sites,file=sites.txt\"); load it with the option string stop \
+             to end that profile first"
+        ),
+        "{err:?}"
     );
 
     // stop: the final report, and the program goes on.
@@ -390,13 +414,14 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
         lines(&common::stderr(&r.output)),
         [
             loading("stop"),
-            format!("hprof-rs attach: profiling stopped in JVM {pid}")
+            format!("hprof-rs attach: profiling stopped in JVM {pid}"),
+            format!("hprof-rs attach: the report went to {report}"),
         ]
     );
-    let report = std::fs::read_to_string(t.dir.join("sites.txt")).unwrap();
+    let text = std::fs::read_to_string(&report).unwrap();
     assert!(
-        report.contains("\nSITES BEGIN (ordered by live bytes, counted from the attach) "),
-        "{report}"
+        text.contains("\nSITES BEGIN (ordered by live bytes, counted from the attach) "),
+        "{text}"
     );
     assert!(t.alive());
     // Nothing left to stop.
@@ -405,9 +430,26 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     assert_eq!(
         lines(&common::stderr(&r.output))[1],
         format!(
-            "hprof-rs: the agent did not stop profiling in JVM {pid}: Agent_OnAttach returned -1 \
-             (the agent's own message, if any, is in the JVM's output)"
+            "hprof-rs: the agent did not stop profiling in JVM {pid}: stop: hprof-rs is not \
+             profiling this JVM"
         )
+    );
+    // An option error: the agent's message, with the token hidden and the
+    // escape sequence it repeats escaped.
+    let bad = "cpu=samples,token=s3cret,depth=\x1b[2J";
+    let r = tool(&["attach", &pid, bad]);
+    assert_answered(&r, -1);
+    let err = common::stderr(&r.output);
+    assert!(!err.contains("s3cret") && !err.contains('\x1b'), "{err:?}");
+    assert_eq!(
+        lines(&err),
+        [
+            loading("cpu=samples,token=***,depth=\x1b[2J"),
+            format!(
+                "hprof-rs: the agent did not start in JVM {pid}: hprof option error: depth option \
+                 value must be decimal and >= 0 (cpu=samples,token=***,depth=\\x1b[2J)"
+            ),
+        ]
     );
 
     let (st, out, err) = t.finish();
@@ -419,10 +461,12 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     let expected_err = format!(
         "{}Allocation tracking on (*\n\
          HPROF: profiling started in this running JVM (options \"heap=sites,file=sites.txt\")\n\
+         HPROF WARNING: {EXACT_SITES_COST}\n\
          HPROF ERROR: hprof-rs is already profiling this JVM (attached *\n\
          Dumping allocation sites ... *\n\
          HPROF: profiling stopped; the report went to sites.txt\n\
-         HPROF ERROR: stop: hprof-rs is not profiling this JVM *\n",
+         HPROF ERROR: stop: hprof-rs is not profiling this JVM *\n\
+         HPROF ERROR: hprof option error: depth option value must be decimal and >= 0 *\n",
         dynamic_load_warning(&lib)
     );
     let got: Vec<&str> = err.lines().collect();
@@ -434,6 +478,54 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
             None => assert_eq!(g, w, "{err}"),
         }
     }
+}
+
+/// `hprof-rs attach PID` with no options: CPU samples and sampled sites
+/// (not the agent's own default, heap=all, which tracks every allocation
+/// exactly and dumps the heap), said so, with the report named.
+#[test]
+fn attach_without_options_profiles_cheaply_and_names_the_report() {
+    let mut t = Target::start("attach_default", &[]);
+    let pid = t.pid();
+    let report = t.dir.join("java.hprof.txt").display().to_string();
+    let r = tool(&["attach", &pid]);
+    assert_answered(&r, 0);
+    assert_eq!(
+        lines(&common::stderr(&r.output)),
+        [
+            format!("hprof-rs attach: started the attach listener of JVM {pid}"),
+            format!(
+                "hprof-rs attach: loading {} into JVM {pid} (attach protocol {}, options \
+                 \"cpu=samples,heap=sites,heapsample=524288\")",
+                default_agent(),
+                protocol()
+            ),
+            "hprof-rs attach: no options were given: the tool's default is CPU samples and \
+             sampled allocation sites, about the cost of no agent"
+                .to_string(),
+            format!("hprof-rs attach: the agent started in JVM {pid}"),
+            format!("hprof-rs attach: the report goes to {report}"),
+            format!(
+                "hprof-rs attach: the report is written when profiling stops (hprof-rs attach \
+                 {pid} stop) or when the JVM exits"
+            ),
+        ]
+    );
+    let r = tool(&["attach", &pid, "stop"]);
+    assert_answered(&r, 0);
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains(
+            "\nSITES BEGIN (ordered by live bytes, estimated from samples, counted from the attach) "
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nCPU SAMPLES BEGIN "), "{text}");
+    assert!(!text.contains("\nHEAP DUMP BEGIN"), "{text}");
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert!(!err.contains("WARNING: heap"), "{err}");
 }
 
 #[test]
@@ -820,6 +912,14 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
                 protocol()
             ),
             format!("hprof-rs attach: the agent started in JVM {pid}"),
+            format!(
+                "hprof-rs attach: the report goes to {}",
+                t.dir.join("java.hprof.txt").display()
+            ),
+            format!(
+                "hprof-rs attach: the report is written when profiling stops (hprof-rs attach \
+                 {pid} stop) or when the JVM exits"
+            ),
         ]
     );
     // The socket is the contained JVM's: named for its pid 1, in its /tmp.

@@ -164,6 +164,9 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         Err(e) => option_error(&e),
     };
     diag::configure(opts.errorexit, opts.dumps_core());
+    for w in opts.cost_warnings() {
+        diag::verbose(opts.verbose, &format!("HPROF WARNING: {w}\n"));
+    }
 
     // SAFETY: vm is the JavaVM the JVM handed to Agent_OnLoad.
     let jvmti = match unsafe { Jvmti::from_vm(vm) } {

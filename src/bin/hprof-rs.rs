@@ -68,8 +68,9 @@ enum Cmd {
         pid: u32,
         /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt),
         /// or `stop` to end the profile that runs with its final report.
-        #[arg(default_value = "", value_name = "AGENT_OPTIONS")]
-        options: String,
+        /// Default: cpu=samples,heap=sites,heapsample=524288.
+        #[arg(value_name = "AGENT_OPTIONS")]
+        options: Option<String>,
         /// The agent library (default: libhprof_rs.so next to this tool).
         #[arg(long, value_name = "PATH")]
         agent: Option<String>,
@@ -269,7 +270,7 @@ type ListenParts = (String, Vec<String>, bool);
 
 fn attach(
     pid: u32,
-    options: String,
+    options: Option<String>,
     agent: Option<String>,
     (timeout, reply_timeout): (f64, f64),
     protocol: cli::attach::ProtocolChoice,
