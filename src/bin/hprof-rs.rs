@@ -114,6 +114,18 @@ enum Cmd {
         #[arg(long)]
         all: bool,
     },
+    /// Where a report's program allocates: the sites of its last allocation
+    /// report (text or binary), ordered by allocated bytes.
+    Sites {
+        file: String,
+        /// alloc (allocated bytes, the default) or live (live bytes, the
+        /// report's own order).
+        #[arg(long, value_name = "alloc|live", default_value = "alloc")]
+        order: hprof_rs::cli::sites::Order,
+        /// How many sites to show.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        top: usize,
+    },
     /// Class histogram of the last heap dump in a file (ours or HotSpot's, plain or .gz).
     Histo {
         file: String,
@@ -239,6 +251,8 @@ fn main() {
                 None => write_stdout(&cli::flame::collapsed_text(&f.stacks)),
             }
         }),
+        Cmd::Sites { file, order, top } => cli::sites::read_file(&file)
+            .and_then(|r| write_stdout(&cli::sites::render(&r, order, top))),
         Cmd::Histo {
             file,
             uncompressed_oops,
