@@ -14,8 +14,13 @@
 //! microseconds. Sections that are cumulative (CPU SAMPLES asked for over
 //! the socket, which does not reset the counts) are counted once by `all`.
 //! When the traces were cut by the agent's `depth`, the output says so.
+//! Samples the report did not count (stack walks that failed, the line or
+//! record after CPU SAMPLES, `format::lost`) are a stack of their own per
+//! reason, `[lost samples: reason]`, as async-profiler draws its failed
+//! walks.
 
 use super::CliResult;
+use crate::format::LostSamples;
 use crate::reader::{HprofReader, RecordBody};
 use crate::transcode::symbols::Symbols;
 use std::collections::BTreeMap;
@@ -204,6 +209,44 @@ fn cut_at(stacks: &[(usize, u64, bool)], depth: Option<usize>) -> Option<usize> 
     (longest > 0 && longest <= 16 && total > 0 && at_longest * 2 >= total).then_some(longest)
 }
 
+/// The frame that stands for samples not counted for `why`.
+pub fn lost_frame(why: &str) -> String {
+    format!("[lost samples: {why}]")
+}
+
+/// Reasons for samples not counted, by the pseudo trace serials their rows
+/// use in a section (counted down from `u32::MAX`, far above the agent's
+/// serials), so that `pick` treats them as any other row.
+#[derive(Default)]
+struct LostRows {
+    reasons: Vec<String>,
+}
+
+impl LostRows {
+    /// Add the rows of `lost` to `section`.
+    fn add(&mut self, section: Option<&mut Section>, lost: &LostSamples) {
+        let Some(section) = section.filter(|s| s.measure == Measure::Samples) else {
+            return;
+        };
+        for (why, n) in &lost.reasons {
+            let i = match self.reasons.iter().position(|r| r == why) {
+                Some(i) => i,
+                None => {
+                    self.reasons.push(why.clone());
+                    self.reasons.len() - 1
+                }
+            };
+            section.rows.push((u32::MAX - i as u32, *n));
+        }
+    }
+
+    /// The stack of a pseudo serial.
+    fn stack(&self, serial: u32) -> Option<Vec<String>> {
+        let i = (u32::MAX - serial) as usize;
+        self.reasons.get(i).map(|why| vec![lost_frame(why)])
+    }
+}
+
 fn merge(
     rows: Vec<(u32, u64)>,
     measure: Measure,
@@ -241,7 +284,14 @@ pub fn collapse_binary(r: impl Read, all: bool) -> CliResult<Flame> {
     let mut syms = Symbols::default();
     let mut sections = Vec::new();
     let mut depth = None;
+    let mut lost = LostRows::default();
     while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
+        if let RecordBody::Utf8 { text, .. } = &rec.body {
+            if let Some(l) = LostSamples::parse(text) {
+                lost.add(sections.last_mut(), &l);
+                continue;
+            }
+        }
         if syms.learn(&rec.body) {
             continue;
         }
@@ -263,6 +313,7 @@ pub fn collapse_binary(r: impl Read, all: bool) -> CliResult<Flame> {
         syms.traces
             .get(&serial)
             .map(|t| t.frame_ids.iter().map(|&id| syms.frame_label(id)).collect())
+            .or_else(|| lost.stack(serial))
     })
 }
 
@@ -280,8 +331,11 @@ pub fn collapse_text(text: &str, all: bool) -> CliResult<Flame> {
         .map_or(0, |p| p + 1);
     let mut lines = text.lines().enumerate().skip(skip).peekable();
     let bad = |n: usize, what: &str| format!("line {}: {what}", n + 1);
+    let mut lost = LostRows::default();
     while let Some((n, l)) = lines.next() {
-        if let Some(rest) = l.strip_prefix("TRACE ") {
+        if let Some(l) = LostSamples::parse(l) {
+            lost.add(sections.last_mut(), &l);
+        } else if let Some(rest) = l.strip_prefix("TRACE ") {
             let serial = rest
                 .split(':')
                 .next()
@@ -344,7 +398,7 @@ pub fn collapse_text(text: &str, all: bool) -> CliResult<Flame> {
     }
     let (rows, measure, cumulative) = pick(sections, all)?;
     merge(rows, measure, cumulative, None, |serial| {
-        traces.get(&serial).cloned()
+        traces.get(&serial).cloned().or_else(|| lost.stack(serial))
     })
 }
 
@@ -499,6 +553,25 @@ CPU SAMPLES END\n";
         assert_eq!(
             collapsed_text(&collapse_text(&two, true).unwrap().stacks),
             "<no frames> 1\nA.main;A.mid 3\nA.main;A.mid;A.leaf 8\n"
+        );
+    }
+
+    #[test]
+    fn samples_not_counted_are_a_stack_per_reason() {
+        let text = format!(
+            "{TEXT}CPU SAMPLES LOST 3 of 13 (23.08%): deoptimizing 1, unknown frame in Java 2\n"
+        );
+        let c = collapse_text(&text, false).unwrap();
+        assert_eq!(
+            collapsed_text(&c.stacks),
+            "<no frames> 1\nA.main;A.mid 1\nA.main;A.mid;A.leaf 8\n\
+             [lost samples: deoptimizing] 1\n[lost samples: unknown frame in Java] 2\n"
+        );
+        // A later section without losses has none.
+        let two = format!("{text}CPU SAMPLES BEGIN (total = 2) x\nrank   self  accum   count trace method\n   1 100.00% 100.00%       2 300002 A.mid\nCPU SAMPLES END\nCPU SAMPLES LOST 0 of 2 (0.00%)\n");
+        assert_eq!(
+            collapsed_text(&collapse_text(&two, false).unwrap().stacks),
+            "A.main;A.mid 2\n"
         );
     }
 

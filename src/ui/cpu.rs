@@ -207,6 +207,7 @@ impl Session {
     /// and (when `flame`) the flame graph tree, after the query's filters.
     pub fn cpu_view(&mut self, q: &CpuQuery, offset: usize, limit: usize, flame: bool) -> Value {
         let threads = self.cpu_threads();
+        let lost = self.cpu_lost_json();
         let Some(m) = self.cpu_model(q) else {
             return json!({"available": false, "total": 0, "kept": 0, "rows": [], "methods": 0,
                           "threads": threads, "flame": {"n": "all", "v": 0, "c": []}});
@@ -240,8 +241,20 @@ impl Session {
             "offset": offset,
             "rows": rows,
             "threads": threads,
+            "lost": lost,
             "flame": if flame { m.tree.flame(0, min) } else { Value::Null },
         })
+    }
+
+    /// The samples the CPU report did not count (walks that failed), for
+    /// the page's summary line: null when the report says nothing of them
+    /// (the original's rule, older agents).
+    fn cpu_lost_json(&self) -> Value {
+        match &self.cpu_lost {
+            None => Value::Null,
+            Some(l) => json!({"lost": l.lost(), "taken": l.taken(), "pct": l.percent(),
+                              "reasons": l.reasons.iter().map(|(w, n)| json!([w, n])).collect::<Vec<_>>()}),
+        }
     }
 
     /// Call tree rows for the opened nodes (see [`Tree::rows`]).
@@ -252,12 +265,21 @@ impl Session {
         }
     }
 
-    /// Collapsed stacks of the filtered profile, for the SVG export.
+    /// Collapsed stacks of the filtered profile, for the SVG export; the
+    /// samples not counted are a stack of their own per reason,
+    /// `[lost samples: reason]`, as `hprof-rs flame` draws them.
     pub fn cpu_collapsed(
         &mut self,
         q: &CpuQuery,
     ) -> Option<std::collections::BTreeMap<String, u64>> {
-        self.cpu_model(q).map(|m| m.tree.collapsed(0))
+        let lost = self.cpu_lost.clone();
+        let mut stacks = self.cpu_model(q).map(|m| m.tree.collapsed(0))?;
+        for (why, n) in lost.iter().flat_map(|l| &l.reasons) {
+            *stacks
+                .entry(crate::cli::flame::lost_frame(why))
+                .or_default() += n;
+        }
+        Some(stacks)
     }
 }
 
@@ -315,6 +337,38 @@ mod tests {
         let v = s.cpu_view(&q("", "", ""), 0, 10, true);
         assert_eq!(v["kept"], 5, "the cache follows the new section");
         assert_eq!(v["rows"][0]["method"], "java.io.X.read");
+    }
+
+    #[test]
+    fn samples_not_counted_are_shown_and_exported_until_the_next_section() {
+        use super::super::model::tests::utf8;
+        let mut s = sample_session();
+        cpu(&mut s, &[(75, 1), (25, 2)]);
+        assert_eq!(
+            s.cpu_view(&q("", "", ""), 0, 10, false)["lost"],
+            Value::Null
+        );
+        // The note after the CPU SAMPLES record (binary: a UTF8 record).
+        utf8(
+            &mut s,
+            0xA000_0099,
+            "CPU SAMPLES LOST 4 of 104 (3.85%): deoptimizing 1, unknown frame in Java 3",
+        );
+        let v = s.cpu_view(&q("", "", ""), 0, 10, false);
+        assert_eq!(v["kept"], 100, "not counted samples are not in the table");
+        assert_eq!(
+            v["lost"],
+            json!({"lost": 4, "taken": 104, "pct": 4.0 * 100.0 / 104.0,
+                   "reasons": [["deoptimizing", 1], ["unknown frame in Java", 3]]})
+        );
+        let stacks = s.cpu_collapsed(&q("", "", "")).unwrap();
+        assert_eq!(stacks["[lost samples: unknown frame in Java]"], 3);
+        assert_eq!(stacks["Main.main;Main.hot"], 75);
+        cpu(&mut s, &[(5, 2)]);
+        assert_eq!(
+            s.cpu_view(&q("", "", ""), 0, 10, false)["lost"],
+            Value::Null
+        );
     }
 
     #[test]

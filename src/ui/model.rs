@@ -14,6 +14,7 @@ use super::cpu::CpuCache;
 use super::heap::HeapState;
 use super::memory::{Marks, MemCache};
 use super::monitors::Monitors;
+use crate::format::LostSamples;
 use crate::reader::{java_class_name, AllocSites, CpuSamples, Frame, RecordBody, Trace};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
@@ -120,6 +121,9 @@ pub struct Session {
     /// START and END THREAD records seen (the Threads view follows it).
     pub thread_events: u64,
     pub cpu: Option<CpuSamples>,
+    /// What the last CPU SAMPLES report says it did not count (the line
+    /// or record after it, `format::lost`).
+    pub cpu_lost: Option<LostSamples>,
     pub cpu_sections: u32,
     pub(super) cpu_cache: CpuCache,
     pub sites: Option<AllocSites>,
@@ -165,6 +169,7 @@ impl Session {
             thread_index: HashMap::new(),
             thread_events: 0,
             cpu: None,
+            cpu_lost: None,
             cpu_sections: 0,
             cpu_cache: CpuCache::default(),
             sites: None,
@@ -350,6 +355,10 @@ impl Session {
         }
         let detail = match body {
             RecordBody::Utf8 { id, text } => {
+                if let Some(lost) = LostSamples::parse(&text) {
+                    self.cpu_lost = Some(lost);
+                    return Ok(Some(text));
+                }
                 self.strings.insert(id, text);
                 return Ok(None);
             }
@@ -395,6 +404,7 @@ impl Session {
             RecordBody::CpuSamples(c) => {
                 let line = format!("total {} samples in {} traces", c.total, c.entries.len());
                 self.cpu = Some(c);
+                self.cpu_lost = None;
                 self.cpu_sections += 1;
                 line
             }
