@@ -666,6 +666,33 @@ fn a_one_line_churn_is_charged_exactly_under_one_trace() {
             (threads * kept, threads * kept),
             "{opts}"
         );
+        // `hprof-rs sites` on the file the agent wrote: the churn leads
+        // (all its bytes allocated, none live), the order is said.
+        let tool = std::process::Command::new(env!("CARGO_BIN_EXE_hprof-rs"))
+            .args(["sites", "--top", "1"])
+            .arg(dir.join("out.txt"))
+            .output()
+            .unwrap();
+        assert!(tool.status.success(), "{}", common::stderr(&tool));
+        let shown = common::stdout(&tool);
+        let shown: Vec<&str> = shown.lines().collect();
+        assert!(
+            shown[0].ends_with(" sites, ordered by allocated bytes (the report lists them by live bytes)"),
+            "{shown:?}"
+        );
+        let row: Vec<&str> = shown[2].split_whitespace().collect();
+        assert_eq!(
+            (row[0], row[2], row[3], row[4], row[7]),
+            (
+                "1",
+                &*(threads * per_thread * (16 + 256)).to_string(),
+                &*(threads * per_thread).to_string(),
+                "0",
+                "byte[]"
+            ),
+            "{shown:?}"
+        );
+        assert!(row[8].starts_with("OneLineChurn.churn(OneLineChurn.java:"), "{shown:?}");
         // One trace per stack, whatever section printed it.
         let mut seen: HashMap<String, u32> = HashMap::new();
         for t in rep.traces.values() {
