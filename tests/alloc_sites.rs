@@ -677,7 +677,9 @@ fn a_one_line_churn_is_charged_exactly_under_one_trace() {
         let shown = common::stdout(&tool);
         let shown: Vec<&str> = shown.lines().collect();
         assert!(
-            shown[0].ends_with(" sites, ordered by allocated bytes (the report lists them by live bytes)"),
+            shown[0].ends_with(
+                " sites, ordered by allocated bytes (the report lists them by live bytes)"
+            ),
             "{shown:?}"
         );
         let row: Vec<&str> = shown[2].split_whitespace().collect();
@@ -692,7 +694,10 @@ fn a_one_line_churn_is_charged_exactly_under_one_trace() {
             ),
             "{shown:?}"
         );
-        assert!(row[8].starts_with("OneLineChurn.churn(OneLineChurn.java:"), "{shown:?}");
+        assert!(
+            row[8].starts_with("OneLineChurn.churn(OneLineChurn.java:"),
+            "{shown:?}"
+        );
         // One trace per stack, whatever section printed it.
         let mut seen: HashMap<String, u32> = HashMap::new();
         for t in rep.traces.values() {

@@ -8,9 +8,9 @@
 //! estimated values (`~`, `heapsample=`). See docs/hprof-rs-tool.md.
 
 use super::CliResult;
+use crate::format::SITES_ESTIMATED;
 use crate::reader::{java_class_name, HprofReader, RecordBody};
 use crate::transcode::symbols::Symbols;
-use crate::format::SITES_ESTIMATED;
 use std::collections::HashMap;
 use std::io::Read;
 
@@ -56,18 +56,18 @@ impl std::str::FromStr for Order {
 pub fn read_file(path: &str) -> CliResult<Report> {
     let file = super::progress::open(path)?;
     let mut input: Box<dyn Read> = Box::new(std::io::BufReader::new(file));
-    let mut head = [0u8; 2];
-    let n = read_up_to(&mut input, &mut head).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let rest = std::io::Cursor::new(head[..n].to_vec()).chain(input);
-    let mut input: Box<dyn Read> = if head[..n] == crate::reader::GZIP_MAGIC {
+    let head = head_of(&mut input, 2).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let gzip = head == crate::reader::GZIP_MAGIC;
+    let rest = std::io::Cursor::new(head).chain(input);
+    let mut input: Box<dyn Read> = if gzip {
         Box::new(flate2::read::MultiGzDecoder::new(rest))
     } else {
         Box::new(rest)
     };
-    let mut start = [0u8; 27];
-    let n = read_up_to(&mut input, &mut start).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let rest = std::io::Cursor::new(start[..n].to_vec()).chain(input);
-    let report = if start[..n].starts_with(b"JAVA PROFILE 1.0.1, created") {
+    let start = head_of(&mut input, 27).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let text = start.starts_with(b"JAVA PROFILE 1.0.1, created");
+    let rest = std::io::Cursor::new(start).chain(input);
+    let report = if text {
         let mut text = String::new();
         std::io::BufReader::new(rest)
             .read_to_string(&mut text)
@@ -81,15 +81,11 @@ pub fn read_file(path: &str) -> CliResult<Report> {
     })
 }
 
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..])? {
-            0 => break,
-            n => got += n,
-        }
-    }
-    Ok(got)
+/// The first `n` bytes of `r` (fewer at its end).
+fn head_of(r: &mut impl Read, n: u64) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::new();
+    Read::take(r, n).read_to_end(&mut head)?;
+    Ok(head)
 }
 
 /// The last ALLOC SITES record of a binary file, with class names and top
@@ -111,15 +107,14 @@ pub fn from_binary(r: impl Read) -> CliResult<Option<Report>> {
         .sites
         .iter()
         .map(|x| {
-            let class = match crate::vocab::BasicType::from_code(x.array_type)
-                .and_then(|t| t.keyword())
-            {
-                Some(prim) if syms.class_name(x.class_serial).is_none() => format!("{prim}[]"),
-                _ => syms
-                    .class_name(x.class_serial)
-                    .map(java_class_name)
-                    .unwrap_or_else(|| format!("<class {}>", x.class_serial)),
-            };
+            let class =
+                match crate::vocab::BasicType::from_code(x.array_type).and_then(|t| t.keyword()) {
+                    Some(prim) if syms.class_name(x.class_serial).is_none() => format!("{prim}[]"),
+                    _ => syms
+                        .class_name(x.class_serial)
+                        .map(java_class_name)
+                        .unwrap_or_else(|| format!("<class {}>", x.class_serial)),
+                };
             let at = syms
                 .traces
                 .get(&x.trace_serial)
@@ -160,7 +155,7 @@ pub fn from_binary(r: impl Read) -> CliResult<Option<Report>> {
 /// of its TRACE.
 pub fn from_text(text: &str) -> CliResult<Option<Report>> {
     let mut tops: HashMap<u32, String> = HashMap::new();
-    let mut last: Option<(bool, Vec<(u64, u64, u64, u64, u32, String)>)> = None;
+    let mut last: Option<Report> = None;
     let mut lines = text.lines().enumerate().peekable();
     let bad = |n: usize, what: &str| format!("line {}: {what}", n + 1);
     while let Some((n, l)) = lines.next() {
@@ -199,31 +194,29 @@ pub fn from_text(text: &str) -> CliResult<Option<Report>> {
                 let trace = c[7]
                     .parse()
                     .map_err(|_| bad(m, "a SITES row's trace is not a number"))?;
-                rows.push((num(5)?, num(6)?, num(3)?, num(4)?, trace, c[8].to_string()));
+                rows.push(Site {
+                    class: c[8].to_string(),
+                    trace,
+                    at: String::new(), // from its TRACE, below
+                    alloc_bytes: num(5)?,
+                    alloc_objs: num(6)?,
+                    live_bytes: num(3)?,
+                    live_objs: num(4)?,
+                });
             }
-            last = Some((estimated, rows));
+            last = Some(Report {
+                estimated,
+                sites: rows,
+            });
         }
     }
-    Ok(last.map(|(estimated, rows)| Report {
-        estimated,
-        sites: rows
-            .into_iter()
-            .map(
-                |(alloc_bytes, alloc_objs, live_bytes, live_objs, trace, class)| Site {
-                    at: tops
-                        .get(&trace)
-                        .cloned()
-                        .unwrap_or_else(|| format!("<TRACE {trace} not in the file>")),
-                    class,
-                    trace,
-                    alloc_bytes,
-                    alloc_objs,
-                    live_bytes,
-                    live_objs,
-                },
-            )
-            .collect(),
-    }))
+    for site in last.iter_mut().flat_map(|r| r.sites.iter_mut()) {
+        site.at = tops
+            .get(&site.trace)
+            .cloned()
+            .unwrap_or_else(|| format!("<TRACE {} not in the file>", site.trace));
+    }
+    Ok(last)
 }
 
 /// The report as a table of the `top` first sites in `order`, with a
@@ -232,8 +225,8 @@ pub fn render(r: &Report, order: Order, top: usize) -> String {
     let mut sites: Vec<&Site> = r.sites.iter().collect();
     // Stable: ties keep the report's order.
     match order {
-        Order::Allocated => sites.sort_by(|a, b| b.alloc_bytes.cmp(&a.alloc_bytes)),
-        Order::Live => sites.sort_by(|a, b| b.live_bytes.cmp(&a.live_bytes)),
+        Order::Allocated => sites.sort_by_key(|s| std::cmp::Reverse(s.alloc_bytes)),
+        Order::Live => sites.sort_by_key(|s| std::cmp::Reverse(s.live_bytes)),
     }
     let total_alloc: u64 = r.sites.iter().map(|s| s.alloc_bytes).sum();
     let mut out = format!(
@@ -314,7 +307,10 @@ mod tests {
             "3 sites, ordered by allocated bytes (the report lists them by live bytes); ~: \
              estimated from heap samples (heapsample=), rough where few objects were sampled"
         );
-        assert!(lines[2].contains("java.lang.Double  java.lang.Double.valueOf(Double.java:519)"), "{t}");
+        assert!(
+            lines[2].contains("java.lang.Double  java.lang.Double.valueOf(Double.java:519)"),
+            "{t}"
+        );
         assert!(lines[2].contains("~        4800000"), "{t}");
         assert!(lines[3].contains("App$Kept"), "{t}");
         assert_eq!(lines[4], "(1 more sites; --top N shows more)");

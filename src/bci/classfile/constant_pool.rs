@@ -388,8 +388,6 @@ fn four(w: &mut Writer, tag: u8, a: u16, b: u16) {
     w.u16(b);
 }
 
-/// Decodes modified UTF-8 (JVMS 4.4.7): `C0 80` is NUL, supplementary
-/// characters are surrogate pairs. Malformed sequences become U+FFFD.
 /// The internal name (`java/lang/String`) of the CONSTANT_Class entry
 /// `index` of a constant pool given as a class file holds it (`count`
 /// entries' slots, then the entries' bytes, as JVMTI's GetConstantPool
@@ -428,9 +426,14 @@ pub fn class_name_at(count: u16, entries: &[u8], index: u16) -> Option<&[u8]> {
 }
 
 fn u16_at_slice(b: &[u8], p: usize) -> Option<usize> {
-    Some(usize::from(u16::from_be_bytes([*b.get(p)?, *b.get(p + 1)?])))
+    Some(usize::from(u16::from_be_bytes([
+        *b.get(p)?,
+        *b.get(p + 1)?,
+    ])))
 }
 
+/// Decodes modified UTF-8 (JVMS 4.4.7): `C0 80` is NUL, supplementary
+/// characters are surrogate pairs. Malformed sequences become U+FFFD.
 pub fn decode_mutf8(b: &[u8]) -> String {
     let mut units: Vec<u16> = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -517,7 +520,11 @@ mod tests {
         for not_a_class in [0, 1, 5, 9, 20, 21, 400] {
             assert_eq!(class_name_at(21, raw, not_a_class), None, "{not_a_class}");
         }
-        assert_eq!(class_name_at(21, &raw[..raw.len() - 3], 8), None, "cut short");
+        assert_eq!(
+            class_name_at(21, &raw[..raw.len() - 3], 8),
+            None,
+            "cut short"
+        );
     }
 
     #[test]

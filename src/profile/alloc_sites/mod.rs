@@ -474,7 +474,7 @@ impl AllocSites {
                     class_sig.len() == name.len() + 2
                         && class_sig.starts_with('L')
                         && class_sig.ends_with(';')
-                        && &class_sig[1..class_sig.len() - 1] == &*name
+                        && class_sig[1..class_sig.len() - 1] == *name
                 }
                 None => !class_sig.starts_with('['),
             },
