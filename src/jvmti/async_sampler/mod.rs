@@ -399,7 +399,7 @@ pub fn maintain() -> Option<Said> {
         return None;
     }
     let said = check_signal();
-    if trigger::uses_perf() && RUNNING.load(Ordering::Acquire) {
+    if trigger::uses_perf() && RUNNING.load(Ordering::Acquire) && slots::take_some_want_perf() {
         if let Ok(_c) = CONTROL.lock() {
             let running = RUNNING.load(Ordering::Acquire);
             let period = PERIOD_NS.load(Ordering::Relaxed);

@@ -142,6 +142,7 @@ impl Slot {
                 }
                 if trigger::uses_perf() && !self.no_perf.load(Ordering::Relaxed) {
                     self.wants_perf.store(true, Ordering::Release);
+                    SOME_WANT_PERF.store(true, Ordering::Release);
                 }
             }
         }
@@ -444,6 +445,17 @@ pub fn set_period(s: &Slot, period_ns: u64) -> Result<(), String> {
             std::io::Error::from_raw_os_error(e)
         )),
     }
+}
+
+/// Set when a slot comes to want a perf event (after its own flag), so
+/// the sampler's periodic pass looks through the slots only then, not
+/// every pass (1000 idle threads made that look a cost per pass).
+static SOME_WANT_PERF: AtomicBool = AtomicBool::new(false);
+
+/// Whether a slot may have come to want a perf event since the last call
+/// (a caller that gets true looks at every slot's [`Slot::wants_perf`]).
+pub fn take_some_want_perf() -> bool {
+    SOME_WANT_PERF.swap(false, Ordering::AcqRel)
 }
 
 /// Give slot `s`, whose thread used CPU under its POSIX timer, a perf
