@@ -37,6 +37,8 @@
 use std::fmt;
 use std::io::{self, Read};
 
+pub mod load_outcome;
+
 pub mod tag {
     pub const FORCE_GC: u8 = 0x01;
     pub const DUMP_HEAP: u8 = 0x02;

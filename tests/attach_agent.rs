@@ -790,6 +790,7 @@ fn attach_twice_stop_and_attach_again_with_hprof_rs_attach() {
             "HPROF ERROR: stop: hprof-rs is not profiling this JVM",
             "Allocation tracking on (*",
             "HPROF: profiling started in this running JVM (options \"heap=sites,depth=1,cutoff=0,file=third.txt\")",
+            "HPROF WARNING: heap=sites without heapsample= tracks every allocation exactly*",
             "Dumping allocation sites ... *",
         ],
     );
@@ -942,6 +943,7 @@ fn what_cannot_work_in_a_running_vm_is_refused_in_one_line() {
         format!("HPROF ERROR: cannot listen on 127.0.0.1:{busy_port}: Address already in use (os error 98)"),
         "Allocation tracking on (*".into(),
         "HPROF: profiling started in this running JVM (options \"heap=sites,file=ok.txt\")".into(),
+        "HPROF WARNING: heap=sites without heapsample= tracks every allocation exactly*".into(),
         "Dumping allocation sites ... *".into(),
     ];
     let expected: Vec<&str> = expected.iter().map(String::as_str).collect();

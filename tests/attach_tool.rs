@@ -27,8 +27,19 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const TOOL: &str = env!("CARGO_BIN_EXE_hprof-rs");
+
+/// The tool under test: `HPROF_TOOL` runs these tests against another
+/// build (e.g. an older one, to see a test fail before its fix).
+fn tool_path() -> String {
+    std::env::var("HPROF_TOOL").unwrap_or_else(|_| TOOL.to_string())
+}
 /// Longest any run of the tool may take; a hang fails the test.
 const TOOL_LIMIT: Duration = Duration::from_secs(60);
+/// The agent's warning about exact allocation tracking.
+const EXACT_SITES_COST: &str = "heap=sites without heapsample= tracks every allocation exactly: \
+     code that allocates runs 5 to 50 times slower (55 times on Rhino), and each report forces a \
+     full garbage collection; heapsample=524288 estimates the same sites at about the cost of no \
+     agent";
 /// What HoldObjects prints when its standard input closes.
 const HELD: &str = "ready\n3790\n";
 
@@ -81,8 +92,27 @@ impl Target {
         t
     }
 
-    fn spawn(name: &str, mut cmd: Command) -> Target {
+    /// `start` as user `uid` (through setpriv), in a directory of that
+    /// user's.
+    fn start_as(name: &str, uid: u32) -> Target {
         let dir = common::scratch(name);
+        std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
+        let mut cmd = Command::new("/usr/bin/setpriv");
+        cmd.arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .arg("--clear-groups")
+            .arg(common::java())
+            .arg("-cp")
+            .arg(common::fixture_classes())
+            .arg("HoldObjects");
+        Target::spawn_in(name, dir, cmd)
+    }
+
+    fn spawn(name: &str, cmd: Command) -> Target {
+        Target::spawn_in(name, common::scratch(name), cmd)
+    }
+
+    fn spawn_in(name: &str, dir: PathBuf, mut cmd: Command) -> Target {
         let mut child = cmd
             .current_dir(&dir)
             .stdin(Stdio::piped())
@@ -170,7 +200,7 @@ impl Drop for Target {
 
 /// Runs the tool with a time limit.
 fn tool(args: &[&str]) -> common::BoundedRun {
-    tool_in(Command::new(TOOL), args)
+    tool_in(Command::new(tool_path()), args)
 }
 
 fn tool_in(mut cmd: Command, args: &[&str]) -> common::BoundedRun {
@@ -316,6 +346,13 @@ fn jvms_lists_each_fixture_with_its_command_version_and_agent() {
     assert!(report.contains("\nSITES BEGIN"), "{report}");
 }
 
+/// The real agent through the tool: it starts (the tool names the report
+/// file and says what exact tracking costs), a second load is refused with
+/// the agent's reason, `stop` writes the report (named again), a second
+/// `stop` is refused with its reason, and an option error comes back with
+/// the agent's message: its token hidden, its escape sequences escaped.
+/// Before the agent told the tool, every refusal read "the agent's own
+/// message, if any, is in the JVM's output".
 #[test]
 fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     let mut t = Target::start("attach_real_agent", &[]);
@@ -323,10 +360,11 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     let lib = default_agent();
     let loading = |opts: &str| {
         format!(
-            "hprof-rs attach: loading {lib} into JVM {pid} (attach protocol {}, options \"{opts}\")",
+            "hprof-rs attach: loading {lib} into JVM {pid} (attach protocol {}, options {opts:?})",
             protocol()
         )
     };
+    let report = t.dir.join("sites.txt").display().to_string();
 
     let r = tool(&["attach", &pid, "heap=sites,file=sites.txt"]);
     assert_answered(&r, 0);
@@ -336,6 +374,12 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
             format!("hprof-rs attach: started the attach listener of JVM {pid}"),
             loading("heap=sites,file=sites.txt"),
             format!("hprof-rs attach: the agent started in JVM {pid}"),
+            format!("hprof-rs attach: the report goes to {report}"),
+            format!("hprof-rs attach: warning: {EXACT_SITES_COST}"),
+            format!(
+                "hprof-rs attach: the report is written when profiling stops (hprof-rs attach \
+                 {pid} stop) or when the JVM exits"
+            ),
         ]
     );
     assert!(r.elapsed < Duration::from_secs(20), "{:?}", r.elapsed);
@@ -347,15 +391,20 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     // (the listener runs now: the socket is used as it is).
     let r = tool(&["attach", &pid, "cpu=samples"]);
     assert_answered(&r, -1);
-    assert_eq!(
-        lines(&common::stderr(&r.output)),
-        [
-            loading("cpu=samples"),
-            format!(
-                "hprof-rs: the agent did not start in JVM {pid}: Agent_OnAttach returned -1 (the \
-                 agent's own message, if any, is in the JVM's output)"
-            ),
-        ]
+    let err = lines(&common::stderr(&r.output));
+    assert_eq!(err.len(), 2, "{err:?}");
+    assert_eq!(err[0], loading("cpu=samples"));
+    let refusal = format!(
+        "hprof-rs: the agent did not start in JVM {pid}: hprof-rs is already profiling this JVM \
+         (attached "
+    );
+    assert!(err[1].starts_with(&refusal), "{err:?}");
+    assert!(
+        err[1].ends_with(
+            " s ago, options \"heap=sites,file=sites.txt\"); load it with the option string stop \
+             to end that profile first"
+        ),
+        "{err:?}"
     );
 
     // stop: the final report, and the program goes on.
@@ -365,13 +414,14 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
         lines(&common::stderr(&r.output)),
         [
             loading("stop"),
-            format!("hprof-rs attach: profiling stopped in JVM {pid}")
+            format!("hprof-rs attach: profiling stopped in JVM {pid}"),
+            format!("hprof-rs attach: the report went to {report}"),
         ]
     );
-    let report = std::fs::read_to_string(t.dir.join("sites.txt")).unwrap();
+    let text = std::fs::read_to_string(&report).unwrap();
     assert!(
-        report.contains("\nSITES BEGIN (ordered by live bytes, counted from the attach) "),
-        "{report}"
+        text.contains("\nSITES BEGIN (ordered by live bytes, counted from the attach) "),
+        "{text}"
     );
     assert!(t.alive());
     // Nothing left to stop.
@@ -380,9 +430,26 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     assert_eq!(
         lines(&common::stderr(&r.output))[1],
         format!(
-            "hprof-rs: the agent did not stop profiling in JVM {pid}: Agent_OnAttach returned -1 \
-             (the agent's own message, if any, is in the JVM's output)"
+            "hprof-rs: the agent did not stop profiling in JVM {pid}: stop: hprof-rs is not \
+             profiling this JVM"
         )
+    );
+    // An option error: the agent's message, with the token hidden and the
+    // escape sequence it repeats escaped.
+    let bad = "cpu=samples,token=s3cret,depth=\x1b[2J";
+    let r = tool(&["attach", &pid, bad]);
+    assert_answered(&r, -1);
+    let err = common::stderr(&r.output);
+    assert!(!err.contains("s3cret") && !err.contains('\x1b'), "{err:?}");
+    assert_eq!(
+        lines(&err),
+        [
+            loading("cpu=samples,token=***,depth=\x1b[2J"),
+            format!(
+                "hprof-rs: the agent did not start in JVM {pid}: hprof option error: depth option \
+                 value must be decimal and >= 0 (cpu=samples,token=***,depth=\\x1b[2J)"
+            ),
+        ]
     );
 
     let (st, out, err) = t.finish();
@@ -394,10 +461,12 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     let expected_err = format!(
         "{}Allocation tracking on (*\n\
          HPROF: profiling started in this running JVM (options \"heap=sites,file=sites.txt\")\n\
+         HPROF WARNING: {EXACT_SITES_COST}\n\
          HPROF ERROR: hprof-rs is already profiling this JVM (attached *\n\
          Dumping allocation sites ... *\n\
          HPROF: profiling stopped; the report went to sites.txt\n\
-         HPROF ERROR: stop: hprof-rs is not profiling this JVM *\n",
+         HPROF ERROR: stop: hprof-rs is not profiling this JVM *\n\
+         HPROF ERROR: hprof option error: depth option value must be decimal and >= 0 *\n",
         dynamic_load_warning(&lib)
     );
     let got: Vec<&str> = err.lines().collect();
@@ -411,17 +480,67 @@ fn attach_starts_the_agent_refuses_a_second_load_and_stops_it() {
     }
 }
 
+/// `hprof-rs attach PID` with no options: CPU samples and sampled sites
+/// (not the agent's own default, heap=all, which tracks every allocation
+/// exactly and dumps the heap), said so, with the report named.
+#[test]
+fn attach_without_options_profiles_cheaply_and_names_the_report() {
+    let mut t = Target::start("attach_default", &[]);
+    let pid = t.pid();
+    let report = t.dir.join("java.hprof.txt").display().to_string();
+    let r = tool(&["attach", &pid]);
+    assert_answered(&r, 0);
+    assert_eq!(
+        lines(&common::stderr(&r.output)),
+        [
+            format!("hprof-rs attach: started the attach listener of JVM {pid}"),
+            format!(
+                "hprof-rs attach: loading {} into JVM {pid} (attach protocol {}, options \
+                 \"cpu=samples,heap=sites,heapsample=524288\")",
+                default_agent(),
+                protocol()
+            ),
+            "hprof-rs attach: no options were given: the tool's default is CPU samples and \
+             sampled allocation sites, about the cost of no agent"
+                .to_string(),
+            format!("hprof-rs attach: the agent started in JVM {pid}"),
+            format!("hprof-rs attach: the report goes to {report}"),
+            format!(
+                "hprof-rs attach: the report is written when profiling stops (hprof-rs attach \
+                 {pid} stop) or when the JVM exits"
+            ),
+        ]
+    );
+    let r = tool(&["attach", &pid, "stop"]);
+    assert_answered(&r, 0);
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        text.contains(
+            "\nSITES BEGIN (ordered by live bytes, estimated from samples, counted from the attach) "
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nCPU SAMPLES BEGIN "), "{text}");
+    assert!(!text.contains("\nHEAP DUMP BEGIN"), "{text}");
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert!(!err.contains("WARNING: heap"), "{err}");
+}
+
 #[test]
 fn attach_prints_the_jvms_error_for_a_library_it_cannot_use() {
     let mut t = Target::start("attach_bad_library", &[]);
     let pid = t.pid();
 
-    // A path that does not exist.
-    let missing = t.dir.join("no-such-agent.so").display().to_string();
+    // A path that does not exist (with an escape sequence in its name,
+    // which the JVM's answer repeats: shown escaped).
+    let missing = t.dir.join("no-such-\x1b[2J-agent.so").display().to_string();
     let r = tool(&["attach", &pid, "--agent", &missing, "x=1"]);
     assert_eq!(r.output.status.code(), Some(1));
+    let shown = missing.replace('\x1b', "\\x1b");
     let message = format!(
-        "{missing} was not loaded.\n{missing}: cannot open shared object file: No such file or directory\n"
+        "{shown} was not loaded.\n{shown}: cannot open shared object file: No such file or directory\n"
     );
     // JDK 21 and later report it after status 0, older ones after -1.
     let status = if common::java_major() >= 21 { 0 } else { -1 };
@@ -728,7 +847,8 @@ fn attach_refuses_a_jvm_of_another_user() {
     let mut t = Target::start("attach_other_user", &[]);
     let pid = t.pid();
     let mut cmd = Command::new("/usr/bin/setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", TOOL]);
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(tool_path());
     let r = tool_in(cmd, &["attach", &pid]);
     assert_eq!(r.output.status.code(), Some(1));
     assert_eq!(
@@ -792,6 +912,14 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
                 protocol()
             ),
             format!("hprof-rs attach: the agent started in JVM {pid}"),
+            format!(
+                "hprof-rs attach: the report goes to {}",
+                t.dir.join("java.hprof.txt").display()
+            ),
+            format!(
+                "hprof-rs attach: the report is written when profiling stops (hprof-rs attach \
+                 {pid} stop) or when the JVM exits"
+            ),
         ]
     );
     // The socket is the contained JVM's: named for its pid 1, in its /tmp.
@@ -806,4 +934,251 @@ fn attach_reaches_a_jvm_in_its_own_pid_namespace_and_tmp() {
     // The report of the attached agent, written at the exit.
     let report = std::fs::read_to_string(t.dir.join("java.hprof.txt")).unwrap();
     assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
+/// An idle program (HoldObjects allocates nothing while it waits) under
+/// exact sites and cpu=samples, attached by the tool: what the attach
+/// allocates (the thread dump cpu=samples reads, the outcome the agent
+/// publishes, the tool reading it) and what tools ask the JVM's attach
+/// listener meanwhile (`jcmd VM.system_properties`, `jcmd Thread.print`)
+/// is not the program's: the report has no site at all. Those used to be
+/// counted (thousands of objects at JDK frames of the attach listener).
+#[test]
+fn attached_sites_count_nothing_the_agent_or_tools_allocate() {
+    let mut t = Target::start("attach_nothing_of_ours", &[]);
+    let pid = t.pid();
+    let r = tool(&[
+        "attach",
+        &pid,
+        "heap=sites,cpu=samples,cutoff=0,file=sites.txt",
+    ]);
+    assert_answered(&r, 0);
+    for command in ["VM.system_properties", "Thread.print"] {
+        let mut jcmd = Command::new(common::jdk_home().join("bin/jcmd"));
+        jcmd.arg(&pid).arg(command);
+        let out = common::run_command_bounded(jcmd, TOOL_LIMIT);
+        assert!(
+            out.output.status.success(),
+            "jcmd {command}: {}",
+            common::stderr(&out.output)
+        );
+    }
+    let r = tool(&["attach", &pid, "stop"]);
+    assert_answered(&r, 0);
+    let report = std::fs::read_to_string(t.dir.join("sites.txt")).unwrap();
+    let sites = common::sites::parse_sites(&report);
+    assert_eq!(sites.len(), 1, "{report}");
+    assert!(sites[0].rows.is_empty(), "{:?}", sites[0].rows);
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+}
+
+/// Another local user for the attacks below: root runs the tool, the JVM
+/// or the impostor runs as this uid (through setpriv; the user needs no
+/// account). None, with a line saying so, when that cannot be arranged.
+fn other_user() -> Option<u32> {
+    let root = hprof_rs::cli::attach::procfs::status(std::process::id())
+        .unwrap()
+        .euid
+        == 0;
+    if !root || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("SKIPPED: needs root and setpriv to act as a second local user");
+        return None;
+    }
+    Some(65534)
+}
+
+/// The impostor (tests/fixtures/fake_attach_listener.c), compiled once.
+fn fake_listener() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("fake-listener-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("fake_attach_listener");
+        let src =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_attach_listener.c");
+        let st = Command::new("cc")
+            .args(["-O1", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .status()
+            .expect("run cc");
+        assert!(st.success(), "cc failed on {}", src.display());
+        bin.display().to_string()
+    })
+}
+
+/// An impostor listening at `socket` (as `uid` when given), recording
+/// what it is sent in `record`; killed when dropped.
+struct Impostor(Child);
+
+impl Impostor {
+    fn start(socket: &Path, record: &Path, uid: Option<u32>) -> Impostor {
+        let mut cmd = match uid {
+            Some(uid) => {
+                let mut c = Command::new("/usr/bin/setpriv");
+                c.arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={uid}"))
+                    .arg("--clear-groups")
+                    .arg(fake_listener());
+                c
+            }
+            None => Command::new(fake_listener()),
+        };
+        let mut child = cmd
+            .arg(socket)
+            .arg(record)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the impostor");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n", "the impostor did not start");
+        Impostor(child)
+    }
+}
+
+impl Drop for Impostor {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The JVM's socket as the tool names it: in the JVM's /tmp, seen through
+/// /proc/PID/root when the tool may look there.
+fn shown_socket(pid: u32) -> PathBuf {
+    hprof_rs::cli::attach::procfs::target_tmp(pid).join(format!(".java_pid{pid}"))
+}
+
+/// What the impostor was sent (nothing when it never was).
+fn recorded(record: &Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(record).unwrap_or_default()).into_owned()
+}
+
+/// A JVM's owner plants `.attach_pid<PID>` in its working directory as a
+/// link to a file root never meant to create; root attaches. The link is
+/// not followed (nothing is created where it points, the link stays), the
+/// trigger goes to /tmp instead, the attach works and /tmp is left clean.
+/// Root used to open the name with O_CREAT and follow the link.
+#[test]
+fn root_attach_creates_nothing_through_a_link_the_jvms_owner_planted() {
+    let Some(uid) = other_user() else { return };
+    let mut t = Target::start_as("attach_planted_link", uid);
+    let pid = t.pid();
+    let vault = common::scratch("attach_planted_link_vault");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&vault, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = vault.join("created-by-root");
+    let link = t.dir.join(format!(".attach_pid{pid}"));
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(uid), Some(uid)).unwrap();
+
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    assert!(
+        !victim.exists(),
+        "root created {} through the planted link",
+        victim.display()
+    );
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        victim,
+        "the link was changed"
+    );
+    assert!(!Path::new(&format!("/tmp/.attach_pid{pid}")).exists());
+    assert_eq!(
+        r.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&r.output)
+    );
+    assert!(
+        common::stderr(&r.output).contains(&format!(
+            "hprof-rs attach: started the attach listener of JVM {pid}\n"
+        )),
+        "{}",
+        common::stderr(&r.output)
+    );
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
+    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
+/// Another user binds the JVM's attach socket name before the JVM does;
+/// root attaches with a token in its options. Nothing is sent to the
+/// impostor (it used to get the whole option string, and its answer's
+/// escape sequences reached root's terminal), the tool says whose socket
+/// it is, and the JVM is untouched.
+#[test]
+fn root_attach_sends_nothing_to_another_users_socket() {
+    let Some(uid) = other_user() else { return };
+    let mut t = Target::start("attach_impostor_other_user", &[]);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let records = common::scratch("attach_impostor_records");
+    std::os::unix::fs::chown(&records, Some(uid), Some(uid)).unwrap();
+    let record = records.join("sent");
+    let impostor = Impostor::start(&socket, &record, Some(uid));
+
+    let r = tool(&["attach", &pid, "cpu=samples,listen=9,token=s3cret"]);
+    drop(impostor);
+    let _ = std::fs::remove_file(&socket);
+    assert_eq!(recorded(&record), "", "the impostor was sent this");
+    assert_eq!(common::stdout(&r.output), "");
+    assert_eq!(
+        common::stderr(&r.output),
+        format!(
+            "hprof-rs: refusing the attach socket {}: it belongs to uid {uid}, and JVM {pid} runs \
+             as uid 0 (another user's socket at the JVM's name; nothing was sent to it)\n",
+            shown_socket(t.pid).display()
+        )
+    );
+    assert_eq!(r.output.status.code(), Some(1));
+    assert!(t.alive());
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert_eq!(err, "");
+}
+
+/// A process of the JVM's own user listens at the JVM's socket name (so
+/// the file's owner is right): the tool checks who listens once
+/// connected, and sends nothing to a process that is not the JVM. Runs as
+/// any user.
+#[test]
+fn attach_sends_nothing_to_a_socket_the_jvm_does_not_listen_on() {
+    let mut t = Target::start("attach_impostor_same_user", &[]);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let record = common::scratch("attach_impostor_same_user_records").join("sent");
+    let impostor = Impostor::start(&socket, &record, None);
+    let impostor_pid = impostor.0.id();
+
+    let r = tool(&["attach", &pid, "cpu=samples,listen=9,token=s3cret"]);
+    drop(impostor);
+    let _ = std::fs::remove_file(&socket);
+    assert_eq!(recorded(&record), "", "the impostor was sent this");
+    assert_eq!(common::stdout(&r.output), "");
+    let me = hprof_rs::cli::attach::procfs::status(std::process::id())
+        .unwrap()
+        .euid;
+    assert_eq!(
+        common::stderr(&r.output),
+        format!(
+            "hprof-rs: refusing the attach socket {}: the process listening on it is pid \
+             {impostor_pid} (uid {me}), not JVM {pid} (uid {me}); nothing was sent to it\n",
+            shown_socket(t.pid).display()
+        )
+    );
+    assert_eq!(r.output.status.code(), Some(1));
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert_eq!(err, "");
 }

@@ -1213,6 +1213,22 @@ fn attach_loads_the_agent_into_a_running_jvm_and_streams_to_a_session() {
     check_console(&ui.console(id));
     assert_eq!(ui.session(id)["attachedPid"], pid, "the page offers Stop");
 
+    // A second attach while this profile runs: that session fails with the
+    // agent's own reason (not only its return code).
+    let r = attach(&pid.to_string(), "cpu=samples");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let second = r.json()["session"].as_u64().unwrap();
+    ui.wait_for("the refused attach", MINUTE, |_| {
+        ui.session(second)["state"] != "live"
+    });
+    let console = ui.console(second);
+    assert!(
+        console.contains(&format!(
+            "the agent did not start in JVM {pid}: hprof-rs is already profiling this JVM (attached "
+        )),
+        "{console}"
+    );
+
     // Stop ends the profile in the JVM (its final report comes to the
     // session, then the agent closes), and the program runs on.
     let reports = ui.session(id)["sitesReports"].as_u64().unwrap();
@@ -1220,7 +1236,9 @@ fn attach_loads_the_agent_into_a_running_jvm_and_streams_to_a_session() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(
         r.json()["stopped"],
-        format!("profiling stopped in JVM {pid}; the program runs on")
+        format!(
+            "profiling stopped in JVM {pid}; the report went to the front-end; the program runs on"
+        )
     );
     ui.wait_for("the stopped profile's end", MINUTE, |_| {
         ui.session(id)["state"] != "live"
@@ -1236,7 +1254,13 @@ fn attach_loads_the_agent_into_a_running_jvm_and_streams_to_a_session() {
     // Nothing left to stop: the agent's refusal, as a conflict.
     let r = ui.post(&format!("/api/session/{id}/stop"), "", b"");
     assert_eq!(r.status, 409, "{}", r.text());
-    assert!(r.text().contains("did not stop profiling"), "{}", r.text());
+    assert!(
+        r.text().contains("did not stop profiling in JVM ")
+            && r.text()
+                .contains(": stop: hprof-rs is not profiling this JVM"),
+        "{}",
+        r.text()
+    );
 
     // A pid that is no JVM: the session fails with the tool's reason.
     let r = attach(&std::process::id().to_string(), "cpu=samples");

@@ -409,6 +409,13 @@ fn the_page_shows_the_hot_method_and_the_sites_of_real_jvms() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // The table leads with where allocation happens (allocated bytes, the
+    // default order) and says so; the report's own order is live bytes.
+    browser.wait_contains(
+        "#memsum",
+        "ordered by allocated bytes (the report's own order is live bytes)",
+        LIMIT,
+    );
     // The allocation tree of the same class: the stack down to the class,
     // with the same exact count.
     browser.click("input[name=memview][value=tree]");

@@ -9,6 +9,10 @@
 //! and the library has made itself unloadable first (`jvmti::library`),
 //! so a JDK that unloads the library of a failed attach cannot pull code
 //! from under a thread that is still ending.
+//!
+//! Every outcome is also published for the tool that asked
+//! (`protocol::load_outcome`): the reason of a refusal, or where the
+//! report goes and what the profile costs.
 
 use super::lifecycle;
 use super::onload::{self, JNI_ERR, JNI_OK};
@@ -17,21 +21,48 @@ use crate::diag;
 use crate::jvmti::sys::{event, jint, JavaVM};
 use crate::jvmti::{with_current_jni, Jvmti};
 use crate::options::{self, Options};
+use crate::protocol::load_outcome::{self, LoadOutcome, Status};
 use crate::sink::Writer;
 use crate::vm::{output, Context};
 
-/// Say why nothing started (or stopped), on the JVM's standard error; the
-/// JVM's answer carries the return code.
+/// What a load did: Agent_OnAttach's return code and what to tell the
+/// tool.
+struct Done {
+    rc: jint,
+    outcome: LoadOutcome,
+}
+
+/// Say why nothing started (or stopped), on the JVM's standard error and
+/// to the tool; the JVM's answer carries the return code.
 #[track_caller]
-fn refuse(message: &str) -> jint {
+fn refuse(message: &str) -> Done {
     diag::rejected(message);
-    JNI_ERR
+    Done {
+        rc: JNI_ERR,
+        outcome: LoadOutcome::now(Status::Refused, vec![message.to_string()]),
+    }
 }
 
 pub(super) fn on_attach(vm: *mut JavaVM, cmdline: &str) -> jint {
     crate::jvmti::jni::set_vm(vm);
     // One start or end at a time (a second attach waits for the first).
     let _one = super::transition();
+    let done = load(cmdline);
+    publish(&done.outcome);
+    done.rc
+}
+
+/// Set the outcome as the JVM's agent property for the tool to read; a JVM
+/// without agent properties only has the message on its standard error.
+fn publish(outcome: &LoadOutcome) {
+    with_current_jni(|jni| {
+        if let Some(jni) = jni {
+            crate::jvmti::jni::set_agent_property(jni, load_outcome::PROPERTY, &outcome.encode());
+        }
+    });
+}
+
+fn load(cmdline: &str) -> Done {
     if options::is_stop_request(cmdline) {
         return stop();
     }
@@ -55,7 +86,10 @@ pub(super) fn on_attach(vm: *mut JavaVM, cmdline: &str) -> jint {
         return refuse(&why);
     }
     match start(opts) {
-        Ok(()) => JNI_OK,
+        Ok(lines) => Done {
+            rc: JNI_OK,
+            outcome: LoadOutcome::now(Status::Started, lines),
+        },
         Err(why) => refuse(&why),
     }
 }
@@ -95,8 +129,9 @@ fn refused_in_a_running_vm(opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// Set up a session; `Err` is the one line to print.
-fn start(opts: Options) -> Result<(), String> {
+/// Set up a session; `Ok` says where the report goes and what the
+/// profile costs, `Err` is the one line to print.
+fn start(opts: Options) -> Result<Vec<String>, String> {
     // From the first thread on, this library must stay mapped (module doc).
     crate::jvmti::library::pin()?;
     let jvmti = Jvmti::new_env().map_err(|rc| {
@@ -124,6 +159,9 @@ fn start(opts: Options) -> Result<(), String> {
     onload::register_exit_handler();
     let raw = opts.raw.clone();
     let verbose = opts.verbose;
+    let warnings = opts.cost_warnings();
+    let mut told = vec![destination(&opts, output.file.as_deref())];
+    told.extend(warnings.iter().map(|w| format!("warning: {w}")));
     let session = Agent::new(
         Context::new(jvmti, opts, out, true),
         profiles,
@@ -167,12 +205,42 @@ fn start(opts: Options) -> Result<(), String> {
             options::redact_token(&raw)
         ),
     );
-    Ok(())
+    for w in &warnings {
+        diag::verbose(verbose, &format!("HPROF WARNING: {w}\n"));
+    }
+    Ok(told)
+}
+
+/// `f` resolved against the JVM's working directory (where a relative
+/// `file=` was opened).
+fn absolute(f: &std::path::Path) -> std::path::PathBuf {
+    std::env::current_dir()
+        .map(|d| d.join(f))
+        .unwrap_or_else(|_| f.to_path_buf())
+}
+
+/// Where the session's output goes, in words, with a file's absolute path
+/// (a relative `file=` is resolved against the JVM's working directory).
+fn destination(opts: &Options, file: Option<&std::path::Path>) -> String {
+    if let Some(net) = &opts.net {
+        return format!("the profile streams to {}:{}", net.host, net.port);
+    }
+    match (&opts.listen, file.map(absolute)) {
+        (Some(l), Some(f)) => format!(
+            "front-ends connect to {}:{} (listen=); the stream is also written to {}",
+            l.host,
+            l.port,
+            f.display()
+        ),
+        (Some(l), None) => format!("front-ends connect to {}:{} (listen=)", l.host, l.port),
+        (None, Some(f)) => format!("the report goes to {}", f.display()),
+        (None, None) => "the report goes to the agent's output".into(),
+    }
 }
 
 /// The option string `stop`: end the session that runs, with its final
 /// report (`doe=y`), and leave the VM as it was.
-fn stop() -> jint {
+fn stop() -> Done {
     let Some(a) = agent().filter(|a| !a.is_stopped()) else {
         return refuse("stop: hprof-rs is not profiling this JVM");
     };
@@ -183,7 +251,17 @@ fn stop() -> jint {
                 a.ctx.opts.verbose,
                 &format!("HPROF: profiling stopped; the report went to {to}\n"),
             );
-            JNI_OK
+            let to = match &a.output_file {
+                Some(f) => absolute(f).display().to_string(),
+                None => to,
+            };
+            Done {
+                rc: JNI_OK,
+                outcome: LoadOutcome::now(
+                    Status::Stopped,
+                    vec![format!("the report went to {to}")],
+                ),
+            }
         }
         None => refuse("stop: the attach thread has no JNI environment"),
     }

@@ -30,6 +30,7 @@ pub unsafe extern "system" fn Agent_OnLoad(
 ) -> jint {
     // SAFETY: the VM passes a NUL-terminated option string, or null.
     let opts = unsafe { option_string(options) };
+    let _agent_code = crate::jvmti::own_work::enter();
     match catch_unwind(AssertUnwindSafe(|| on_load(vm, &opts))) {
         Ok(rc) => rc,
         Err(_) => {
@@ -56,6 +57,11 @@ pub unsafe extern "system" fn Agent_OnAttach(
 ) -> jint {
     // SAFETY: the VM passes a NUL-terminated option string, or null.
     let opts = unsafe { option_string(options) };
+    // What the attach allocates (thread objects, a thread dump, the
+    // published outcome) is the agent's, never the program's; and this is
+    // the JVM's attach listener, whose later work serves tools too.
+    let _agent_code = crate::jvmti::own_work::enter();
+    crate::jvmti::own_work::serve_tools_here();
     match catch_unwind(AssertUnwindSafe(|| attach::on_attach(vm, &opts))) {
         Ok(rc) => rc,
         Err(_) => {
@@ -158,6 +164,9 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         Err(e) => option_error(&e),
     };
     diag::configure(opts.errorexit, opts.dumps_core());
+    for w in opts.cost_warnings() {
+        diag::verbose(opts.verbose, &format!("HPROF WARNING: {w}\n"));
+    }
 
     // SAFETY: vm is the JavaVM the JVM handed to Agent_OnLoad.
     let jvmti = match unsafe { Jvmti::from_vm(vm) } {

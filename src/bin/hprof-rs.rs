@@ -68,8 +68,9 @@ enum Cmd {
         pid: u32,
         /// Agent options, as after `-agentpath:LIB=` (e.g. cpu=samples,file=out.txt),
         /// or `stop` to end the profile that runs with its final report.
-        #[arg(default_value = "", value_name = "AGENT_OPTIONS")]
-        options: String,
+        /// Default: cpu=samples,heap=sites,heapsample=524288.
+        #[arg(value_name = "AGENT_OPTIONS")]
+        options: Option<String>,
         /// The agent library (default: libhprof_rs.so next to this tool).
         #[arg(long, value_name = "PATH")]
         agent: Option<String>,
@@ -112,6 +113,18 @@ enum Cmd {
         /// Sum every CPU section instead of using the last one.
         #[arg(long)]
         all: bool,
+    },
+    /// Where a report's program allocates: the sites of its last allocation
+    /// report (text or binary), ordered by allocated bytes.
+    Sites {
+        file: String,
+        /// alloc (allocated bytes, the default) or live (live bytes, the
+        /// report's own order).
+        #[arg(long, value_name = "alloc|live", default_value = "alloc")]
+        order: hprof_rs::cli::sites::Order,
+        /// How many sites to show.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        top: usize,
     },
     /// Class histogram of the last heap dump in a file (ours or HotSpot's, plain or .gz).
     Histo {
@@ -256,6 +269,8 @@ fn main() {
                 None => write_stdout(&cli::flame::collapsed_text(&f.stacks)),
             }
         }),
+        Cmd::Sites { file, order, top } => cli::sites::read_file(&file)
+            .and_then(|r| write_stdout(&cli::sites::render(&r, order, top))),
         Cmd::Histo {
             file,
             uncompressed_oops,
@@ -301,7 +316,7 @@ type ListenParts = (String, Vec<String>, bool);
 
 fn attach(
     pid: u32,
-    options: String,
+    options: Option<String>,
     agent: Option<String>,
     (timeout, reply_timeout): (f64, f64),
     protocol: cli::attach::ProtocolChoice,

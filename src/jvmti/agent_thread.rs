@@ -129,6 +129,8 @@ unsafe extern "C" fn trampoline(_env: *mut jvmtiEnv, raw: *mut JNIEnv, arg: *mut
         return;
     };
     let body = job.body;
+    // Everything this thread does is the agent's work.
+    let _agent_code = super::own_work::enter();
     if catch_unwind(AssertUnwindSafe(|| body(jni))).is_err() {
         crate::diag::error(&format!(
             "internal error in the {}; it stopped",

@@ -103,6 +103,7 @@ pub fn guarded<R>(what: &str, default: R, f: impl FnOnce(&'static dyn EventHandl
     let Some(handler) = HANDLER.get().copied() else {
         return default;
     };
+    let _agent_code = super::own_work::enter();
     match catch_unwind(AssertUnwindSafe(|| f(handler))) {
         Ok(r) => r,
         Err(panic) => {

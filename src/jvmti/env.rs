@@ -392,6 +392,42 @@ impl Jvmti {
         }
     }
 
+    /// The instruction at byte-code `location` of `method`: its opcode and
+    /// the two bytes after it (0 past the end) (GetBytecodes, which needs
+    /// `can_get_bytecodes`); None outside the code.
+    pub fn instruction_at(&self, method: MethodId, location: i64) -> JResult<Option<[u8; 3]>> {
+        let mut count: jint = 0;
+        let mut code: *mut std::os::raw::c_uchar = ptr::null_mut();
+        call!(self, GetBytecodes, method.raw(), &mut count, &mut code)?;
+        // SAFETY: on success `code` holds `count` bytes the agent owns.
+        let code = unsafe { JvmtiArray::from_raw(self.env, code, count) };
+        let Some(at) = usize::try_from(location).ok().filter(|&i| i < code.len()) else {
+            return Ok(None);
+        };
+        let byte = |i: usize| code.get(i).copied().unwrap_or(0);
+        Ok(Some([byte(at), byte(at + 1), byte(at + 2)]))
+    }
+
+    /// The constant pool of `klass` as a class file holds it: the entry
+    /// count (`constant_pool_count`) and the entries' bytes
+    /// (GetConstantPool, which needs `can_get_constant_pool`).
+    pub fn constant_pool(&self, klass: Obj<'_>) -> JResult<(u16, Vec<u8>)> {
+        let mut count: jint = 0;
+        let mut len: jint = 0;
+        let mut bytes: *mut std::os::raw::c_uchar = ptr::null_mut();
+        call!(
+            self,
+            GetConstantPool,
+            klass.raw(),
+            &mut count,
+            &mut len,
+            &mut bytes
+        )?;
+        // SAFETY: on success `bytes` holds `len` bytes the agent owns.
+        let bytes = unsafe { JvmtiArray::from_raw(self.env, bytes, len) };
+        Ok((u16::try_from(count).unwrap_or(u16::MAX), bytes.to_vec()))
+    }
+
     // ---- threads -----------------------------------------------------------
 
     pub fn thread_info<'a>(&self, jni: Jni<'a>, thread: Obj<'_>) -> JResult<ThreadInfo<'a>> {

@@ -211,6 +211,38 @@ pub fn method_id(jni: Jni<'_>, class: &str, name: &str, sig: &str) -> Option<Met
     })
 }
 
+/// Set `key` to `value` among the JVM's agent properties
+/// (`jdk.internal.vm.VMSupport.getAgentProperties()`, JDK 9 and later): the
+/// JDK's place for what an agent publishes to attach clients, which read
+/// them with the attach command `agentProperties`; the program does not
+/// see them. JNI calls are not subject to module access checks. False when
+/// the VM has no such properties (the exception is cleared).
+pub fn set_agent_property(jni: Jni<'_>, key: &str, value: &str) -> bool {
+    in_frame(jni, 8, |env| {
+        let props = env
+            .call_static_method(
+                "jdk/internal/vm/VMSupport",
+                "getAgentProperties",
+                "()Ljava/util/Properties;",
+                &[],
+            )
+            .ok()?
+            .l()
+            .ok()?;
+        let k = env.new_string(key).ok()?;
+        let v = env.new_string(value).ok()?;
+        env.call_method(
+            &props,
+            "setProperty",
+            "(Ljava/lang/String;Ljava/lang/String;)Ljava/lang/Object;",
+            &[JValue::Object(&k), JValue::Object(&v)],
+        )
+        .ok()?;
+        (!env.exception_check().unwrap_or(true)).then_some(())
+    })
+    .is_some()
+}
+
 /// Run `f` with the current thread's JNI environment, if the VM knows the
 /// thread (threads that get no JNIEnv with their event: DataDumpRequest).
 pub fn with_current_jni<R>(f: impl FnOnce(Option<Jni<'_>>) -> R) -> R {

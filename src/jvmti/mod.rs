@@ -8,7 +8,8 @@
 //! Tracker's native methods, `async_sampler` the per-thread CPU-time
 //! timers and the signal handler that samples stacks where threads run,
 //! `thread_dump` the native thread IDs of Java threads (from the VM's
-//! thread dump).
+//! thread dump), `own_work` which threads are running agent code (so what
+//! the agent allocates is not counted as the program's).
 
 pub mod agent_thread;
 pub mod async_sampler;
@@ -18,6 +19,7 @@ pub mod heap;
 pub mod jni;
 pub mod library;
 pub mod memory;
+pub mod own_work;
 pub mod refs;
 pub mod sys;
 pub mod thread_dump;

@@ -38,6 +38,12 @@ pub const DEFAULT_DEPTH: u32 = 4;
 pub const DEFAULT_INTERVAL_MS: u32 = 10;
 /// Default report cutoff ratio (`cutoff`).
 pub const DEFAULT_CUTOFF: f64 = 0.0001;
+/// What the `hprof-rs` tool profiles with when no options are given
+/// (`hprof-rs attach PID`, the UI's forms): CPU samples and sampled
+/// allocation sites, both about the cost of no agent. The agent's own
+/// default (no profile named) is the original's `heap=all`, which tracks
+/// every allocation exactly and walks the heap at each dump.
+pub const TOOL_DEFAULT_OPTIONS: &str = "cpu=samples,heap=sites,heapsample=524288";
 /// Trace depth used for timing traces with `cpu=old`.
 pub const OLD_FORMAT_DEPTH: u32 = 2;
 
@@ -649,6 +655,25 @@ impl Options {
     /// Allocation sites are sampled (`heapsample` > 0) rather than exact.
     pub fn sampled_allocations(&self) -> bool {
         self.heap_sample_bytes > 0
+    }
+
+    /// What these options cost the program that it should be told when
+    /// profiling starts (docs/alloc_sites.md, "Cost"): one sentence each.
+    pub fn cost_warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.heap_sites && !self.sampled_allocations() {
+            let which = if self.heap_dump {
+                "heap=all (also the default when no profile is named)"
+            } else {
+                "heap=sites without heapsample="
+            };
+            w.push(format!(
+                "{which} tracks every allocation exactly: code that allocates runs 5 to 50 times \
+                 slower (55 times on Rhino), and each report forces a full garbage collection; \
+                 heapsample=524288 estimates the same sites at about the cost of no agent"
+            ));
+        }
+        w
     }
 
     /// `logflags` bit 0x4 with a binary heap dump: verify the output at exit

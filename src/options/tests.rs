@@ -1141,3 +1141,25 @@ fn stop_is_a_whole_string_request() {
     // As options it means nothing: a name without a value.
     assert_eq!(err("cpu=samples,stop"), "Unknown option: stop");
 }
+
+/// Exact allocation tracking says what it costs; the tool's default and
+/// sampled sites cost nothing worth a warning.
+#[test]
+fn exact_allocation_tracking_warns_of_its_cost() {
+    let warn = |s: &str| parse(s).unwrap().cost_warnings();
+    assert!(warn(TOOL_DEFAULT_OPTIONS).is_empty());
+    assert!(warn("cpu=samples").is_empty());
+    assert!(warn("heap=dump").is_empty());
+    assert!(warn("heap=sites,heapsample=65536").is_empty());
+    let w = warn("heap=sites");
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].starts_with("heap=sites without heapsample= tracks every allocation exactly"),
+        "{w:?}"
+    );
+    for all in ["", "heap=all", "file=x.txt"] {
+        let w = warn(all);
+        assert_eq!(w.len(), 1, "{all:?}");
+        assert!(w[0].starts_with("heap=all (also the default"), "{w:?}");
+    }
+}

@@ -1,8 +1,11 @@
 //! Methods and frames.
 //!
-//! A frame is a (method, byte-code location) pair, so two call sites in one
-//! method are two frames even with `lineno=n` (which only hides the number).
-//! Frame IDs are `0x70000000 + slot`. Method facts are fetched from JVMTI
+//! A frame is what a reader sees of it: with line numbers (`lineno=y`, the
+//! default) a (method, line) pair, so every byte-code location of one line
+//! (a loop written on one line: its body and its back branch) is one frame
+//! and one stack is one trace; with `lineno=n`, the original's rule, a
+//! (method, byte-code location) pair, so two call sites in one method stay
+//! two frames although they print alike. Frame IDs are `0x70000000 + slot`. Method facts are fetched from JVMTI
 //! once per jmethodID by a resolver the caller passes in, which keeps this
 //! table free of JVM calls and testable on its own.
 
@@ -70,7 +73,11 @@ pub struct FrameEntry {
 #[derive(Default)]
 pub struct FrameTable {
     methods: DashMap<usize, Arc<MethodEntry>>,
+    /// (method, location) -> frame: the lookup of every capture.
     by_key: DashMap<(usize, i64), u32>,
+    /// (method, line) -> frame, with line numbers on: where locations of
+    /// one line meet.
+    by_line: DashMap<(usize, i32), u32>,
     entries: RwLock<Vec<Arc<FrameEntry>>>,
 }
 
@@ -89,20 +96,33 @@ impl FrameTable {
             return Some(*id);
         }
         let entry = self.method(method, resolve)?;
-        let line = if lineno { entry.line_at(location) } else { -1 };
-        // entry() holds the shard lock, so a racing thread cannot create a
-        // second frame for the same key.
-        let id = *self.by_key.entry((method, location)).or_insert_with(|| {
+        let new_frame = |line: i32| {
             let mut v = self.entries.write();
             let id = FRAME_ID_BASE + v.len() as u32 + 1;
             v.push(Arc::new(FrameEntry {
                 id,
-                method: entry,
+                method: entry.clone(),
                 location,
                 line,
             }));
             id
-        });
+        };
+        // entry() holds the shard lock, so a racing thread cannot create a
+        // second frame for the same key.
+        let id = if lineno {
+            let line = entry.line_at(location);
+            let id = *self
+                .by_line
+                .entry((method, line))
+                .or_insert_with(|| new_frame(line));
+            self.by_key.insert((method, location), id);
+            id
+        } else {
+            *self
+                .by_key
+                .entry((method, location))
+                .or_insert_with(|| new_frame(-1))
+        };
         Some(id)
     }
 
@@ -201,6 +221,21 @@ mod tests {
         assert_eq!(resolves, 1, "method resolved once");
         assert_eq!(a, 0x7000_0001);
         assert_eq!(t.get(c).unwrap().line, 6);
+        // Another location of line 6 (a loop's back branch on the line of
+        // its body) is the same frame: one stack, one trace.
+        let d = t.frame_id(0x10, 7, true, || Some(method())).unwrap();
+        assert_eq!(d, c);
+        // A method without line numbers prints `Unknown line` everywhere:
+        // one frame.
+        let bare = || {
+            Some(MethodEntry {
+                lines: Vec::new(),
+                ..method()
+            })
+        };
+        let e = t.frame_id(0x20, 3, true, bare).unwrap();
+        assert_eq!(t.frame_id(0x20, 9, true, bare).unwrap(), e);
+        assert_eq!(t.len(), 3);
     }
 
     #[test]

@@ -51,6 +51,11 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
         .ok()
         .filter(|&p| p > 0)
         .ok_or((400, format!("pid: {pid:?} is not a process id")))?;
+    // No options: the tool's cheap default, not the agent's (heap=all).
+    let opts = match opts.trim() {
+        "" => crate::options::TOOL_DEFAULT_OPTIONS,
+        given => given,
+    };
     let (listener, opts, text) = agent_port(ui, opts)?;
     let h = ui
         .new_session(Kind::Attach, format!("JVM {pid}"), None)
@@ -81,7 +86,7 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
                     tool::meaning(&l, &opts)
                 });
                 match outcome {
-                    Ok(done) => log(done),
+                    Ok(done) => done.into_iter().for_each(log),
                     Err(e) => lock(&h.data).fail(e),
                 }
             });
@@ -123,6 +128,7 @@ pub fn stop(ui: &Ui, h: &Shared) -> Result<String, String> {
     }
     match outcome {
         Ok(done) => {
+            let done = done.join("; ");
             data.log(format!("stop: {done} from the page; the program runs on"));
             Ok(format!("{done}; the program runs on"))
         }

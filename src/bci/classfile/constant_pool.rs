@@ -388,6 +388,50 @@ fn four(w: &mut Writer, tag: u8, a: u16, b: u16) {
     w.u16(b);
 }
 
+/// The internal name (`java/lang/String`) of the CONSTANT_Class entry
+/// `index` of a constant pool given as a class file holds it (`count`
+/// entries' slots, then the entries' bytes, as JVMTI's GetConstantPool
+/// returns it), read without building the pool. None when `index` is no
+/// Class entry or the bytes are damaged.
+pub fn class_name_at(count: u16, entries: &[u8], index: u16) -> Option<&[u8]> {
+    // Offsets of every entry up to the ones the answer needs.
+    let mut offsets = vec![usize::MAX; usize::from(count)];
+    let mut pos = 0;
+    let mut slot = 1usize;
+    while slot < usize::from(count) {
+        offsets[slot] = pos;
+        let tag = *entries.get(pos)?;
+        let (len, slots) = match tag {
+            1 => (3 + u16_at_slice(entries, pos + 1)?, 1),
+            3 | 4 => (5, 1),
+            5 | 6 => (9, 2),
+            7 | 8 | 16 | 19 | 20 => (3, 1),
+            9 | 10 | 11 | 12 | 17 | 18 => (5, 1),
+            15 => (4, 1),
+            _ => return None,
+        };
+        pos += len;
+        slot += slots;
+    }
+    let at = *offsets.get(usize::from(index))?;
+    if entries.get(at) != Some(&7) {
+        return None;
+    }
+    let name = *offsets.get(u16_at_slice(entries, at + 1)?)?;
+    if entries.get(name) != Some(&1) {
+        return None;
+    }
+    let len = u16_at_slice(entries, name + 1)?;
+    entries.get(name + 3..name + 3 + len)
+}
+
+fn u16_at_slice(b: &[u8], p: usize) -> Option<usize> {
+    Some(usize::from(u16::from_be_bytes([
+        *b.get(p)?,
+        *b.get(p + 1)?,
+    ])))
+}
+
 /// Decodes modified UTF-8 (JVMS 4.4.7): `C0 80` is NUL, supplementary
 /// characters are surrogate pairs. Malformed sequences become U+FFFD.
 pub fn decode_mutf8(b: &[u8]) -> String {
@@ -469,6 +513,18 @@ mod tests {
         let mut out = Writer::new();
         cp.write(&mut out);
         assert_eq!(out.buf, bytes);
+        // The Class entry 8 names "abc" (entry 1), found in the raw bytes
+        // past the two-slot Long and Double; other entries are no Class.
+        let raw = &bytes[2..];
+        assert_eq!(class_name_at(21, raw, 8), Some(&b"abc"[..]));
+        for not_a_class in [0, 1, 5, 9, 20, 21, 400] {
+            assert_eq!(class_name_at(21, raw, not_a_class), None, "{not_a_class}");
+        }
+        assert_eq!(
+            class_name_at(21, &raw[..raw.len() - 3], 8),
+            None,
+            "cut short"
+        );
     }
 
     #[test]

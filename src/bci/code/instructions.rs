@@ -68,6 +68,32 @@ pub fn fixed_length(opcode: u8) -> u32 {
     }
 }
 
+/// Whether executing this instruction can allocate a Java object for the
+/// program: the allocating instructions, `ldc` (a String or a dynamic
+/// constant), invocations (resolution and linkage, and the callee), field
+/// and array accesses, `arraylength`, `athrow`, casts, monitors, integer
+/// division and returns (the exceptions they throw, the classes they load
+/// and initialise, the Strings of those exceptions' messages), and any
+/// opcode not named by JVMS 6.5. Loads, stores, constants, stack and
+/// arithmetic operations, conversions, comparisons, branches and switches
+/// cannot: an allocation reported with such an instruction on top of the
+/// stack was made by the VM on the thread for its own work (docs/
+/// alloc_sites.md, "What is counted").
+pub fn may_allocate(opcode: u8) -> bool {
+    !matches!(
+        opcode,
+        0x00..=0x11          // nop, constants, bipush, sipush
+            | 0x15..=0x2d    // loads of locals
+            | 0x36..=0x4e    // stores to locals
+            | 0x57..=0x6b    // stack operations, add, sub, mul
+            | 0x6e | 0x6f    // fdiv, ddiv
+            | 0x72..=0x98    // frem, drem, neg, shifts, logic, iinc, conversions, comparisons
+            | 0x99..=0xab    // if*, goto, jsr, ret, switches
+            | 0xc4           // wide (of a load, store, iinc or ret)
+            | 0xc6..=0xc9 // ifnull, ifnonnull, goto_w, jsr_w
+    )
+}
+
 pub fn is_return(opcode: u8) -> bool {
     (op::IRETURN..=op::RETURN).contains(&opcode)
 }
@@ -362,6 +388,36 @@ impl InsnIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_instructions_that_can_make_an_object_may_allocate() {
+        let allocating: Vec<u8> = (0u8..=0xff).filter(|&o| may_allocate(o)).collect();
+        let expected: Vec<u8> = [
+            0x12..=0x14, // ldc, ldc_w, ldc2_w
+            0x2e..=0x35, // array loads
+            0x4f..=0x56, // array stores
+            0x6c..=0x6d, // idiv, ldiv
+            0x70..=0x71, // irem, lrem
+            0xac..=0xc3, // returns .. monitorexit
+            0xc5..=0xc5, // multianewarray
+            0xca..=0xff, // breakpoint and whatever no class file holds
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        assert_eq!(allocating, expected);
+        for o in [
+            op::GOTO,
+            op::GOTO_W,
+            op::IFNULL,
+            0x9f,
+            op::ALOAD_0,
+            op::IINC,
+            0x60,
+        ] {
+            assert!(!may_allocate(o), "{o:#x}");
+        }
+    }
 
     #[test]
     fn fixed_lengths_cover_every_valid_opcode() {

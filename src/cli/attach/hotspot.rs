@@ -11,10 +11,13 @@
 //!   file and starts its listener instead of printing a thread dump.
 //!   SIGQUIT kills a process that has no handler for it, so it is sent
 //!   only to a process whose /proc status says it catches SIGQUIT.
-//! * Trusting it: the socket must belong to our effective uid and gid and
-//!   be closed to others (root may attach to anyone), the rule of
-//!   HotSpot's own client; the JVM in turn accepts only peers of its own
-//!   uid or root.
+//! * Trusting it: the socket must belong to the JVM's user (root's
+//!   attach too, unlike HotSpot's own client) and to our effective gid
+//!   (unless we are root), and be closed to others; once connected, the
+//!   process listening on it must be the JVM (its peer credentials), or
+//!   nothing is sent. The trigger file is created exclusively, never
+//!   through a link. The JVM in turn accepts only peers of its own uid or
+//!   root.
 //! * Talking: one request per connection. Protocol 1 (every JDK) sends
 //!   `1\0<command>\0<arg>\0<arg>\0<arg>\0`: always three arguments (empty
 //!   when absent), a command of at most 16 bytes, arguments of at most
@@ -34,11 +37,10 @@
 use super::perfdata::{self, PerfData};
 use super::procfs::{self, Status};
 use super::sys;
-use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub const V1_NAME_MAX: usize = 16;
@@ -250,37 +252,70 @@ pub fn inspect(pid: u32) -> Result<Target, String> {
     })
 }
 
-/// Removes the attach trigger file when dropped, however the wait ended:
+/// The attach trigger file, removed when dropped however the wait ended:
 /// a file left behind would make the JVM start its listener at the next
-/// SIGQUIT instead of printing the thread dump that was asked for.
-struct TriggerFile(PathBuf);
+/// SIGQUIT instead of printing the thread dump that was asked for. Only
+/// the file this tool created is removed, through the directory it was
+/// created in.
+struct TriggerFile {
+    dir: sys::Dir,
+    name: String,
+    id: sys::FileId,
+}
 
 impl Drop for TriggerFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let _ = self.dir.remove_if(&self.name, self.id);
     }
 }
 
+/// Creates `.attach_pid<NSPID>` in the JVM's working directory, else in
+/// its /tmp (where its SIGQUIT handler looks). The name is created
+/// exclusively and never through a link, so whatever the JVM's owner put
+/// at that name (a link to a file of root's) is left alone and nothing is
+/// created elsewhere; a root tool creates it in the working directory only
+/// when that directory belongs to the JVM's user (it could create the
+/// file there itself), not in a directory the JVM merely moved into.
 fn create_trigger(t: &Target) -> Result<TriggerFile, String> {
     let name = format!(".attach_pid{}", t.status.ns_pid);
-    let cwd = procfs::proc_dir(t.pid).join("cwd").join(&name);
-    let tmp = t.tmp.join(&name);
-    let mut last = None;
-    for p in [cwd, tmp] {
-        match OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&p)
-        {
-            Ok(_) => return Ok(TriggerFile(p)),
-            Err(e) => last = Some(e),
+    let root_for_another = sys::euid() == 0 && t.status.euid != 0;
+    let cwd = procfs::proc_dir(t.pid).join("cwd");
+    let mut why = Vec::new();
+    for (place, path) in [("working directory", cwd), ("/tmp", t.tmp.clone())] {
+        let dir = match sys::Dir::open(&path) {
+            Ok(d) => d,
+            Err(e) => {
+                why.push(format!("{place}: {e}"));
+                continue;
+            }
+        };
+        if root_for_another && place == "working directory" {
+            match dir.owner_and_mode() {
+                Ok((owner, _)) if owner == t.status.euid => {}
+                Ok((owner, _)) => {
+                    why.push(format!(
+                        "{place}: it belongs to uid {owner}, not to the JVM's user"
+                    ));
+                    continue;
+                }
+                Err(e) => {
+                    why.push(format!("{place}: {e}"));
+                    continue;
+                }
+            }
+        }
+        match dir.create_new(&name) {
+            Ok(id) => return Ok(TriggerFile { dir, name, id }),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => why.push(format!(
+                "{place}: the name exists already (not used: it may be a link planted there)"
+            )),
+            Err(e) => why.push(format!("{place}: {e}")),
         }
     }
     Err(format!(
-        "cannot create the attach trigger file {name} in the working directory or /tmp of process {}: {}",
+        "cannot create the attach trigger file {name} for process {}: {}",
         t.pid,
-        last.map_or_else(String::new, |e| e.to_string())
+        why.join("; ")
     ))
 }
 
@@ -345,9 +380,16 @@ pub fn start_listener(t: &Target, timeout: Duration) -> Result<bool, String> {
     }
 }
 
-/// HotSpot's own client's rule: the socket must be ours (same effective
-/// uid and gid, or we are root) and closed to group and others.
-pub fn check_socket(path: &Path) -> Result<(), String> {
+/// Whether the attach socket at `t.socket` may be used: a socket that
+/// belongs to the JVM's user, closed to group and others. HotSpot's own
+/// client checks that it is ours (same effective uid and gid) and closed
+/// to others, but lets root use anyone's: root would then send its option
+/// string (a `token=` with it) to whatever another user put at that name
+/// before the JVM made its socket. Here the owner must be the JVM's user,
+/// for root too; who answers on it is checked once connected
+/// ([`check_peer`]).
+pub fn check_socket(t: &Target) -> Result<(), String> {
+    let path = &t.socket;
     let m = std::fs::symlink_metadata(path)
         .map_err(|e| format!("cannot look at the attach socket {}: {e}", path.display()))?;
     if !m.file_type().is_socket() {
@@ -356,14 +398,17 @@ pub fn check_socket(path: &Path) -> Result<(), String> {
             path.display()
         ));
     }
-    let (uid, gid) = (sys::euid(), sys::egid());
-    if uid != 0 && m.uid() != uid {
+    if m.uid() != t.status.euid {
         return Err(format!(
-            "refusing the attach socket {}: it belongs to uid {}, and you are uid {uid}",
+            "refusing the attach socket {}: it belongs to uid {}, and JVM {} runs as uid {} \
+             (another user's socket at the JVM's name; nothing was sent to it)",
             path.display(),
-            m.uid()
+            m.uid(),
+            t.pid,
+            t.status.euid
         ));
     }
+    let (uid, gid) = (sys::euid(), sys::egid());
     if uid != 0 && m.gid() != gid {
         return Err(format!(
             "refusing the attach socket {}: its group is {}, and yours is {gid}",
@@ -376,6 +421,31 @@ pub fn check_socket(path: &Path) -> Result<(), String> {
             "refusing the attach socket {}: other users may use it (mode {:03o})",
             path.display(),
             m.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// The process at the other end of a connection to the attach socket must
+/// be the JVM itself (the kernel's record of who listens, not the file's
+/// owner, which could have been swapped between the check and the
+/// connect). Nothing is sent before this holds.
+fn check_peer(t: &Target, s: &UnixStream) -> Result<(), String> {
+    let p = sys::peer(s).map_err(|e| {
+        format!(
+            "cannot tell who listens on {}: {e}; nothing was sent to it",
+            t.socket.display()
+        )
+    })?;
+    if p.pid != t.pid || p.uid != t.status.euid {
+        return Err(format!(
+            "refusing the attach socket {}: the process listening on it is pid {} (uid {}), not \
+             JVM {} (uid {}); nothing was sent to it",
+            t.socket.display(),
+            p.pid,
+            p.uid,
+            t.pid,
+            t.status.euid
         ));
     }
     Ok(())
@@ -399,6 +469,7 @@ pub fn execute(
         ),
         _ => format!("cannot connect to {}: {e}", t.socket.display()),
     })?;
+    check_peer(t, &s)?;
     let deadline = Instant::now() + timeout;
     let timed_out = || {
         format!(
@@ -466,6 +537,7 @@ pub fn negotiate(t: &Target, timeout: Duration) -> Result<Protocol, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn version_1_requests_always_carry_three_arguments() {
@@ -537,24 +609,66 @@ mod tests {
         ));
     }
 
+    /// A target that is this process, its socket at `socket`.
+    fn this_process(socket: &Path) -> Target {
+        let pid = std::process::id();
+        Target {
+            pid,
+            status: procfs::status(pid).unwrap(),
+            tmp: socket.parent().unwrap().to_path_buf(),
+            socket: socket.to_path_buf(),
+            perf: None,
+        }
+    }
+
     #[test]
-    fn only_a_private_socket_is_used() {
+    fn only_a_private_socket_of_the_jvms_user_is_used() {
         let dir =
             std::env::temp_dir().join(format!("hprof-rs-socket-check-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(".java_pid1");
+        let mut t = this_process(&path);
         std::fs::write(&path, b"").unwrap();
-        let e = check_socket(&path).unwrap_err();
+        let e = check_socket(&t).unwrap_err();
         assert!(e.ends_with("is not a socket; refusing to use it"), "{e}");
         std::fs::remove_file(&path).unwrap();
-        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-        let e = check_socket(&path).unwrap_err();
+        let e = check_socket(&t).unwrap_err();
         assert!(e.ends_with("other users may use it (mode 666)"), "{e}");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(check_socket(&path), Ok(()));
+        assert_eq!(check_socket(&t), Ok(()));
+        // A JVM of another user: this socket is not its (whoever we are).
+        let me = t.status.euid;
+        t.status.euid = me.wrapping_add(1);
+        let e = check_socket(&t).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "refusing the attach socket {}: it belongs to uid {me}, and JVM {} runs as uid {} \
+                 (another user's socket at the JVM's name; nothing was sent to it)",
+                path.display(),
+                t.pid,
+                me.wrapping_add(1)
+            )
+        );
+        // Connected: the listener must be the JVM's process.
+        t.status.euid = me;
+        let s = UnixStream::connect(&path).unwrap();
+        let _accepted = listener.accept().unwrap();
+        assert_eq!(check_peer(&t, &s), Ok(()));
+        t.pid = 1;
+        let e = check_peer(&t, &s).unwrap_err();
+        assert!(
+            e.ends_with(&format!(
+                "the process listening on it is pid {} (uid {me}), not JVM 1 (uid {me}); nothing \
+                 was sent to it",
+                std::process::id()
+            )),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -9,7 +9,7 @@
 //! `release` file of its Java home are read instead.
 
 use super::perfdata::{self, PerfData};
-use super::procfs;
+use super::{procfs, untrusted};
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -84,8 +84,8 @@ fn describe(pid: u32, agent: Option<bool>) -> Option<Jvm> {
         .or_else(|| version_from_release(pid));
     Some(Jvm {
         pid,
-        java_version: java_version.map(|v| procfs::printable(&v)),
-        command: command.map(|c| procfs::printable(&c)),
+        java_version: java_version.map(|v| untrusted::printable(&v)),
+        command: command.map(|c| untrusted::printable(&c)),
         agent,
         attachable: perf.as_ref().and_then(PerfData::attachable),
     })

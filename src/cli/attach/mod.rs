@@ -10,9 +10,11 @@ pub mod jvms;
 pub mod perfdata;
 pub mod procfs;
 pub(crate) mod sys;
+pub mod untrusted;
 
 use super::listen::{self, ListenArgs};
 use super::CliResult;
+use crate::protocol::load_outcome;
 use hotspot::{LoadOutcome, Protocol};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -49,8 +51,9 @@ pub struct ListenSession {
 
 pub struct AttachArgs {
     pub pid: u32,
-    /// The agent's option string, as after `-agentpath:LIB=`.
-    pub options: String,
+    /// The agent's option string, as after `-agentpath:LIB=`; None:
+    /// [`crate::options::TOOL_DEFAULT_OPTIONS`].
+    pub options: Option<String>,
     /// The agent library; default: `libhprof_rs.so` next to this tool.
     pub agent: Option<String>,
     /// Longest wait for the JVM's attach listener to start.
@@ -137,7 +140,10 @@ pub fn with_net(options: &str, port: u16) -> CliResult<String> {
 
 pub fn run(a: AttachArgs) -> CliResult<()> {
     let agent = agent_path(a.agent.as_deref())?;
-    let mut options = a.options.clone();
+    let defaulted = a.options.is_none();
+    let mut options = a
+        .options
+        .unwrap_or_else(|| crate::options::TOOL_DEFAULT_OPTIONS.to_string());
     let mut session = None;
     if let Some(l) = a.listen {
         refuse_net(&options)?;
@@ -179,8 +185,15 @@ pub fn run(a: AttachArgs) -> CliResult<()> {
     if loaded.truncated {
         eprintln!("hprof-rs attach: the JVM's answer was longer than shown; the rest was dropped");
     }
-    let done = meaning(&loaded, &options)?;
-    eprintln!("hprof-rs attach: {done}");
+    if defaulted {
+        eprintln!(
+            "hprof-rs attach: no options were given: the tool's default is CPU samples and \
+             sampled allocation sites, about the cost of no agent"
+        );
+    }
+    for line in meaning(&loaded, &options)? {
+        eprintln!("hprof-rs attach: {line}");
+    }
     match session {
         Some(s) if !crate::options::is_stop_request(&options) => s
             .join()
@@ -192,11 +205,22 @@ pub fn run(a: AttachArgs) -> CliResult<()> {
 /// What a JVM answered a load request.
 pub struct Loaded {
     pub pid: u32,
-    /// Status line and output, exactly as sent (ends with a newline).
+    /// Status line and output as sent, control characters escaped (ends
+    /// with a newline).
     pub answer: String,
     /// The answer was longer than what was kept.
     pub truncated: bool,
     pub outcome: LoadOutcome,
+    /// What the agent said about it, when it could be read.
+    pub told: Option<Told>,
+}
+
+/// The agent's own account of a load (`protocol::load_outcome`), its
+/// lines escaped for printing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Told {
+    pub status: load_outcome::Status,
+    pub lines: Vec<String>,
 }
 
 /// Load `agent` into JVM `pid` with the option string `options` through
@@ -216,7 +240,7 @@ pub fn load(
     if hotspot::start_listener(&target, listener_wait)? {
         step(format!("started the attach listener of JVM {pid}"));
     }
-    hotspot::check_socket(&target.socket)?;
+    hotspot::check_socket(&target)?;
     let protocol = match protocol {
         ProtocolChoice::Auto => hotspot::negotiate(&target, reply_wait)?,
         ProtocolChoice::Fixed(p) => p,
@@ -224,8 +248,9 @@ pub fn load(
     step(format!(
         "loading {agent} into JVM {pid} (attach protocol {}, options {})",
         protocol.number(),
-        shown(options)
+        shown(&crate::options::redact_token(options))
     ));
+    let sent_ms = load_outcome::epoch_ms();
     let reply = hotspot::execute(
         &target,
         protocol,
@@ -233,36 +258,99 @@ pub fn load(
         &[agent, "true", options],
         reply_wait,
     )?;
-    let mut answer = format!("{}\n{}", reply.status, reply.text);
+    // The answer is the JVM's (or whoever answers at its socket): shown
+    // with its control characters escaped.
+    let mut answer = untrusted::escaped(&format!("{}\n{}", reply.status, reply.text));
     if !answer.ends_with('\n') {
         answer.push('\n');
     }
+    let outcome = match hotspot::interpret_load(&reply) {
+        LoadOutcome::NotLoaded(why) => LoadOutcome::NotLoaded(untrusted::escaped(&why)),
+        o => o,
+    };
+    // The agent ran: what it says about it (docs/attach.md, "What the tool
+    // is told"), if it is ours and said it during this request.
+    let told = match outcome {
+        LoadOutcome::Started | LoadOutcome::AgentFailed(_) => {
+            agent_says(&target, sent_ms, reply_wait)
+        }
+        LoadOutcome::NotLoaded(_) => None,
+    };
     Ok(Loaded {
         pid,
         answer,
         truncated: reply.truncated,
-        outcome: hotspot::interpret_load(&reply),
+        outcome,
+        told,
     })
 }
 
-/// What a load's answer means: Ok with what happened, or Err with why
-/// nothing did.
-pub fn meaning(loaded: &Loaded, options: &str) -> CliResult<String> {
+/// The agent's account of the load just answered: its agent property, when
+/// set since `sent_ms` (an older one is another load's), with control
+/// characters escaped. None when it cannot be read (another agent, a JVM
+/// without agent properties).
+fn agent_says(target: &hotspot::Target, sent_ms: u64, wait: Duration) -> Option<Told> {
+    let reply = hotspot::execute(target, Protocol::V1, "agentProperties", &[], wait).ok()?;
+    if reply.status != 0 {
+        return None;
+    }
+    let value = load_outcome::property(&reply.text, load_outcome::PROPERTY)?;
+    let o = load_outcome::LoadOutcome::decode(&value)?;
+    // One clock on one machine; a second of slack for its granularity.
+    if o.at_ms + 1000 < sent_ms || o.at_ms > load_outcome::epoch_ms() + 1000 {
+        return None;
+    }
+    Some(Told {
+        status: o.status,
+        lines: o.lines.iter().map(|l| untrusted::escaped(l)).collect(),
+    })
+}
+
+/// What a load's answer means: Ok with what happened (one line each:
+/// what happened, where the report goes, what the profile costs), or Err
+/// with why nothing did.
+pub fn meaning(loaded: &Loaded, options: &str) -> CliResult<Vec<String>> {
     let pid = loaded.pid;
     let stop = crate::options::is_stop_request(options);
+    let told = loaded.told.as_ref();
     match &loaded.outcome {
-        LoadOutcome::Started if stop => Ok(format!("profiling stopped in JVM {pid}")),
-        LoadOutcome::Started => Ok(format!("the agent started in JVM {pid}")),
-        LoadOutcome::AgentFailed(code) => Err(format!(
-            "the agent did not {} in JVM {pid}: Agent_OnAttach returned {code} (the agent's \
-             own message, if any, is in the JVM's output)",
-            if stop { "stop profiling" } else { "start" }
-        )),
+        LoadOutcome::Started => {
+            let mut lines = vec![if stop {
+                format!("profiling stopped in JVM {pid}")
+            } else {
+                format!("the agent started in JVM {pid}")
+            }];
+            let said = told.filter(|t| t.status != load_outcome::Status::Refused);
+            for l in said.map(|t| t.lines.as_slice()).unwrap_or_default() {
+                lines.push(l.clone());
+            }
+            if !stop && said.is_some() {
+                lines.push(format!(
+                    "the report is written when profiling stops (hprof-rs attach {pid} stop) or \
+                     when the JVM exits"
+                ));
+            }
+            Ok(lines)
+        }
+        LoadOutcome::AgentFailed(code) => {
+            let what = if stop { "stop profiling" } else { "start" };
+            match told.filter(|t| t.status == load_outcome::Status::Refused) {
+                Some(t) => Err(format!(
+                    "the agent did not {what} in JVM {pid}: {}",
+                    t.lines.join("; ")
+                )),
+                None => Err(format!(
+                    "the agent did not {what} in JVM {pid}: Agent_OnAttach returned {code} (the \
+                     agent's own message, if any, is in the JVM's output)"
+                )),
+            }
+        }
         LoadOutcome::NotLoaded(msg) => Err(format!("JVM {pid} did not load the agent: {msg}")),
     }
 }
 
-/// An option string for a progress line: quoted, and cut when long.
+/// An option string for a progress line (its token already hidden):
+/// quoted, and cut when long.
 fn shown(options: &str) -> String {
     const MAX: usize = 200;
     if options.chars().count() <= MAX {

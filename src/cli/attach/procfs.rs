@@ -4,6 +4,7 @@
 //! Every read is bounded: these files belong to other processes and a
 //! command line or a map can be long.
 
+use super::untrusted::printable;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -25,15 +26,6 @@ pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let mut v = Vec::new();
     File::open(path)?.take(max).read_to_end(&mut v)?;
     Ok(v)
-}
-
-/// `s` with control characters shown as `?`: process names, command lines
-/// and perfdata strings are chosen by other programs and are printed on a
-/// terminal.
-pub fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 /// The fields of /proc/PID/status that attach needs.
@@ -195,7 +187,6 @@ mod tests {
     fn names_are_printable() {
         let st = parse_status("Name:\tevil\x1b[2J\x07\n", 1);
         assert_eq!(st.name, "evil?[2J?");
-        assert_eq!(printable("Main \u{9b}31m ok"), "Main ?31m ok");
     }
 
     #[test]

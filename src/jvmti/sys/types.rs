@@ -167,6 +167,7 @@ pub struct jvmtiCapabilities {
 /// Capability bit indices, in `jvmti.h` declaration order.
 pub mod cap {
     pub const CAN_TAG_OBJECTS: u32 = 0;
+    pub const CAN_GET_BYTECODES: u32 = 3;
     pub const CAN_GET_OWNED_MONITOR_INFO: u32 = 5;
     pub const CAN_GET_CURRENT_CONTENDED_MONITOR: u32 = 6;
     pub const CAN_GET_MONITOR_INFO: u32 = 7;

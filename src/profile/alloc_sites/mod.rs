@@ -72,6 +72,10 @@ pub struct AllocSites {
     pub untracked: AtomicU64,
     /// ObjectFree events applied.
     pub frees: AtomicU64,
+    /// Allocations made while the agent's own code ran on the thread (its
+    /// JNI calls, its threads, an attach) or on the JVM's attach listener
+    /// (tools' requests): never counted.
+    pub by_agent: AtomicU64,
     /// ObjectFree callbacks running now: one that has emptied its slot but
     /// not yet lowered its site's counters must finish before a report
     /// reads them.
@@ -86,6 +90,9 @@ pub struct AllocSites {
     /// `java.lang.Object.clone`'s method ID (set at VM start): the top
     /// frame of a clone's SampledObjectAlloc.
     clone_method: OnceLock<MethodId>,
+    /// The class each `new` instruction met creates, by (method, location)
+    /// (`made_by_the_code`).
+    new_classes: DashMap<(usize, i64), Option<Arc<str>>>,
 }
 
 impl AllocSites {
@@ -175,6 +182,22 @@ impl AllocSites {
             let _ = ctx.jvmti.set_event_mode(on, ev);
         }
     }
+}
+
+/// The JVM signature of the primitive array `newarray` makes for its
+/// `atype` operand (JVMS 6.5).
+fn primitive_array_signature(atype: u8) -> Option<&'static str> {
+    Some(match atype {
+        4 => "[Z",
+        5 => "[C",
+        6 => "[F",
+        7 => "[D",
+        8 => "[B",
+        9 => "[S",
+        10 => "[I",
+        11 => "[J",
+        _ => return None,
+    })
 }
 
 /// Entries of the per-thread site cache (direct mapped).
@@ -370,9 +393,19 @@ impl AllocSites {
                 // be resolved, e.g. of an unloaded method, fall back to the
                 // system trace).
                 let mut trace_key = Vec::with_capacity(b.frames.len() + 1);
-                let trace = stacks::trace_of(ctx, jni, thread_serial, &b.frames, &mut trace_key)
-                    .map(|t| t.serial)
-                    .unwrap_or_else(|| ctx.system_trace());
+                let class_sig = ctx
+                    .tables
+                    .classes
+                    .get(class_serial)
+                    .map(|c| c.signature.clone())
+                    .unwrap_or_default();
+                let trace = if !self.made_by_the_code(ctx, jni, &b.frames, &class_sig) {
+                    ctx.system_trace()
+                } else {
+                    stacks::trace_of(ctx, jni, thread_serial, &b.frames, &mut trace_key)
+                        .map(|t| t.serial)
+                        .unwrap_or_else(|| ctx.system_trace())
+                };
                 let i = sites.intern(class_serial, trace)?;
                 sites.remember_fingerprint(&b.key, i);
                 i
@@ -398,6 +431,81 @@ impl AllocSites {
             }
         }
         Some(site)
+    }
+
+    /// Whether the program's code on top of the stack made this object
+    /// (`class_sig`, its JVM signature), or the VM made it on the thread
+    /// for its own work. The VM does so at instructions that allocate
+    /// nothing (`bci::code::instructions::may_allocate`): the JIT, when a
+    /// method's invocation or loop counter asks for a compilation, resolves
+    /// the string constants of the method's class first
+    /// (CompileBroker::compile_method), making Strings and their byte[]
+    /// that stay live, with the thread at a method's entry or a loop's back
+    /// branch. And at allocating instructions it makes other objects than
+    /// the instruction's: at a `new`, the name String of the class it loads
+    /// for it (or, at a method's entry, the JIT's Strings again). So the
+    /// object must be the instruction's: an instance of `new`'s class, a
+    /// primitive array of `newarray`'s type, an array of `anewarray` and
+    /// `multianewarray`. Other instructions that may allocate (invocations,
+    /// `ldc`, field and array access, ...) keep what they make. Asked once
+    /// per new fingerprint (stack and class); without `can_get_bytecodes`
+    /// every object stays at its stack.
+    fn made_by_the_code(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        frames: &[crate::jvmti::Frame],
+        class_sig: &str,
+    ) -> bool {
+        use crate::bci::code::instructions::{may_allocate, op};
+        let Some(top) = frames.first().filter(|f| f.location >= 0) else {
+            return true; // a native method (or no frame) allocates itself
+        };
+        let Ok(Some([code, a, b])) = ctx.jvmti.instruction_at(top.method, top.location) else {
+            return true;
+        };
+        match code {
+            _ if !may_allocate(code) => false,
+            op::NEWARRAY => primitive_array_signature(a) == Some(class_sig),
+            op::ANEWARRAY => class_sig.starts_with("[L") || class_sig.starts_with("[["),
+            op::MULTIANEWARRAY => class_sig.starts_with('['),
+            op::NEW => match self.class_of_new(ctx, jni, top, u16::from_be_bytes([a, b])) {
+                Some(name) => {
+                    class_sig.len() == name.len() + 2
+                        && class_sig.starts_with('L')
+                        && class_sig.ends_with(';')
+                        && class_sig[1..class_sig.len() - 1] == *name
+                }
+                None => !class_sig.starts_with('['),
+            },
+            _ => true,
+        }
+    }
+
+    /// The internal name of the class a `new` at `at` creates (constant
+    /// pool entry `index` of its method's class), remembered per location.
+    fn class_of_new(
+        &self,
+        ctx: &Context,
+        jni: Jni<'_>,
+        at: &crate::jvmti::Frame,
+        index: u16,
+    ) -> Option<Arc<str>> {
+        let key = (at.method.as_usize(), at.location);
+        if let Some(n) = self.new_classes.get(&key) {
+            return n.clone();
+        }
+        let name = ctx
+            .jvmti
+            .method_declaring_class(jni, at.method)
+            .ok()
+            .and_then(|k| ctx.jvmti.constant_pool(k.obj()).ok())
+            .and_then(|(count, entries)| {
+                crate::bci::classfile::constant_pool::class_name_at(count, &entries, index)
+                    .map(|n| Arc::from(String::from_utf8_lossy(n).as_ref()))
+            });
+        self.new_classes.insert(key, name.clone());
+        name
     }
 
     /// ObjectFree: release the object's slot and take it off its site's
@@ -588,7 +696,8 @@ impl AllocSites {
         let t = &ctx.tables;
         format!(
             " (allocation sites: {} sites, {} fingerprints, {} KiB; object table: {} live entries, {} KiB; \
-             {} allocations counted, {} from VMObjectAlloc, {} duplicate reports, {} frees, {} dropped, {} untracked)",
+             {} allocations counted, {} from VMObjectAlloc, {} duplicate reports, {} frees, {} dropped, {} untracked, \
+             {} made by the agent or for tools and not counted)",
             t.sites.len(),
             t.sites.fingerprints(),
             t.sites.memory_bytes() / 1024,
@@ -600,6 +709,7 @@ impl AllocSites {
             st.frees.load(Ordering::Relaxed),
             st.dropped.load(Ordering::Relaxed),
             st.untracked.load(Ordering::Relaxed),
+            st.by_agent.load(Ordering::Relaxed),
         )
     }
 }
@@ -625,6 +735,13 @@ impl Profile for AllocSites {
                 return Err("heap=sites needs JVMTI allocation sampling (JDK 11 or later) and object free events, which this VM does not offer.".into());
             }
             need.set(c);
+        }
+        // To tell the VM's own allocations on a thread from the program's
+        // (`made_by_the_code`); without them they stay at the program's line.
+        for c in [cap::CAN_GET_BYTECODES, cap::CAN_GET_CONSTANT_POOL] {
+            if potential.has(c) {
+                need.set(c);
+            }
         }
         Ok(())
     }
@@ -722,6 +839,12 @@ impl Profile for AllocSites {
     ) {
         if PRIMING.with(|p| p.get()).is_some() {
             PRIMING.with(|p| p.set(Some(true)));
+            return;
+        }
+        // The agent's own objects (a JNI call of one of its callbacks, one
+        // of its threads) and the attach listener's: not the program's.
+        if crate::jvmti::own_work::agent_code_below() {
+            self.by_agent.fetch_add(1, Ordering::Relaxed);
             return;
         }
         let j = ctx.jvmti;

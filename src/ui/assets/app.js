@@ -316,7 +316,8 @@ function renderSites(d) {
   sitesMatched = d.matched;
   const est = d.estimated ? " · counts are estimates (heap sampling)" : "";
   const between = d.between ? ` · allocated between report ${d.between.begin} and ${d.between.end ? "report " + d.between.end : "the latest"}: ${fmt(d.sum.objects)} objects, ${fmt(d.sum.bytes)} bytes` : "";
-  $("memsum").textContent = `${fmt(d.sites)} sites, ${fmt(d.matched)} shown · live ${fmt(d.totalLiveBytes)} bytes in ${fmt(d.totalLiveObjects)} objects · allocated ${fmt(d.totalBytes)} bytes${between}${est}`;
+  const order = ` · ordered by ${$("sort").selectedOptions[0].text} (the report's own order is live bytes)`;
+  $("memsum").textContent = `${fmt(d.sites)} sites, ${fmt(d.matched)} shown · live ${fmt(d.totalLiveBytes)} bytes in ${fmt(d.totalLiveObjects)} objects · allocated ${fmt(d.totalBytes)} bytes${between}${order}${est}`;
   $("page").textContent = ` ${fmt(Math.min(d.offset + 1, d.matched))}–${fmt(d.offset + d.rows.length)} of ${fmt(d.matched)} `;
   const mark = d.estimated ? "≈" : "";
   body.innerHTML = d.rows.map((r) => {
