@@ -113,12 +113,16 @@ enum Cmd {
         #[arg(long)]
         all: bool,
     },
-    /// Class histogram of the last heap dump in a file (ours or HotSpot's, plain or .gz).
+    /// Class histogram of a heap dump in a file (ours or HotSpot's, plain
+    /// or .gz): the last one, or the one --dump names.
     Histo {
         file: String,
         /// Size objects for a VM without compressed oops.
         #[arg(long)]
         uncompressed_oops: bool,
+        /// Which heap dump of the file, from 1 (default: the last).
+        #[arg(long, value_name = "N")]
+        dump: Option<usize>,
     },
     /// Local web front-end: sessions from agents (net=), launched programs
     /// and files; live CPU, memory, monitors, heap, threads and console
@@ -235,13 +239,28 @@ fn main() {
                     cli::flame::svg(&f, &format!("{} of {file}", f.measure.title())),
                 )
                 .map_err(|e| format!("cannot write {path}: {e}")),
-                None => write_stdout(&cli::flame::collapsed_text(&f.stacks)),
+                None => {
+                    let stdout = std::io::stdout();
+                    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+                    match f.write_collapsed(&mut out).and_then(|_| out.flush()) {
+                        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                            Err(format!("cannot write the output: {e}"))
+                        }
+                        _ => Ok(()),
+                    }
+                }
             }
         }),
         Cmd::Histo {
             file,
             uncompressed_oops,
-        } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
+            dump,
+        } => cli::histo::run(&file, uncompressed_oops, dump).and_then(|(t, note)| {
+            if let Some(n) = note {
+                eprintln!("hprof-rs histo: {n}");
+            }
+            write_stdout(&t)
+        }),
         Cmd::Export { file, pprof } => hprof_rs::ui::pprof::export(&file, &pprof).map(|m| {
             eprintln!("{m}");
         }),

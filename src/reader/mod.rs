@@ -24,6 +24,7 @@ pub mod histo;
 pub mod model;
 mod names;
 mod records;
+mod retained;
 mod source;
 mod stream;
 
@@ -38,12 +39,18 @@ pub use heap::{
     FieldDescriptor, FieldValue, HeapSubRecord, InstanceDump, ObjectArrayDump, PrimitiveArrayDump,
     ReadOptions, Root, RootKind, StaticField, Value,
 };
-pub use histo::{histogram, histogram_with, HistoBuilder, HistoEntry, ShallowSizeModel};
+pub use histo::{
+    histogram, histogram_of, histogram_with, DumpHistogram, HistoBuilder, HistoEntry,
+    ShallowSizeModel, WhichDump,
+};
 pub use model::{collect, read_all, HeapDump, LoadedClass, Parsed, RecordInfo};
 pub use names::java_class_name;
 pub use records::{
     decode_java_utf8, record_name, tag, AllocSite, AllocSites, ControlSettings, CpuSample,
     CpuSamples, Frame, HeapSummary, LoadClass, Record, RecordBody, StartThread, Trace,
 };
+pub use retained::Retained;
 pub use source::SkipForward;
-pub use stream::{open_path, HprofReader};
+pub use stream::{
+    open_path, HprofReader, DEFINITIONS_LIMIT, DEFINITION_OVERHEAD, MAX_NAME, MAX_RECORD,
+};

@@ -266,15 +266,6 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
         }
         ("GET", "flame.svg") => {
             let q = cpu_q();
-            let Some(stacks) = lock(&h.data).cpu_collapsed(&q) else {
-                return error(409, "no CPU SAMPLES in this session yet");
-            };
-            let flame = crate::cli::flame::Flame {
-                stacks,
-                measure: crate::cli::flame::Measure::Samples,
-                cut_at: None,
-                cumulative_sections: 0,
-            };
             let mut title = format!("CPU samples of session {}", h.id);
             if !q.filter.is_empty() {
                 title += &format!(", methods {}", p("filter"));
@@ -282,10 +273,13 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
             if !q.threads.is_empty() {
                 title += &format!(", threads {:?}", q.threads);
             }
+            let Some(svg) = lock(&h.data).cpu_svg(&q, &title) else {
+                return error(409, "no CPU SAMPLES in this session yet");
+            };
             Reply {
                 status: 200,
                 ctype: "image/svg+xml",
-                body: crate::cli::flame::svg(&flame, &title).into_bytes(),
+                body: svg.into_bytes(),
                 headers: vec![attachment(&format!("session-{}-flame.svg", h.id))],
             }
         }

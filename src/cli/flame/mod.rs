@@ -14,15 +14,25 @@
 //! microseconds. Sections that are cumulative (CPU SAMPLES asked for over
 //! the socket, which does not reset the counts) are counted once by `all`.
 //! When the traces were cut by the agent's `depth`, the output says so.
+//!
+//! Memory stays bounded whatever the file: records are read one at a time
+//! (text line by line, each line bounded), sections are folded as they
+//! come, what is kept of names and traces is bounded by
+//! [`crate::reader::Retained`], and the stacks become one [`StackTree`]
+//! whose every walk is a loop (no recursion over a stack of a million
+//! frames; time linear in the frames).
 
+pub mod svg;
+pub mod tree;
+
+use super::lines::read_line;
 use super::CliResult;
-use crate::reader::{HprofReader, RecordBody};
+use crate::reader::{HprofReader, RecordBody, Retained};
 use crate::transcode::symbols::Symbols;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
-use std::io::Read;
-
-/// Collapsed stacks: frame names root first -> samples.
-pub type Collapsed = BTreeMap<String, u64>;
+use std::io::{BufRead, Read, Write};
+pub use tree::StackTree;
 
 /// What a CPU section measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,17 +59,10 @@ impl Measure {
     }
 }
 
-/// One CPU section: what it measures and its (trace serial, weight) rows.
-#[derive(Clone, Debug)]
-struct Section {
-    measure: Measure,
-    rows: Vec<(u32, u64)>,
-}
-
-/// Collapsed stacks and what they mean.
-#[derive(Debug)]
+/// Merged stacks and what they mean.
 pub struct Flame {
-    pub stacks: Collapsed,
+    /// The stacks, root first, one counter (samples or microseconds).
+    pub tree: StackTree<1>,
     pub measure: Measure,
     /// Set when the traces were cut at this many frames (the agent's
     /// `depth`): the roots of the stacks are missing.
@@ -68,14 +71,20 @@ pub struct Flame {
     pub cumulative_sections: usize,
 }
 
+/// The note for stacks cut by the agent's depth (the CLI's stderr, the
+/// SVG, the UI's flame graph).
+pub fn depth_note(n: usize) -> String {
+    format!(
+        "stacks are cut at {n} frames (the agent's depth option, 4 by default), so their roots are missing; run the agent with depth=64 (or more) for a readable graph"
+    )
+}
+
 impl Flame {
     /// Notes for the user (stderr, and the SVG's subtitle).
     pub fn notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(n) = self.cut_at {
-            notes.push(format!(
-                "stacks are cut at {n} frames (the agent's depth option, 4 by default), so their roots are missing; run the agent with depth=64 (or more) for a readable graph"
-            ));
+            notes.push(depth_note(n));
         }
         if self.cumulative_sections > 0 {
             notes.push(format!(
@@ -85,6 +94,42 @@ impl Flame {
         }
         notes
     }
+
+    /// Collapsed stacks, one line each (`root;...;top weight`), depth
+    /// first with children by name, written as they are walked.
+    pub fn write_collapsed(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut line = String::new();
+        let mut failed = Ok(());
+        self.tree.each_stack(0, |path, n| {
+            if failed.is_err() {
+                return;
+            }
+            line.clear();
+            for (i, &name) in path.iter().enumerate() {
+                if i > 0 {
+                    line.push(';');
+                }
+                line.push_str(self.tree.name_of(name));
+            }
+            line.push(' ');
+            line.push_str(&n.to_string());
+            line.push('\n');
+            failed = out.write_all(line.as_bytes());
+        });
+        failed
+    }
+}
+
+/// Collapsed stacks as one string (tests, small profiles).
+pub fn collapsed_text(f: &Flame) -> String {
+    let mut out = Vec::new();
+    let _ = f.write_collapsed(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The SVG flame graph of `flame`, titled `title`, with its notes.
+pub fn svg(flame: &Flame, title: &str) -> String {
+    svg::draw(&flame.tree, 0, title, &flame.notes(), flame.measure.unit())
 }
 
 pub fn collapse_file(path: &str, all: bool) -> CliResult<Flame> {
@@ -106,13 +151,10 @@ pub fn collapse_file(path: &str, all: bool) -> CliResult<Flame> {
     start.truncate(got);
     let rest = std::io::Cursor::new(start.clone()).chain(input);
     if start.starts_with(b"JAVA PROFILE 1.0.1, created") {
-        let mut text = String::new();
-        let mut rest = rest;
-        rest.read_to_string(&mut text)
-            .map_err(|e| format!("{path} is not a text report: {e}"))?;
-        collapse_text(&text, all)
+        collapse_text(std::io::BufReader::with_capacity(1 << 16, rest), all)
+            .map_err(|e| format!("{path}: {e}"))
     } else {
-        collapse_binary(rest, all)
+        collapse_binary(rest, all).map_err(|e| format!("{path}: {e}"))
     }
 }
 
@@ -127,39 +169,81 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
-/// The rows to draw: the last section, or with `all` every section of the
-/// last section's kind, where a section that only grew from the one before
-/// (every trace's count the same or higher) replaces it instead of adding
-/// to it. Returns the rows, their measure and how many sections were
-/// cumulative.
-fn pick(sections: Vec<Section>, all: bool) -> CliResult<(Vec<(u32, u64)>, Measure, usize)> {
-    let Some(last) = sections.last() else {
-        return Err(
-            "no CPU SAMPLES or CPU TIME section in the file (run the agent with cpu=samples)"
-                .into(),
-        );
-    };
-    let measure = last.measure;
-    if !all {
-        return Ok((last.rows.clone(), measure, 0));
-    }
-    let mut runs: Vec<BTreeMap<u32, u64>> = Vec::new();
-    let mut cumulative = 0;
-    for s in sections.into_iter().filter(|s| s.measure == measure) {
-        let mut by_trace = BTreeMap::new();
-        for (t, c) in s.rows {
-            *by_trace.entry(t).or_insert(0) += c;
-        }
-        match runs.last_mut() {
-            Some(prev) if grew_from(prev, &by_trace) => {
-                *prev = by_trace;
-                cumulative += 1;
+/// Rows of a CPU section: (trace serial, count or time).
+type Rows = Vec<(u32, u64)>;
+
+/// The CPU sections of one measure, folded as they come: the last
+/// section's rows, and for `all` the sum of every run of sections, where a
+/// section that only grew from the one before (every trace's count the
+/// same or higher: the counts were not reset) replaces it.
+#[derive(Default)]
+struct Fold {
+    last: Rows,
+    done: BTreeMap<u32, u64>,
+    run: BTreeMap<u32, u64>,
+    cumulative: usize,
+}
+
+impl Fold {
+    fn section(&mut self, rows: Rows, all: bool) {
+        if all {
+            let mut by_trace = BTreeMap::new();
+            for &(t, c) in &rows {
+                *by_trace.entry(t).or_insert(0) += c;
             }
-            _ => runs.push(by_trace),
+            if grew_from(&self.run, &by_trace) {
+                self.cumulative += 1;
+            } else {
+                for (t, c) in std::mem::take(&mut self.run) {
+                    *self.done.entry(t).or_insert(0) += c;
+                }
+            }
+            self.run = by_trace;
         }
+        self.last = rows;
     }
-    let rows = runs.into_iter().flatten().collect();
-    Ok((rows, measure, cumulative))
+
+    /// The rows to draw and how many sections were cumulative.
+    fn rows(self, all: bool) -> (Rows, usize) {
+        if !all {
+            return (self.last, 0);
+        }
+        let mut sum = self.done;
+        for (t, c) in self.run {
+            *sum.entry(t).or_insert(0) += c;
+        }
+        (sum.into_iter().collect(), self.cumulative)
+    }
+}
+
+/// Every section seen, by measure; the measure of the last one.
+#[derive(Default)]
+struct Sections {
+    samples: Fold,
+    micros: Fold,
+    last: Option<Measure>,
+}
+
+impl Sections {
+    fn add(&mut self, measure: Measure, rows: Rows, all: bool) {
+        match measure {
+            Measure::Samples => self.samples.section(rows, all),
+            Measure::Micros => self.micros.section(rows, all),
+        }
+        self.last = Some(measure);
+    }
+
+    /// The last section's measure, and its rows (see [`Fold`]).
+    fn pick(self, all: bool) -> CliResult<(Measure, Rows, usize)> {
+        let measure = self.last.ok_or(
+            "no CPU SAMPLES or CPU TIME section in the file (run the agent with cpu=samples)",
+        )?;
+        let (rows, cumulative) = match measure {
+            Measure::Samples => self.samples.rows(all),
+            Measure::Micros => self.micros.rows(all),
+        };
+        Ok((measure, rows, cumulative))
+    }
 }
 
 /// True when `next` holds every trace of `prev` with at least its count:
@@ -173,7 +257,7 @@ fn grew_from(prev: &BTreeMap<u32, u64>, next: &BTreeMap<u32, u64>) -> bool {
 
 /// Where a thread's stack begins: a stack whose bottom frame is one of
 /// these is whole.
-fn is_thread_entry(frame: &str) -> bool {
+pub fn is_thread_entry(frame: &str) -> bool {
     frame.ends_with(".main")
         || frame.starts_with("java.lang.Thread.run")
         || frame == "java.lang.VirtualThread.run"
@@ -185,7 +269,7 @@ fn is_thread_entry(frame: &str) -> bool {
 /// point at their bottom. Text files do not: cut if at least half of the
 /// weight sits on stacks of exactly the longest length (at most 16) that do
 /// not start at an entry point.
-fn cut_at(stacks: &[(usize, u64, bool)], depth: Option<usize>) -> Option<usize> {
+pub fn cut_at(stacks: &[(usize, u64, bool)], depth: Option<usize>) -> Option<usize> {
     let longest = stacks.iter().map(|&(n, _, _)| n).max()?;
     let total: u64 = stacks.iter().map(|&(_, w, _)| w).sum();
     if let Some(d) = depth {
@@ -204,97 +288,156 @@ fn cut_at(stacks: &[(usize, u64, bool)], depth: Option<usize>) -> Option<usize> 
     (longest > 0 && longest <= 16 && total > 0 && at_longest * 2 >= total).then_some(longest)
 }
 
+/// The rows' stacks merged into a tree. `stack_of` gives a trace's frames
+/// as interned names of `tree`, top first.
 fn merge(
+    mut tree: StackTree<1>,
     rows: Vec<(u32, u64)>,
     measure: Measure,
     cumulative_sections: usize,
     depth: Option<usize>,
-    stack_of: impl Fn(u32) -> Option<Vec<String>>,
+    stack_of: impl Fn(u32) -> Option<Vec<u32>>,
 ) -> CliResult<Flame> {
-    let mut out = Collapsed::new();
     let mut lengths = Vec::new();
+    let no_frames = tree.intern("<no frames>");
     for (serial, count) in rows {
         let mut frames = stack_of(serial).ok_or_else(|| {
             format!("CPU row refers to TRACE {serial}, which the file does not contain")
         })?;
-        let whole = frames.last().is_some_and(|f| is_thread_entry(f));
+        let whole = frames
+            .last()
+            .is_some_and(|&f| is_thread_entry(tree.name_of(f)));
         lengths.push((frames.len(), count, whole));
         frames.reverse();
-        let key = if frames.is_empty() {
-            "<no frames>".to_string()
-        } else {
-            frames.join(";")
-        };
-        *out.entry(key).or_insert(0) += count;
+        if frames.is_empty() {
+            frames.push(no_frames);
+        }
+        tree.add(&frames, [count]);
     }
+    tree.finish_by_name();
     Ok(Flame {
-        stacks: out,
+        tree,
         measure,
         cut_at: cut_at(&lengths, depth),
         cumulative_sections,
     })
 }
 
+/// `syms.learn(body)`, counting what it newly keeps against `kept`.
+pub fn learn_bounded(
+    syms: &mut Symbols,
+    body: &RecordBody,
+    kept: &mut Retained,
+) -> Result<bool, String> {
+    let new = match body {
+        RecordBody::Utf8 { id, text } => (!syms.strings.contains_key(id)).then_some(text.len()),
+        RecordBody::LoadClass(lc) => (!syms.classes.contains_key(&lc.class_serial)).then_some(32),
+        RecordBody::Frame(f) => (!syms.frames.contains_key(&f.id)).then_some(40),
+        RecordBody::Trace(t) => {
+            (!syms.traces.contains_key(&t.serial)).then_some(8 * t.frame_ids.len() + 16)
+        }
+        _ => None,
+    };
+    if let Some(b) = new {
+        kept.keep(b as u64)?;
+    }
+    Ok(syms.learn(body))
+}
+
 /// Collapse a binary report read from `r`.
 pub fn collapse_binary(r: impl Read, all: bool) -> CliResult<Flame> {
     let mut reader = HprofReader::new(r).map_err(|e| e.to_string())?;
     let mut syms = Symbols::default();
-    let mut sections = Vec::new();
+    let mut kept = Retained::default();
+    let mut sections = Sections::default();
     let mut depth = None;
     while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
-        if syms.learn(&rec.body) {
+        let what = |e: String| format!("{} at offset {}: {e}", rec.name(), rec.offset);
+        if learn_bounded(&mut syms, &rec.body, &mut kept).map_err(what)? {
             continue;
         }
         match rec.body {
-            RecordBody::CpuSamples(cs) => sections.push(Section {
-                measure: Measure::Samples,
-                rows: cs
-                    .entries
+            RecordBody::CpuSamples(cs) => sections.add(
+                Measure::Samples,
+                cs.entries
                     .iter()
                     .map(|e| (e.trace_serial, u64::from(e.count)))
                     .collect(),
-            }),
+                all,
+            ),
             RecordBody::ControlSettings(c) => depth = Some(usize::from(c.depth)),
             _ => {}
         }
     }
-    let (rows, measure, cumulative) = pick(sections, all)?;
-    merge(rows, measure, cumulative, depth, |serial| {
-        syms.traces
-            .get(&serial)
-            .map(|t| t.frame_ids.iter().map(|&id| syms.frame_label(id)).collect())
+    let (measure, rows, cumulative) = sections.pick(all)?;
+    let mut tree = StackTree::new();
+    // Each frame's name once, by frame ID.
+    let mut names: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut stacks: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    for &(serial, _) in &rows {
+        let Some(t) = syms.traces.get(&serial) else {
+            continue;
+        };
+        if stacks.contains_key(&serial) {
+            continue;
+        }
+        let frames = t
+            .frame_ids
+            .iter()
+            .map(|&id| {
+                *names
+                    .entry(id)
+                    .or_insert_with(|| tree.intern(&syms.frame_label(id)))
+            })
+            .collect();
+        stacks.insert(serial, frames);
+    }
+    drop(syms);
+    merge(tree, rows, measure, cumulative, depth, |serial| {
+        stacks.get(&serial).cloned()
     })
 }
 
-/// Collapse a text report.
-pub fn collapse_text(text: &str, all: bool) -> CliResult<Flame> {
-    let mut traces: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-    let mut sections = Vec::new();
-    // The explanatory header (legend lines such as "TRACE   A stack
-    // trace: ...") ends with a line of dashes; records start after it.
-    // Reports without a header (cpu=old) start with records.
-    let skip = text
-        .lines()
-        .take(200)
-        .position(|l| l == "--------")
-        .map_or(0, |p| p + 1);
-    let mut lines = text.lines().enumerate().skip(skip).peekable();
-    let bad = |n: usize, what: &str| format!("line {}: {what}", n + 1);
-    while let Some((n, l)) = lines.next() {
+/// Collapse a text report, read line by line.
+pub fn collapse_text(mut r: impl BufRead, all: bool) -> CliResult<Flame> {
+    let mut tree = StackTree::new();
+    let mut kept = Retained::default();
+    let mut traces: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut sections = Sections::default();
+    let mut lines = Lines::new(&mut r)?;
+    let bad = |n: usize, what: &str| format!("line {n}: {what}");
+    // Set while the lines of a TRACE (its serial) or a CPU section are read.
+    let mut trace: Option<(u32, Vec<u32>)> = None;
+    while let Some((n, l)) = lines.next()? {
+        if let Some((serial, frames)) = trace.as_mut() {
+            if let Some(f) = l.strip_prefix('\t') {
+                if f != "<empty>" {
+                    let name = f.rfind('(').map_or(f, |p| &f[..p]);
+                    let known = tree.name_count();
+                    let id = tree.intern(name);
+                    if tree.name_count() > known {
+                        kept.keep(name.len() as u64).map_err(|e| bad(n, &e))?;
+                    }
+                    // Frames are counted by the thousand (4 bytes each).
+                    if frames.len() % 1024 == 0 {
+                        kept.keep(4 * 1024).map_err(|e| bad(n, &e))?;
+                    }
+                    frames.push(id);
+                }
+                continue;
+            }
+            let (serial, frames) = (*serial, std::mem::take(frames));
+            trace = None;
+            traces.insert(serial, frames);
+        }
         if let Some(rest) = l.strip_prefix("TRACE ") {
             let serial = rest
                 .split(':')
                 .next()
                 .and_then(|s| s.parse().ok())
                 .ok_or_else(|| bad(n, "bad TRACE line"))?;
-            let mut frames = Vec::new();
-            while let Some((_, f)) = lines.next_if(|(_, f)| f.starts_with('\t')) {
-                let f = &f[1..];
-                if f != "<empty>" {
-                    frames.push(f.rfind('(').map_or(f, |p| &f[..p]).to_string());
-                }
-            }
-            traces.insert(serial, frames);
+            kept.keep(16).map_err(|e| bad(n, &e))?;
+            trace = Some((serial, Vec::new()));
         } else if l.starts_with("CPU SAMPLES BEGIN") || l.starts_with("CPU TIME (ms) BEGIN") {
             let (end, measure) = if l.starts_with("CPU SAMPLES") {
                 ("CPU SAMPLES END", Measure::Samples)
@@ -310,7 +453,7 @@ pub fn collapse_text(text: &str, all: bool) -> CliResult<Flame> {
             let mut rows = Vec::new();
             loop {
                 let (m, row) = lines
-                    .next()
+                    .next()?
                     .ok_or_else(|| bad(n, "CPU section without its END line"))?;
                 if row == end {
                     break;
@@ -339,133 +482,91 @@ pub fn collapse_text(text: &str, all: bool) -> CliResult<Flame> {
                 };
                 rows.push((trace, weight));
             }
-            sections.push(Section { measure, rows });
+            sections.add(measure, rows, all);
         }
     }
-    let (rows, measure, cumulative) = pick(sections, all)?;
-    merge(rows, measure, cumulative, None, |serial| {
+    if let Some((serial, frames)) = trace {
+        traces.insert(serial, frames);
+    }
+    let (measure, rows, cumulative) = sections.pick(all)?;
+    merge(tree, rows, measure, cumulative, None, |serial| {
         traces.get(&serial).cloned()
     })
 }
 
-pub fn collapsed_text(c: &Collapsed) -> String {
-    c.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
+/// The lines of a text report after its explanatory header (legend lines
+/// such as "TRACE           A stack trace: ..." up to a line of dashes,
+/// looked for in the first [`HEADER_LINES`] lines; reports without one,
+/// such as cpu=old's, start with records), numbered from 1.
+struct Lines<'a, R: BufRead> {
+    r: &'a mut R,
+    /// Lines read ahead while looking for the header's end.
+    ahead: std::collections::VecDeque<(usize, String)>,
+    n: usize,
+    buf: Vec<u8>,
 }
 
-#[derive(Default)]
-struct Node {
-    value: u64,
-    children: BTreeMap<String, Node>,
-}
+/// Lines the explanatory header may have.
+const HEADER_LINES: usize = 200;
+/// Bytes read ahead at most while looking for it.
+const HEADER_BYTES: usize = 1 << 20;
 
-const WIDTH: f64 = 1200.0;
-const ROW: f64 = 16.0;
-const PAD: f64 = 10.0;
+impl<'a, R: BufRead> Lines<'a, R> {
+    fn new(r: &'a mut R) -> CliResult<Self> {
+        let mut l = Lines {
+            r,
+            ahead: Default::default(),
+            n: 0,
+            buf: Vec::new(),
+        };
+        let mut bytes = 0;
+        while l.ahead.len() < HEADER_LINES && bytes < HEADER_BYTES {
+            let Some(line) = l.read()? else { break };
+            bytes += line.1.len();
+            if line.1 == "--------" {
+                l.ahead.clear();
+                break;
+            }
+            l.ahead.push_back(line);
+        }
+        Ok(l)
+    }
 
-/// A self-contained SVG flame graph (root at the bottom, hover for counts)
-/// titled `title`, with the flame's notes under the title.
-pub fn svg(flame: &Flame, title: &str) -> String {
-    let c = &flame.stacks;
-    let unit = flame.measure.unit();
-    let notes = flame.notes();
-    let mut root = Node::default();
-    for (stack, &count) in c {
-        root.value += count;
-        let mut node = &mut root;
-        for f in stack.split(';') {
-            node = node.children.entry(f.to_string()).or_default();
-            node.value += count;
+    fn read(&mut self) -> CliResult<Option<(usize, String)>> {
+        let more =
+            read_line(self.r, &mut self.buf).map_err(|e| format!("line {}: {e}", self.n + 1))?;
+        if !more {
+            return Ok(None);
+        }
+        self.n += 1;
+        Ok(Some((
+            self.n,
+            String::from_utf8_lossy(&self.buf).into_owned(),
+        )))
+    }
+
+    fn next(&mut self) -> CliResult<Option<(usize, String)>> {
+        match self.ahead.pop_front() {
+            Some(l) => Ok(Some(l)),
+            None => self.read(),
         }
     }
-    fn depth(n: &Node) -> usize {
-        n.children.values().map(|c| 1 + depth(c)).max().unwrap_or(0)
-    }
-    let levels = depth(&root) + 1;
-    let height = (levels + notes.len()) as f64 * ROW + 3.0 * PAD + ROW;
-    let mut out = String::new();
-    out.push_str(&format!(
-        "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"{w}\" height=\"{height}\" viewBox=\"0 0 {w} {height}\" xmlns=\"http://www.w3.org/2000/svg\">\n\
-<style>text {{ font-family: monospace; font-size: 11px; }} rect:hover {{ stroke: black; }}</style>\n\
-<rect fill=\"#f8f8f0\" x=\"0\" y=\"0\" width=\"{w}\" height=\"{height}\"/>\n\
-<text x=\"{cx}\" y=\"{ty}\" text-anchor=\"middle\" font-size=\"14px\">{t}</text>\n",
-        w = WIDTH + 2.0 * PAD,
-        cx = WIDTH / 2.0 + PAD,
-        ty = PAD + ROW * 0.75,
-        t = escape(title),
-    ));
-    for (i, note) in notes.iter().enumerate() {
-        out.push_str(&format!(
-            "<text x=\"{cx}\" y=\"{y}\" text-anchor=\"middle\" class=\"note\">{n}</text>\n",
-            cx = WIDTH / 2.0 + PAD,
-            y = PAD + ROW * (1.75 + i as f64),
-            n = escape(note),
-        ));
-    }
-    let total = root.value.max(1) as f64;
-    let bottom = height - PAD - ROW;
-    let mut stack: Vec<(&str, &Node, f64, usize)> = vec![("all", &root, 0.0, 0)];
-    while let Some((name, node, x, level)) = stack.pop() {
-        let w = node.value as f64 / total * WIDTH;
-        let y = bottom - level as f64 * ROW;
-        let label = format!(
-            "{name} ({} {unit}, {:.2}%)",
-            node.value,
-            node.value as f64 * 100.0 / total
-        );
-        out.push_str(&format!(
-            "<g><title>{}</title><rect x=\"{:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{}\"/>",
-            escape(&label),
-            x + PAD,
-            w.max(0.1),
-            ROW - 1.0,
-            color(name)
-        ));
-        let chars = ((w - 6.0) / 7.0).floor() as usize;
-        if chars >= 3 {
-            let shown: String = if name.chars().count() <= chars {
-                name.to_string()
-            } else {
-                name.chars().take(chars - 2).collect::<String>() + ".."
-            };
-            out.push_str(&format!(
-                "<text x=\"{:.2}\" y=\"{:.1}\">{}</text>",
-                x + PAD + 3.0,
-                y + ROW - 4.5,
-                escape(&shown)
-            ));
-        }
-        out.push_str("</g>\n");
-        let mut cx = x;
-        for (child_name, child) in &node.children {
-            stack.push((child_name, child, cx, level + 1));
-            cx += child.value as f64 / total * WIDTH;
-        }
-    }
-    out.push_str("</svg>\n");
-    out
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// Warm colours, stable per name.
-fn color(name: &str) -> String {
-    let h = name.bytes().fold(2166136261u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(16777619)
-    });
-    let r = 205 + (h % 50);
-    let g = 80 + ((h >> 8) % 150);
-    let b = 40 + ((h >> 16) % 50);
-    format!("rgb({r},{g},{b})")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The weight of one collapsed stack.
+    fn count(f: &Flame, stack: &str) -> u64 {
+        collapsed_text(f)
+            .lines()
+            .find_map(|l| {
+                let (s, n) = l.rsplit_once(' ')?;
+                (s == stack).then(|| n.parse().unwrap())
+            })
+            .unwrap_or(0)
+    }
 
     const TEXT: &str = "JAVA PROFILE 1.0.1, created Sun Nov 22 04:00:00 2026\n\n--------\n\n\
 TRACE 300001:\n\tA.leaf(A.java:3)\n\tA.mid(A.java:9)\n\tA.main(A.java:20)\n\
@@ -482,9 +583,9 @@ CPU SAMPLES END\n";
 
     #[test]
     fn text_rows_become_merged_root_first_stacks() {
-        let c = collapse_text(TEXT, false).unwrap();
+        let c = collapse_text(TEXT.as_bytes(), false).unwrap();
         assert_eq!(
-            collapsed_text(&c.stacks),
+            collapsed_text(&c),
             "<no frames> 1\nA.main;A.mid 1\nA.main;A.mid;A.leaf 8\n"
         );
     }
@@ -493,11 +594,11 @@ CPU SAMPLES END\n";
     fn last_section_or_all_sections() {
         let two = format!("{TEXT}CPU SAMPLES BEGIN (total = 2) x\nrank   self  accum   count trace method\n   1 100.00% 100.00%       2 300002 A.mid\nCPU SAMPLES END\n");
         assert_eq!(
-            collapsed_text(&collapse_text(&two, false).unwrap().stacks),
+            collapsed_text(&collapse_text(two.as_bytes(), false).unwrap()),
             "A.main;A.mid 2\n"
         );
         assert_eq!(
-            collapsed_text(&collapse_text(&two, true).unwrap().stacks),
+            collapsed_text(&collapse_text(two.as_bytes(), true).unwrap()),
             "<no frames> 1\nA.main;A.mid 3\nA.main;A.mid;A.leaf 8\n"
         );
     }
@@ -509,8 +610,8 @@ CPU SAMPLES END\n";
             "TRACE           A stack trace: its serial number, then one line\n\
              CPU SAMPLES     Where running threads were found\n\n--------",
         );
-        let c = collapse_text(&with_legend, false).unwrap();
-        assert_eq!(c.stacks.values().sum::<u64>(), 10);
+        let c = collapse_text(with_legend.as_bytes(), false).unwrap();
+        assert_eq!(c.tree.root().total[0], 10);
     }
 
     #[test]
@@ -523,10 +624,10 @@ rank   self  accum   count trace method\n\
    1 75.00% 75.00%       1 301 A.slow\n\
    2 25.00% 100.00%   1000 302 A.fast\n\
 CPU TIME (ms) END\n";
-        let f = collapse_text(text, false).unwrap();
+        let f = collapse_text(text.as_bytes(), false).unwrap();
         assert_eq!(f.measure, Measure::Micros);
-        assert_eq!(f.stacks["A.main;A.slow"], 150_000);
-        assert_eq!(f.stacks["A.main;A.fast"], 50_000);
+        assert_eq!(count(&f, "A.main;A.slow"), 150_000);
+        assert_eq!(count(&f, "A.main;A.fast"), 50_000);
         let s = svg(&f, "t");
         assert!(s.contains("A.slow (150000 us, 75.00%)"), "{s}");
     }
@@ -545,9 +646,9 @@ CPU TIME (ms) END\n";
             section(5, 2),
             section(1, 0)
         );
-        let f = collapse_text(&text, true).unwrap();
-        assert_eq!(f.stacks["A.leaf"], 6);
-        assert_eq!(f.stacks["A.mid"], 2);
+        let f = collapse_text(text.as_bytes(), true).unwrap();
+        assert_eq!(count(&f, "A.leaf"), 6);
+        assert_eq!(count(&f, "A.mid"), 2);
         assert_eq!(f.cumulative_sections, 1);
         assert!(
             f.notes().iter().any(|n| n.contains("cumulative")),
@@ -597,20 +698,23 @@ CPU TIME (ms) END\n";
 
     #[test]
     fn missing_sections_and_traces_are_errors() {
-        assert!(collapse_text("JAVA PROFILE 1.0.1, created x\n", false)
-            .unwrap_err()
-            .contains("no CPU SAMPLES"));
+        let e = collapse_text("JAVA PROFILE 1.0.1, created x\n".as_bytes(), false)
+            .err()
+            .unwrap();
+        assert!(e.contains("no CPU SAMPLES"), "{e}");
         let e = collapse_text(
-            "CPU SAMPLES BEGIN (total = 1) x\n   1 100.00% 100.00% 1 300009 X.y\nCPU SAMPLES END\n",
+            "CPU SAMPLES BEGIN (total = 1) x\n   1 100.00% 100.00% 1 300009 X.y\nCPU SAMPLES END\n"
+                .as_bytes(),
             false,
         )
-        .unwrap_err();
+        .err()
+        .unwrap();
         assert!(e.contains("TRACE 300009"), "{e}");
     }
 
     #[test]
     fn svg_has_one_box_per_frame_with_counts() {
-        let c = collapse_text(TEXT, false).unwrap();
+        let c = collapse_text(TEXT.as_bytes(), false).unwrap();
         let s = svg(&c, "t");
         assert!(s.starts_with("<?xml") && s.ends_with("</svg>\n"));
         assert_eq!(
