@@ -192,7 +192,13 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
         ),
         ("GET", "heap") => json_reply(
             200,
-            lock(&h.data).heap_view(p("class"), p("sort"), num(req, "offset", 0), limit),
+            lock(&h.data).heap_view(
+                req.param("dump").and_then(|d| d.parse().ok()),
+                p("class"),
+                p("sort"),
+                num(req, "offset", 0),
+                limit,
+            ),
         ),
         ("GET", "threads") => json_reply(200, lock(&h.data).threads_view()),
         ("GET", "monitors") => json_reply(200, lock(&h.data).monitors_view()),

@@ -223,7 +223,9 @@ impl Session {
         let threads = self.cpu_threads();
         let Some(m) = self.cpu_model(q) else {
             return json!({"available": false, "total": 0, "kept": 0, "rows": [], "methods": 0,
-                          "threads": threads, "flame": {"n": "all", "v": 0, "c": []}});
+                          "threads": threads, "flame": {"n": "all", "v": 0, "c": []},
+                          "cpuTime": self.cpu_time_sections,
+                          "ended": self.state != super::model::State::Live});
         };
         let pct = |n: u64| {
             if m.kept == 0 {

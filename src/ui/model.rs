@@ -77,8 +77,13 @@ pub struct ThreadInfo {
     pub object_id: u64,
     pub name: String,
     pub group: String,
-    pub start_ms: f64,
+    /// When it started, in ms since the agent loaded (`None` in text
+    /// streams, whose THREAD START lines carry no time).
+    pub start_ms: Option<f64>,
+    /// When it ended (`None` while it runs, or in text streams).
     pub end_ms: Option<f64>,
+    /// An END THREAD (THREAD END) was seen.
+    pub ended: bool,
 }
 
 /// The process of a Launch session.
@@ -121,6 +126,9 @@ pub struct Session {
     pub thread_events: u64,
     pub cpu: Option<CpuSamples>,
     pub cpu_sections: u32,
+    /// CPU TIME sections of a text stream (cpu=times|old: shown on the
+    /// console, not in the CPU views).
+    pub cpu_time_sections: u32,
     pub(super) cpu_cache: CpuCache,
     pub sites: Option<AllocSites>,
     pub sites_reports: u32,
@@ -166,6 +174,7 @@ impl Session {
             thread_events: 0,
             cpu: None,
             cpu_sections: 0,
+            cpu_time_sections: 0,
             cpu_cache: CpuCache::default(),
             sites: None,
             sites_reports: 0,
@@ -373,8 +382,9 @@ impl Session {
                     object_id: s.thread_id,
                     name: self.string(s.name_id).to_string(),
                     group: self.string(s.group_name_id).to_string(),
-                    start_ms: t,
+                    start_ms: (!self.text).then_some(t),
                     end_ms: None,
+                    ended: false,
                 };
                 self.thread_events += 1;
                 let line = format!("thread {} \"{}\"", info.serial, info.name);
@@ -386,7 +396,8 @@ impl Session {
             RecordBody::EndThread { thread_serial } => {
                 self.thread_events += 1;
                 if let Some(&i) = self.thread_index.get(&thread_serial) {
-                    self.threads[i].end_ms = Some(t);
+                    self.threads[i].end_ms = (!self.text).then_some(t);
+                    self.threads[i].ended = true;
                     format!("thread {thread_serial} \"{}\"", self.threads[i].name)
                 } else {
                     format!("thread {thread_serial} (never started)")
@@ -466,6 +477,7 @@ impl Session {
             "version": self.version,
             "threads": self.threads.len(),
             "cpuSections": self.cpu_sections,
+            "cpuTimeSections": self.cpu_time_sections,
             "sitesReports": self.sites_reports,
             "heapDumps": self.heap.dumps(),
             "heapDumpsRead": self.heap.complete,
@@ -521,7 +533,8 @@ impl Session {
             .map(|t| {
                 let (samples, top) = doing(t.serial);
                 json!({"serial": t.serial, "objectId": t.object_id, "name": t.name, "group": t.group,
-                       "startMs": t.start_ms, "endMs": t.end_ms, "samples": samples, "top": top})
+                       "startMs": t.start_ms, "endMs": t.end_ms, "ended": t.ended,
+                       "samples": samples, "top": top})
             })
             .collect();
         // Threads that only appear in samples (`main` starts before the
@@ -533,8 +546,11 @@ impl Session {
         unlisted.sort();
         for &serial in unlisted {
             let (samples, top) = doing(serial);
-            rows.push(json!({"serial": serial, "objectId": 0, "name": format!("thread {serial}"),
-                             "group": "", "startMs": null, "endMs": null, "samples": samples, "top": top}));
+            rows.push(
+                json!({"serial": serial, "objectId": 0, "name": format!("thread {serial}"),
+                             "group": "", "startMs": null, "endMs": null, "ended": null,
+                             "samples": samples, "top": top}),
+            );
         }
         json!({"threads": rows, "perThreadSamples": !per_thread.is_empty()})
     }
@@ -664,6 +680,7 @@ pub(super) mod tests {
         assert_eq!(t[0]["objectId"], 0x5000_0001u64);
         assert_eq!(t[0]["startMs"], 2.0);
         assert_eq!(t[0]["endMs"], 5.0);
+        assert_eq!(t[0]["ended"], true);
         // What each thread was doing, from the per-thread traces.
         assert_eq!(t[0]["samples"], 75);
         assert_eq!(t[0]["top"][0]["method"], "Main.hot");

@@ -475,6 +475,9 @@ impl TextFeed {
         {
             // HEAP DUMP, CPU TIME (ms), ...: shown as their first and last
             // lines only.
+            if title.starts_with("CPU TIME") {
+                s.cpu_time_sections += 1;
+            }
             self.section = Section::Other(format!("{title} END"));
         }
         Ok(())
