@@ -381,17 +381,12 @@ fn commands_from_the_api_reach_the_agent_and_its_answer_shows() {
 #[test]
 fn a_malformed_agent_stream_ends_its_session_not_the_server() {
     let ui = start_ui(&[]);
-    let addr = ui
-        .agent_opts
-        .trim_start_matches("net=")
-        .trim_end_matches(",format=b")
-        .to_string();
     // A valid header, then a record whose length runs past the end.
     let mut sent = b"JAVA PROFILE 1.0.2\0".to_vec();
     sent.extend_from_slice(&8u32.to_be_bytes());
     sent.extend_from_slice(&[0; 8]);
     sent.extend_from_slice(&[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf0, 1, 2]);
-    TcpStream::connect(&addr).unwrap().write_all(&sent).unwrap();
+    ui.agent_connection().write_all(&sent).unwrap();
     let v = ui.wait_for("the session to fail", Duration::from_secs(30), |v| {
         v["sessions"][0]["state"] == "error"
     });
@@ -412,8 +407,7 @@ fn a_malformed_agent_stream_ends_its_session_not_the_server() {
         Some(format!("attachment; filename=\"session-{id}.hprof\"").as_str())
     );
     // Garbage with no header at all.
-    TcpStream::connect(&addr)
-        .unwrap()
+    ui.agent_connection()
         .write_all(b"GET / HTTP/1.1\r\n\r\n")
         .unwrap();
     let v = ui.wait_for("the second session to fail", Duration::from_secs(30), |v| {
@@ -421,7 +415,7 @@ fn a_malformed_agent_stream_ends_its_session_not_the_server() {
     });
     assert_eq!(v["sessions"].as_array().unwrap().len(), 2);
     // A text stream whose monitor section is broken names its line.
-    let mut s = TcpStream::connect(&addr).unwrap();
+    let mut s = ui.agent_connection();
     s.write_all(b"JAVA PROFILE 1.0.1, created now\nMONITOR TIME BEGIN (total = 4 ms) x\nrank   self\n   1 x\n")
         .unwrap();
     drop(s);
@@ -1037,13 +1031,8 @@ fn the_event_stream_pushes_session_changes() {
     };
     let first = read_event(&mut got);
     assert_eq!(first["sessions"], Value::Array(vec![]));
-    let addr = ui
-        .agent_opts
-        .trim_start_matches("net=")
-        .trim_end_matches(",format=b")
-        .to_string();
     let start = Instant::now();
-    let mut agent = TcpStream::connect(&addr).unwrap();
+    let mut agent = ui.agent_connection();
     agent
         .write_all(b"JAVA PROFILE 1.0.2\0\0\0\0\x04\0\0\0\0\0\0\0\0")
         .unwrap();

@@ -152,7 +152,7 @@ pub fn sessions_list(ui: &Ui) -> Vec<Value> {
 
 fn sessions_json(ui: &Ui) -> Value {
     let list = sessions_list(ui);
-    let opts = super::agent_options(ui.agents_addr);
+    let opts = ui.agents_port_options();
     json!({
         "sessions": list,
         "agentOptions": opts,
