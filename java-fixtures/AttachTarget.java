@@ -29,12 +29,16 @@ import java.util.concurrent.SynchronousQueue;
  *               loopback port nobody connects to: blocked in native code,
  *               RUNNABLE to JVMTI, using no CPU. Answers "blocking N" once
  *               all of them wait in accept.
+ *   park N      N new threads each park until the program ends (many
+ *               threads for an attach to match). Answers "parked N" once
+ *               all of them are parked.
  *   hostile MS  threads with names made to confuse a reader of thread
  *               dumps (quotes, '#', line breaks, an imitation of the main
- *               thread's dump header) each spin in spinNamed for MS ms of
- *               wall time. Answers "hostile K ID" (K threads, ID the main
- *               thread's Java ID, which one name imitates) at once; "join"
- *               waits for them and answers "joined".
+ *               thread's dump header) each spin in spinNamed until "join"
+ *               (MS ms of wall time at most). Answers "hostile K ID" (K
+ *               threads, ID the main thread's Java ID, which one name
+ *               imitates) at once; "join" stops them, waits for them and
+ *               answers "joined".
  *   count       answers the number of objects kept so far.
  *   exit        ends (so does the end of standard input). Answers "bye".
  */
@@ -119,11 +123,13 @@ public class AttachTarget {
         "x\n\"main\" #%d prio=5 os_prio=0 tid=0x1 nid=0x1 ",
     };
     static final List<Thread> hostile = new ArrayList<>();
+    /** Set by "join": the hostile threads stop spinning. */
+    static volatile boolean stopHostile;
 
     static void spinNamed(long ms) {
         long end = System.nanoTime() + ms * 1_000_000L;
         long x = 7;
-        while (System.nanoTime() < end) {
+        while (!stopHostile && System.nanoTime() < end) {
             x = work10(x);
         }
         sink = x;
@@ -134,7 +140,7 @@ public class AttachTarget {
     static void spinRenaming(long ms) {
         long end = System.nanoTime() + ms * 1_000_000L;
         long x = 7;
-        for (long k = 0; System.nanoTime() < end; k++) {
+        for (long k = 0; !stopHostile && System.nanoTime() < end; k++) {
             Thread.currentThread().setName("renamed-" + k);
             x = work10(x);
         }
@@ -163,6 +169,19 @@ public class AttachTarget {
         for (Thread t : threads) {
             while (!inAccept(t)) Thread.sleep(5);
         }
+    }
+
+    static void park(int n) throws Exception {
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(n);
+        for (int i = 0; i < n; i++) {
+            Thread t = new Thread(() -> {
+                started.countDown();
+                while (true) java.util.concurrent.locks.LockSupport.park();
+            }, "attach-target-parked-" + i);
+            t.setDaemon(true);
+            t.start();
+        }
+        started.await();
     }
 
     static boolean inAccept(Thread t) {
@@ -255,8 +274,15 @@ public class AttachTarget {
                     System.out.println("blocking " + n);
                     break;
                 }
+                case "park": {
+                    int n = Integer.parseInt(w[1]);
+                    park(n);
+                    System.out.println("parked " + n);
+                    break;
+                }
                 case "hostile": {
                     long ms = Long.parseLong(w[1]);
+                    stopHostile = false;
                     long mainId = Thread.currentThread().getId();
                     for (String name : HOSTILE_NAMES) {
                         Thread t = new Thread(() -> spinNamed(ms), name.replace("%d", Long.toString(mainId)));
@@ -270,6 +296,7 @@ public class AttachTarget {
                     break;
                 }
                 case "join":
+                    stopHostile = true;
                     for (Thread t : hostile) t.join();
                     hostile.clear();
                     System.out.println("joined");

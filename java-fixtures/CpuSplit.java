@@ -2,7 +2,11 @@
  * CPU-bound fixture with a known split of time between three methods:
  * work60, work30 and work10 run the same loop body 6, 3 and 1 times as
  * often, so a sampling profiler should attribute about 60%, 30% and 10%
- * of the samples to them. Usage: CpuSplit [seconds] (default 3).
+ * of the samples to them. A round takes a few milliseconds of CPU, always
+ * the same: work that repeats with a fixed period, which a sampler with a
+ * fixed period (or one bound to the kernel's tick) sees at the same few
+ * places only. Usage: CpuSplit [seconds] [rounds] (default 3 seconds; with
+ * rounds, that many rounds whatever the time).
  */
 public class CpuSplit {
     static final int UNIT = 200_000;
@@ -20,28 +24,6 @@ public class CpuSplit {
 
     static long work10(long x) {
         for (int i = 0; i < UNIT; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
-
-    /**
-     * The same work in rounds of a given size (6, 3 and 1 times {@code unit}
-     * iterations): callers that vary the size from round to round keep the
-     * 60/30/10 split without a fixed period in CPU time, which a sampler
-     * clocked by the kernel tick could otherwise see at the same few
-     * phases only (docs/cpu-samples.md, "Limits").
-     */
-    static long work60(long x, int unit) {
-        for (int i = 0; i < 6 * unit; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
-
-    static long work30(long x, int unit) {
-        for (int i = 0; i < 3 * unit; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
-        return x;
-    }
-
-    static long work10(long x, int unit) {
-        for (int i = 0; i < unit; i++) { x = x * 6364136223846793005L + 1442695040888963407L; x ^= (x >>> 29); }
         return x;
     }
 

@@ -13,7 +13,9 @@ import java.util.concurrent.locks.LockSupport;
  * blocked in a socket read that never gets data (native calls: RUNNABLE to
  * the JVM), three parked, one in Object.wait, one sleeping. A sampler that
  * charges CPU gives the worker's methods nearly every sample.
- * Usage: OnCpuAmongBlocked [seconds] (default 3). Prints "rounds=N".
+ * Usage: OnCpuAmongBlocked [seconds] [rounds] (default 3 seconds; with
+ * rounds, the worker runs that many rounds whatever the time). Prints
+ * "rounds=N".
  */
 public class OnCpuAmongBlocked {
     static volatile long sink;
@@ -56,6 +58,7 @@ public class OnCpuAmongBlocked {
 
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 3.0;
+        long fixedRounds = args.length > 1 ? Long.parseLong(args[1]) : -1;
         InetAddress lo = InetAddress.getLoopbackAddress();
         List<Thread> idle = new ArrayList<>();
         List<AutoCloseable> closeAtEnd = new ArrayList<>();
@@ -81,15 +84,14 @@ public class OnCpuAmongBlocked {
         long[] rounds = new long[1];
         Thread worker = new Thread(() -> {
             long x = 42;
-            // Rounds of 0.5 to 1.5 units: no fixed period for the kernel
-            // tick to lock onto (see CpuSplit.work60(long, int)).
-            java.util.SplittableRandom random = new java.util.SplittableRandom(42);
+            // Rounds of fixed work (a few ms each): a sampler whose period
+            // is fixed, or bound to the kernel's tick, sees such a loop at
+            // the same few places of its round (docs/cpu-samples.md).
             long end = System.nanoTime() + (long) (seconds * 1e9);
-            while (System.nanoTime() < end) {
-                int unit = CpuSplit.UNIT / 2 + random.nextInt(CpuSplit.UNIT);
-                x = CpuSplit.work60(x, unit);
-                x = CpuSplit.work30(x, unit);
-                x = CpuSplit.work10(x, unit);
+            while (fixedRounds < 0 ? System.nanoTime() < end : rounds[0] < fixedRounds) {
+                x = CpuSplit.work60(x);
+                x = CpuSplit.work30(x);
+                x = CpuSplit.work10(x);
                 rounds[0]++;
             }
             sink = x;

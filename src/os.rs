@@ -105,15 +105,17 @@ pub fn sendfile(
 
 /// Swap the names `a` and `b` (both must exist) in one step
 /// (renameat2(2) RENAME_EXCHANGE); fails with EINVAL on filesystems that
-/// cannot.
+/// cannot. Called through syscall(2): the C library's wrapper is younger
+/// than the oldest C library the agent supports.
 pub fn rename_exchange(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let ca = std::ffi::CString::new(a.as_os_str().as_bytes())?;
     let cb = std::ffi::CString::new(b.as_os_str().as_bytes())?;
     // SAFETY: both strings are NUL-terminated and live for the call; the
-    // kernel only reads them.
+    // kernel only reads them; the other arguments are integers.
     let r = unsafe {
-        libc::renameat2(
+        libc::syscall(
+            libc::SYS_renameat2,
             libc::AT_FDCWD,
             ca.as_ptr(),
             libc::AT_FDCWD,
@@ -126,4 +128,171 @@ pub fn rename_exchange(a: &std::path::Path, b: &std::path::Path) -> std::io::Res
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// Fill `buf` with random bytes from the kernel: getrandom(2) (through
+/// syscall(2), as for renameat2), else /dev/urandom.
+pub fn random_bytes(buf: &mut [u8]) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        // SAFETY: the kernel writes at most `rest.len()` bytes into `rest`,
+        // which is borrowed mutably for the call.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getrandom,
+                rest.as_mut_ptr() as *mut libc::c_void,
+                rest.len(),
+                0,
+            )
+        };
+        if n > 0 {
+            done += n as usize;
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        // A kernel without getrandom (before 3.17), or a filter refusing it.
+        use std::io::Read;
+        return std::fs::File::open("/dev/urandom")?.read_exact(rest);
+    }
+    Ok(())
+}
+
+/// `n` random bytes from the kernel, as lowercase hex.
+pub fn random_hex(n: usize) -> std::io::Result<String> {
+    let mut b = vec![0u8; n];
+    random_bytes(&mut b)?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Take an exclusive flock(2) on `f` without waiting: `Ok(false)` when
+/// another open file holds one (the lock goes with the process, however
+/// it ends).
+pub fn try_lock_exclusive(f: &impl std::os::unix::io::AsRawFd) -> std::io::Result<bool> {
+    loop {
+        // SAFETY: flock only takes a descriptor, open while `f` is borrowed,
+        // and integer flags.
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(true);
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            Some(libc::EINTR) => continue,
+            _ => return Err(e),
+        }
+    }
+}
+
+/// Whether a process `pid` exists (seen from this process's PID
+/// namespace): kill(2) with signal 0 sends nothing.
+pub fn process_exists(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(p, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// The effective user ID of this process.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Remove the entry `name` (not a directory) of the directory open as
+/// `dir`, by that descriptor (unlinkat(2)): a rename of the directory
+/// meanwhile cannot make it remove anything elsewhere.
+pub fn unlink_at(dir: &std::fs::File, name: &std::ffi::OsStr) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let c = std::ffi::CString::new(name.as_bytes())?;
+    // SAFETY: the string is NUL-terminated and lives for the call; the
+    // descriptor is open while `dir` is borrowed.
+    let r = unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Open the directory `name` of the directory `parent` (or of the current
+/// one), never through a symlink at `name`.
+pub fn open_dir_at(
+    parent: Option<&std::fs::File>,
+    name: &std::ffi::OsStr,
+) -> std::io::Result<std::fs::File> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::{AsRawFd, FromRawFd};
+    let c = std::ffi::CString::new(name.as_bytes())?;
+    let at = parent.map_or(libc::AT_FDCWD, |p| p.as_raw_fd());
+    // SAFETY: the string is NUL-terminated and lives for the call; `at` is
+    // AT_FDCWD or a descriptor open while `parent` is borrowed.
+    let fd = unsafe {
+        libc::openat(
+            at,
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// Append `len` bytes of `file` from `offset` to `buf` (fewer at the end
+/// of the file), read straight into its spare capacity: the bytes are not
+/// first filled with zeros, which a heap dump copied through a buffer
+/// would pay once per byte. Returns the bytes appended.
+pub fn read_at_append(
+    file: &std::fs::File,
+    buf: &mut Vec<u8>,
+    len: usize,
+    offset: u64,
+) -> std::io::Result<usize> {
+    use std::os::unix::io::AsRawFd;
+    buf.reserve(len);
+    let mut done = 0usize;
+    while done < len {
+        let spare = buf.spare_capacity_mut();
+        let want = (len - done).min(spare.len());
+        let at = off_t(offset + done as u64)?;
+        // SAFETY: the kernel writes at most `want` bytes at the start of
+        // the spare capacity, which `reserve` made at least `len - done`
+        // bytes long; the descriptor is open while `file` is borrowed.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                spare.as_mut_ptr() as *mut libc::c_void,
+                want,
+                at,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            break;
+        }
+        // SAFETY: the kernel initialised the first `n` (<= `want`) bytes
+        // of the spare capacity.
+        unsafe { buf.set_len(buf.len() + n as usize) };
+        done += n as usize;
+    }
+    Ok(done)
 }

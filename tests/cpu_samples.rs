@@ -24,10 +24,32 @@ fn by_top_method(section: &ascii::CpuSection) -> HashMap<String, u32> {
     m
 }
 
+/// Total variation distance between measured shares and 60/30/10.
+fn tvd(shares: [f64; 3]) -> f64 {
+    shares
+        .iter()
+        .zip([0.6, 0.3, 0.1])
+        .map(|(s, e)| (s - e).abs())
+        .sum::<f64>()
+        / 2.0
+}
+
+/// CpuSplit's rounds take the same few milliseconds of CPU each: a loop
+/// with a fixed period. Sampled every 1 ms of CPU time on average, its
+/// split comes out within 3 points (TVD) in every run: the sampling
+/// periods are random, so the samples do not lock onto the loop's phase
+/// (with fixed periods, or at the kernel's 4 ms tick, the 10 % method got
+/// 5 to 13 % from run to run). About 3 700 samples: binomial noise alone
+/// puts TVD above 0.03 in 1 run of 1 000.
 #[test]
 fn known_cpu_split_is_measured_within_a_few_points() {
     let _only_jvm = common::exclusive();
-    let (rep, err) = run_text("cpu_split", "cpu=samples,interval=2", "CpuSplit", &["4"]);
+    let (rep, err) = run_text(
+        "cpu_split",
+        "cpu=samples,interval=1",
+        "CpuSplit",
+        &["0", "1000"],
+    );
     assert!(
         err.contains("Dumping CPU usage by sampling running threads ... done."),
         "verbose line: {err}"
@@ -44,21 +66,15 @@ fn known_cpu_split_is_measured_within_a_few_points() {
         w("CpuSplit.work10"),
     );
     let n = a + b + c;
-    assert!(n >= 500.0, "too few samples in the work methods: {m:?}");
+    assert!(n >= 2000.0, "too few samples in the work methods: {m:?}");
     let shares = [a / n, b / n, c / n];
-    let expected = [0.6, 0.3, 0.1];
-    let tvd: f64 = shares
-        .iter()
-        .zip(expected)
-        .map(|(s, e)| (s - e).abs())
-        .sum::<f64>()
-        / 2.0;
+    let tvd = tvd(shares);
     eprintln!(
         "split {:.3} {:.3} {:.3} over {n} samples; TVD {:.4}",
         shares[0], shares[1], shares[2], tvd
     );
     assert!(
-        tvd < 0.04,
+        tvd <= 0.03,
         "split {shares:?} too far from 60/30/10 (TVD {tvd})"
     );
     // Work methods cover nearly all samples of the main thread.
@@ -411,6 +427,17 @@ fn samples_of_threads(rep: &ascii::Report, prefixes: &[&str]) -> u64 {
         .sum()
 }
 
+/// The share of the samples of the threads the program started that the
+/// worker thread has. `main` (which has no THREAD START) starts the JVM
+/// and the idle threads: CPU of a fixed amount, whose share grows when a
+/// loaded machine gives the worker's wall-clock-bound run less CPU, so it
+/// is left out.
+fn worker_share(rep: &ascii::Report) -> f64 {
+    let started = samples_of_threads(rep, &[""]);
+    let worker = samples_of_threads(rep, &["worker"]);
+    worker as f64 / started.max(1) as f64
+}
+
 /// OnCpuAmongBlocked's threads that use no CPU.
 const IDLE_THREADS: &[&str] = &["accept-", "read-", "park-", "wait-", "sleep-"];
 
@@ -420,38 +447,39 @@ const IDLE_THREADS: &[&str] = &["accept-", "read-", "park-", "wait-", "sleep-"];
 #[test]
 fn only_cpu_is_charged_threads_blocked_in_native_calls_or_parked_get_nothing() {
     let _only_jvm = common::exclusive();
-    // 6 s: at HZ=250 about 1 500 timer signals reach the worker (each
-    // weighted by the ticks it stands for), so the 10 % method's share
-    // varies by about 0.8 pp (one standard deviation) from run to run.
+    // 1 000 rounds at interval=1: about 3 700 samples of the worker
+    // (whatever the machine's load), whose rounds of fixed work repeat with
+    // a fixed period (see known_cpu_split_is_measured_within_a_few_points).
     let (rep, out, err) = run_bounded(
         "oncpu",
         "cpu=samples,interval=1,thread=y",
         "OnCpuAmongBlocked",
-        &["6"],
+        &["0", "1000"],
     );
     assert!(out.contains("rounds="), "{out}");
     let cpu = &rep.cpu[0];
-    let (shares, in_work, n) = work_split(cpu, "CpuSplit");
+    let (shares, _, n) = work_split(cpu, "CpuSplit");
+    let in_work = worker_share(&rep);
     eprintln!(
-        "async: worker {:.2}% of {} samples; split {:.3} {:.3} {:.3}; {err}",
+        "async: worker {:.2}% of {} samples; split {:.3} {:.3} {:.3}, TVD {:.4}; {err}",
         100.0 * in_work,
         cpu.total,
         shares[0],
         shares[1],
-        shares[2]
+        shares[2],
+        tvd(shares)
     );
-    assert!(n >= 500, "too few samples: {n} ({err})");
+    assert!(n >= 2000, "too few samples: {n} ({err})");
     assert!(
         in_work >= 0.95,
         "worker has only {:.2}% of the samples: {cpu:?}",
         100.0 * in_work
     );
-    for (s, e) in shares.iter().zip([0.6, 0.3, 0.1]) {
-        assert!(
-            (s - e).abs() <= 0.03,
-            "split {shares:?} not within 3 pp of 60/30/10"
-        );
-    }
+    let tvd = tvd(shares);
+    assert!(
+        tvd <= 0.03,
+        "split {shares:?} too far from 60/30/10 (TVD {tvd:.4})"
+    );
     assert_eq!(
         rep.thread_starts
             .iter()
@@ -489,7 +517,7 @@ fn the_safepoint_fallback_charges_only_cpu_too() {
     // the next safepoint may already be in the method after the one that
     // used the CPU, or in the worker's loop between two calls
     // (docs/cpu-samples.md). The thread that is charged must be right.
-    let worker = samples_of_threads(&rep, &["worker"]) as f64 / cpu.total as f64;
+    let worker = worker_share(&rep);
     assert!(
         worker >= 0.95,
         "the worker thread has only {:.2}%: {cpu:?}",
@@ -580,8 +608,9 @@ fn shares_of_two_duty_cycles_follow_their_cpu_time() {
 }
 
 /// A loop calling two methods the JIT inlines, one with three times the
-/// other's work: the samples land in the callees (not on the loop's
-/// safepoint poll), about 3:1.
+/// other's work (InlinedWork: loads that miss the caches): the samples
+/// land in the callees (not on the loop's safepoint poll), about 3:1, each
+/// charged to the scope of the instruction that ran, not of the next one.
 #[test]
 fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
     let _only_jvm = common::exclusive();
@@ -589,15 +618,26 @@ fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
     let cpu = &rep.cpu[0];
     let heavy = samples_of(cpu, "InlinedWork.heavy") as f64;
     let light = samples_of(cpu, "InlinedWork.light") as f64;
-    let in_callees = (heavy + light) / cpu.total as f64;
+    let lp = samples_of(cpu, "InlinedWork.loop") as f64;
+    let hot = heavy + light + lp;
     eprintln!(
-        "heavy {heavy}, light {light}, loop {}, total {}",
-        samples_of(cpu, "InlinedWork.loop"),
+        "heavy {heavy}, light {light}, loop {lp}, total {}",
         cpu.total
     );
+    assert!(hot >= 500.0, "too few samples in the loop: {cpu:?}");
+    // Nearly all the loop's time is the callees' loads: a sample charged
+    // to the scope after the one whose instruction ran gives heavy's last
+    // load to the loop (10-20 % before the fix) and light's to heavy
+    // (light 0-12 %, ratio 5-250).
     assert!(
-        in_callees >= 0.8,
-        "callees have {in_callees:.3} of the samples: {cpu:?}"
+        lp / hot <= 0.03,
+        "the loop has {:.3} of the loop's samples: {cpu:?}",
+        lp / hot
+    );
+    assert!(
+        light / hot >= 0.18,
+        "light has {:.3} of the loop's samples, expected about 0.25",
+        light / hot
     );
     let ratio = heavy / light;
     assert!(
@@ -612,6 +652,54 @@ fn inlined_callees_get_the_samples_in_their_ratio_of_work() {
         .unwrap();
     let frames = &rep.traces[&row.trace].frames;
     assert_eq!(frames[1].method, "loop", "{frames:?}");
+}
+
+/// Megamorphic interface calls to tiny methods (StubCalls): most samples
+/// land where AsyncGetCallTrace cannot walk the stack (the itable stub,
+/// the callees' frame set-up and take-down; 80 % of the samples on JDK
+/// 17 were lost before recovery). They are walked from the caller with the
+/// callee on top, and the report says, after the section, what is still
+/// not counted.
+#[test]
+fn samples_where_walks_fail_are_recovered_and_the_rest_is_stated() {
+    let _only_jvm = common::exclusive();
+    let (rep, _, _) = run_bounded("stubcalls", "cpu=samples,interval=1", "StubCalls", &["3"]);
+    let cpu = &rep.cpu[0];
+    let line = cpu
+        .lost
+        .as_deref()
+        .expect("a CPU SAMPLES LOST line after the section");
+    // CPU SAMPLES LOST <lost> of <taken> (<pct>%)[: <reason> <n>, ...]
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let lost: u64 = words[3].parse().unwrap();
+    let taken: u64 = words[5].parse().unwrap();
+    eprintln!("{line}; total {}", cpu.total);
+    assert_eq!(taken - lost, cpu.total, "{line}");
+    assert!(
+        lost as f64 <= 0.02 * taken as f64,
+        "more than 2 % not counted: {line}"
+    );
+    let callees = ["Mul", "MixA", "MixB", "Add"];
+    let in_loop = samples_of(cpu, "StubCalls.loop")
+        + callees
+            .iter()
+            .map(|c| samples_of(cpu, &format!("StubCalls${c}.apply")))
+            .sum::<u64>();
+    assert!(in_loop >= 500, "too few samples in the loop: {cpu:?}");
+    for c in callees {
+        let n = samples_of(cpu, &format!("StubCalls${c}.apply"));
+        assert!(
+            n as f64 >= 0.03 * in_loop as f64,
+            "{c}.apply has {n} of {in_loop} samples: {cpu:?}"
+        );
+        let row = cpu
+            .rows
+            .iter()
+            .find(|r| r.method == format!("StubCalls${c}.apply"))
+            .unwrap();
+        let frames = &rep.traces[&row.trace].frames;
+        assert_eq!(frames[1].method, "loop", "{frames:?}");
+    }
 }
 
 /// CPU-bound virtual threads (JDK 21+): the hot method dominates, and the
@@ -647,9 +735,10 @@ fn cpu_bound_virtual_threads_are_sampled_in_their_own_code() {
 
 /// The application takes SIGPROF for itself while the agent samples
 /// (sun.misc.Signal here; a profiler loaded later or JFR's CPU-time
-/// sampler would do the same natively): the agent notices, stops its
-/// timers so the application's handler gets none of its signals, says so
-/// once, keeps the samples taken before, and the program runs to its end.
+/// sampler would do the same natively): the agent notices, leaves SIGPROF
+/// to the application (whose handler gets none of its signals from then
+/// on), says so once, and samples on with another signal; the program runs
+/// to its end.
 #[test]
 fn an_application_that_takes_sigprof_gets_no_signals_of_ours() {
     let _only_jvm = common::exclusive();
@@ -674,15 +763,164 @@ fn an_application_that_takes_sigprof_gets_no_signals_of_ours() {
         "our timers kept signalling the application's handler"
     );
     assert_eq!(
-        err.matches("SIGPROF handler replaced").count(),
+        err.matches("SIGPROF was taken by another handler while profiling")
+            .count(),
         1,
         "said exactly once: {err}"
     );
-    assert!(err.contains("HPROF ERROR"), "{err}");
+    assert!(
+        err.contains("signals its CPU-time samples with SIGVTALRM from now on")
+            && !err.contains("HPROF ERROR"),
+        "{err}"
+    );
     let hot = samples_of(&rep.cpu[0], "SigprofTaker.spin");
     assert!(
         hot >= 100,
         "the samples before the takeover stay: {:?}",
         rep.cpu[0]
     );
+}
+
+/// tests/fixtures/sigprof_agent.c, compiled once per test process.
+fn sigprof_agent() -> &'static str {
+    static LIB: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LIB.get_or_init(|| {
+        let dir = common::scratch("sigprof_agent_build");
+        let lib = dir.join("libsigprof_agent.so");
+        let src = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sigprof_agent.c");
+        let st = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(&lib)
+            .arg(&src)
+            .arg("-lpthread")
+            .status()
+            .expect("run cc");
+        assert!(st.success(), "cc failed on {}", src.display());
+        lib.display().to_string()
+    })
+}
+
+/// What the second profiler counted (its line at VM exit).
+struct SecondProfiler {
+    own: u64,
+    foreign_early: i64,
+    foreign: u64,
+    cpu_ms: u64,
+}
+
+/// CpuSplit (1 000 rounds, about 3.7 s of CPU) under the agent at
+/// interval=1 and the native SIGPROF-taking agent, loaded before the
+/// agent (its handler is in place when the agent starts) or installing its
+/// handler after `after_ms` ms of the process's CPU (while the agent
+/// samples).
+fn with_second_profiler(
+    name: &str,
+    after_ms: Option<u32>,
+) -> (ascii::Report, String, SecondProfiler) {
+    let dir = common::scratch(name);
+    let ours = format!(
+        "-agentpath:{}=cpu=samples,interval=1,file=out.txt",
+        common::agent_path().display()
+    );
+    let theirs = match after_ms {
+        None => format!("-agentpath:{}", sigprof_agent()),
+        Some(ms) => format!("-agentpath:{}=after={ms}", sigprof_agent()),
+    };
+    // Loaded before the agent, or after it.
+    let args: Vec<&str> = match after_ms {
+        None => vec![&theirs, &ours],
+        Some(_) => vec![&ours, &theirs],
+    };
+    let r = common::run_java_bounded(
+        &dir,
+        &args,
+        "CpuSplit",
+        &["0", "1000"],
+        std::time::Duration::from_secs(120),
+    );
+    let err = common::stderr(&r.output);
+    assert!(!r.timed_out && r.output.status.success(), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("sigprof_agent: "))
+        .unwrap_or_else(|| panic!("no line of the second profiler: {err}"));
+    let field = |k: &str| -> i64 {
+        let tail = line.split(&format!(" {k}=")).nth(1).expect(k);
+        tail.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let theirs = SecondProfiler {
+        own: field("own") as u64,
+        foreign_early: field("foreign_early"),
+        foreign: field("foreign") as u64,
+        cpu_ms: field("cpu_ms") as u64,
+    };
+    let text = std::fs::read_to_string(dir.join("out.txt")).expect("output file");
+    (ascii::parse(&text), err, theirs)
+}
+
+/// Both profilers sample the whole run: the agent's samples stand for
+/// most of the process's CPU time (the rest is the JVM's own threads), in
+/// CpuSplit's split.
+fn assert_sampled_throughout(rep: &ascii::Report, theirs: &SecondProfiler, err: &str) {
+    let (shares, _, n) = work_split(&rep.cpu[0], "CpuSplit");
+    eprintln!(
+        "{n} samples in the work methods for {} ms of process CPU; split {shares:?}; the other profiler: {} own signals",
+        theirs.cpu_ms, theirs.own
+    );
+    assert!(
+        n as f64 >= 0.7 * theirs.cpu_ms as f64,
+        "{n} samples for {} ms of CPU: sampling stopped? {err}",
+        theirs.cpu_ms
+    );
+    assert!(tvd(shares) <= 0.05, "split {shares:?}");
+    assert!(
+        theirs.own >= 100,
+        "the other profiler's own timer: {}",
+        theirs.own
+    );
+    assert!(!err.contains("HPROF ERROR"), "{err}");
+}
+
+/// Another native profiler holds SIGPROF when the agent starts (loaded
+/// before it): the agent takes the next free profiling signal, says so
+/// once, and neither gets the other's signals.
+#[test]
+fn a_profiler_loaded_before_keeps_sigprof_and_both_sample() {
+    let _only_jvm = common::exclusive();
+    let (rep, err, theirs) = with_second_profiler("second_before", None);
+    assert_eq!(theirs.foreign, 0, "the other profiler got our signals");
+    assert_eq!(
+        err.matches("SIGPROF already handled (another profiler or the application): CPU-time samples are signalled with SIGVTALRM").count(),
+        1,
+        "{err}"
+    );
+    assert_sampled_throughout(&rep, &theirs, &err);
+}
+
+/// Another native profiler installs its SIGPROF handler while the agent
+/// samples (a profiler attached later, an agent's late start): the agent
+/// finds it on its next pass, leaves SIGPROF to it (no signal of ours
+/// reaches it from then on), says so once, and samples on with another
+/// signal.
+#[test]
+fn a_profiler_installed_after_gets_sigprof_back_and_both_sample() {
+    let _only_jvm = common::exclusive();
+    let (rep, err, theirs) = with_second_profiler("second_after", Some(1500));
+    eprintln!(
+        "the other profiler: {} of our signals before we left, {} at the end",
+        theirs.foreign_early, theirs.foreign
+    );
+    assert!(theirs.foreign_early >= 0, "installed too late to check");
+    assert_eq!(
+        theirs.foreign, theirs.foreign_early as u64,
+        "our signals kept reaching the other profiler's handler"
+    );
+    assert_eq!(
+        err.matches("SIGPROF was taken by another handler while profiling")
+            .count(),
+        1,
+        "said exactly once: {err}"
+    );
+    assert_sampled_throughout(&rep, &theirs, &err);
 }

@@ -457,3 +457,187 @@ fn the_output_filling_its_disk_during_a_vm_dump_is_said_once() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// What a JVM has written to its stderr so far, collected on a thread.
+#[derive(Clone, Default)]
+struct Stderr(std::sync::Arc<parking_lot::Mutex<String>>);
+
+impl Stderr {
+    fn text(&self) -> String {
+        self.0.lock().clone()
+    }
+
+    /// Wait (at most `LIMIT`) until `part` was said `n` times.
+    fn wait_for(&self, part: &str, n: usize) {
+        let start = std::time::Instant::now();
+        while self.text().matches(part).count() < n {
+            assert!(
+                start.elapsed() < LIMIT,
+                "never said {n} x {part}: {}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// HoldObjects with the agent in `dir`, stdin kept open (it idles until
+/// stdin closes), its "ready" read; stderr collected.
+fn start_holding(dir: &Path, agent_opts: &str, scale: &str) -> (std::process::Child, Stderr) {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let agent = format!("-agentpath:{}={agent_opts}", common::agent_path().display());
+    let mut child = Command::new(common::java())
+        .current_dir(dir)
+        .args(["-Xmx2100m", &agent, "-cp"])
+        .arg(common::fixture_classes())
+        .args(["HoldObjects", scale])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let mut err = child.stderr.take().unwrap();
+    let said = Stderr::default();
+    let to = said.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            to.0.lock().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    (child, said)
+}
+
+/// Close its stdin (HoldObjects then exits: the exit dump) and wait.
+fn end_holding(mut child: std::process::Child) {
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    // The stderr thread reads to the end.
+    std::thread::sleep(Duration::from_millis(200));
+}
+
+/// Peak and current RSS of a process, in KiB.
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |f: &str| {
+        s.lines()
+            .find(|l| l.starts_with(f))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// Item 19: the output file and the VM's private directory beside it on a
+/// disk too small for the dump (a 24 MiB tmpfs; HoldObjects' dump is about
+/// 60 MiB). The VM's dumper runs out of room; the JVMTI walk used to make
+/// the dump instead, into the same full disk: its tags kept the dump's
+/// size in the JVM's memory (+664 MB peak and +400 MB still held on a 1 GB
+/// heap), the output ended inside a record, and every later dump did it
+/// again. Now each dump says in one line why it was not made, no walk
+/// runs, and the output reads whole. (The peak RSS growth is printed: the
+/// walk's tags alone would add ~100 MiB for this heap.)
+#[test]
+fn a_full_disk_under_the_output_makes_no_walk() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_output_disk_full");
+    let Some(disk) = SmallDisk::mount(&dir, "24m", "full output disk check") else {
+        return;
+    };
+    let out = disk.0.join("out.hprof");
+    let (child, err) = start_holding(
+        &dir,
+        &format!("heap=dump,format=b,verbose=y,file={}", out.display()),
+        "400",
+    );
+    let pid = child.id();
+    let (_, before) = rss_kib(pid);
+    // The clear_refs reset of the peak needs Linux >= 4.0.
+    let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
+    assert!(sh("kill", &["-QUIT", &pid.to_string()]));
+    err.wait_for(" done.", 1);
+    let (peak, _) = rss_kib(pid);
+    eprintln!(
+        "peak RSS growth during the dump on the full disk: {} MiB",
+        peak.saturating_sub(before) >> 10
+    );
+    end_holding(child);
+    let err = err.text();
+    assert_eq!(
+        err.matches(
+            "HPROF ERROR: heap dump not made: the VM's dumper ran out of room beside the output"
+        )
+        .count(),
+        2,
+        "the SIGQUIT dump and the exit dump: {err}"
+    );
+    assert!(!err.contains("(JVMTI walk)"), "{err}");
+    assert!(!err.contains("the JVMTI walk makes it instead"), "{err}");
+    assert_eq!(err.matches("HPROF ERROR").count(), 2, "{err}");
+    let p = read_all(&out).unwrap_or_else(|e| panic!("the output reads whole: {e}\n{err}"));
+    assert!(p.heap_dumps.is_empty());
+    let left: Vec<_> = std::fs::read_dir(&disk.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [std::ffi::OsString::from("out.hprof")]);
+}
+
+/// Item 19: the output's own disk fills while a dump is written into it
+/// (the output name is a symlink to a 16 MiB tmpfs, so the VM's file is
+/// elsewhere and its records are copied). The output used to end inside a
+/// record, and every later SIGQUIT made the VM dump the whole heap again
+/// into the stopped output. Now the file is cut back to its last whole
+/// record (our reader reads it), the HEAP DUMP END closes the cut dump,
+/// and later dumps are not made: one line says so.
+#[test]
+fn dumps_stop_with_an_output_that_filled_its_disk() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("faults_output_died");
+    let Some(disk) = SmallDisk::mount(&dir, "16m", "dead output check") else {
+        return;
+    };
+    std::os::unix::fs::symlink(disk.0.join("real.hprof"), dir.join("out.hprof")).unwrap();
+    let (child, err) = start_holding(
+        &dir,
+        "heap=dump,format=b,verbose=y,logflags=1,file=out.hprof",
+        "400",
+    );
+    let pid = child.id();
+    for n in 1..=3 {
+        assert!(sh("kill", &["-QUIT", &pid.to_string()]));
+        err.wait_for(" done.", n);
+    }
+    end_holding(child);
+    let err = err.text();
+    assert_eq!(
+        err.matches("write to output file failed").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("heap dump phases (VM dumper)").count(),
+        1,
+        "one VM dump, none after the output stopped: {err}"
+    );
+    assert_eq!(
+        err.matches("heap dump not made: the output stopped earlier")
+            .count(),
+        1,
+        "{err}"
+    );
+    let p = read_all(disk.0.join("real.hprof"))
+        .unwrap_or_else(|e| panic!("the output reads whole: {e}\n{err}"));
+    assert_eq!(p.heap_dumps.len(), 1);
+    assert!(p.heap_dumps[0].ended, "closed by HEAP DUMP END");
+}

@@ -295,8 +295,23 @@ pub(super) fn open_output(opts: &Options) -> Result<Output, String> {
     let name = opts.output_file_name(std::process::id(), |p| std::path::Path::new(p).exists());
     let Some(listen) = &opts.listen else {
         // Heap dumps hold the program's data: their files are private.
-        let sink = Sink::create_file(std::path::Path::new(&name), opts.heap_dump)
-            .map_err(|e| format!("can't create profile file: {name} ({e})"))?;
+        let (sink, name) = match Sink::create_file(std::path::Path::new(&name), opts.heap_dump) {
+            // Another JVM given the same file= writes it: this one takes
+            // the force=n name rather than write over it.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let own = options::unique_file_name(&name, opts.format, std::process::id());
+                diag::warning(&format!(
+                    "{name} is the output of another process that is still running (two JVMs given the same file=): this one writes {own}"
+                ));
+                let sink = Sink::create_file(std::path::Path::new(&own), opts.heap_dump)
+                    .map_err(|e| format!("can't create profile file: {own} ({e})"))?;
+                (sink, own)
+            }
+            r => (
+                r.map_err(|e| format!("can't create profile file: {name} ({e})"))?,
+                name,
+            ),
+        };
         return Ok(Output {
             sink,
             file: Some(name.into()),

@@ -158,6 +158,12 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
         if learned {
             if let RecordBody::Trace(t) = &rec.body {
                 text::trace(&mut f, &mut buf, at, &syms, t);
+            } else if let Some(lost) = match &rec.body {
+                RecordBody::Utf8 { text, .. } => fmt::LostSamples::parse(text),
+                _ => None,
+            } {
+                // The note after CPU SAMPLES: its line, as in text output.
+                f.cpu_lost(&mut buf, at, &lost);
             } else if let RecordBody::LoadClass(lc) = &rec.body {
                 let name = syms.string(lc.name_id).unwrap_or("<unknown>");
                 buf.extend_from_slice(

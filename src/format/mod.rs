@@ -20,6 +20,7 @@
 pub mod ascii;
 pub mod binary;
 pub mod ctime;
+pub mod lost;
 pub mod model;
 pub mod names;
 pub mod selection;
@@ -28,6 +29,7 @@ use std::collections::HashSet;
 
 pub use ascii::{AsciiFormat, AsciiOptions};
 pub use binary::{BinaryFormat, BinaryOptions, CutoffEncoding, HprofVersion, IdSize};
+pub use lost::LostSamples;
 pub use model::*;
 pub use names::render_class_name;
 pub use selection::{select_cpu, select_monitor_time, select_old_prof, select_sites, Ranked};
@@ -87,6 +89,11 @@ pub trait ProfileFormat: Send {
     /// CPU SAMPLES / CPU TIME (binary: CPU SAMPLES only; a `Times` report is
     /// a no-op there).
     fn cpu(&mut self, out: &mut Vec<u8>, at: Stamp, report: &CpuReport<'_>);
+
+    /// The samples the CPU SAMPLES report just written does not count
+    /// (text: a line after the section; binary: a UTF8 record of the same
+    /// text, see `lost`).
+    fn cpu_lost(&mut self, out: &mut Vec<u8>, at: Stamp, lost: &LostSamples);
 
     /// Old prof block of `cpu=old` (binary: nothing).
     fn cpu_old(&mut self, out: &mut Vec<u8>, at: Stamp, report: &OldProfReport<'_>);

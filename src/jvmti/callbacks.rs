@@ -91,6 +91,7 @@ pub fn install(jvmti: Jvmti, handler: &'static dyn EventHandler) -> Result<(), s
         VMObjectAlloc: Some(on_vm_object_alloc),
         SampledObjectAlloc: Some(on_sampled_object_alloc),
         CompiledMethodLoad: Some(on_compiled_method_load),
+        CompiledMethodUnload: Some(on_compiled_method_unload),
         ..Default::default()
     };
     jvmti.set_event_callbacks(&callbacks)
@@ -247,21 +248,36 @@ unsafe extern "C" fn on_exception_catch(
         h.exception_catch(jni, thread, method, location)
     })
 }
-/// CompiledMethodLoad is enabled only so that HotSpot records debug
-/// information at every instruction of compiled code, not only at
-/// safepoints (it does so by default while some agent listens to this
-/// event: `DebugInformationRecorder`, "JVMTI may wish to participate in
-/// profiling"), which the asynchronous sampler needs to name inlined
-/// methods. Nothing is done with the event.
+/// CompiledMethodLoad is enabled by the asynchronous sampler so that
+/// HotSpot records debug information at every instruction of compiled
+/// code, not only at safepoints (it does so by default while some agent
+/// listens to this event: `DebugInformationRecorder`, "JVMTI may wish to
+/// participate in profiling"), which the sampler needs to name inlined
+/// methods; and to know which method's code lies where
+/// (`async_sampler::code_map`). Nothing here can panic: a map insert.
 unsafe extern "C" fn on_compiled_method_load(
     _: *mut jvmtiEnv,
-    _method: jmethodID,
-    _code_size: jint,
-    _code_addr: *const std::os::raw::c_void,
+    method: jmethodID,
+    code_size: jint,
+    code_addr: *const std::os::raw::c_void,
     _map_length: jint,
     _map: *const std::os::raw::c_void,
     _compile_info: *const std::os::raw::c_void,
 ) {
+    super::async_sampler::code_map::loaded(
+        code_addr as usize,
+        code_size.max(0) as usize,
+        MethodId::from_raw(method),
+    );
+}
+
+/// The compiled code at `code_addr` was freed (see above).
+unsafe extern "C" fn on_compiled_method_unload(
+    _: *mut jvmtiEnv,
+    _method: jmethodID,
+    code_addr: *const std::os::raw::c_void,
+) {
+    super::async_sampler::code_map::unloaded(code_addr as usize);
 }
 
 unsafe extern "C" fn on_data_dump_request(_: *mut jvmtiEnv) {

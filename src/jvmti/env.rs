@@ -270,6 +270,12 @@ impl Jvmti {
         )
     }
 
+    /// Send the events of `event` for what exists already
+    /// (CompiledMethodLoad, DynamicCodeGenerated).
+    pub fn generate_events(&self, event: jvmtiEvent) -> JResult<()> {
+        call!(self, GenerateEvents, event)
+    }
+
     pub fn create_raw_monitor(&self, name: &str) -> JResult<RawMonitor> {
         let cname = CString::new(name).unwrap_or_default();
         let mut mon: jrawMonitorID = ptr::null_mut();

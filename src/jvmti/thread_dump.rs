@@ -40,12 +40,22 @@ pub enum Unmapped {
     NoNativeId,
 }
 
-/// The headers of a thread dump, by Java ID.
+/// The headers of a thread dump, by Java ID and by VM address: built in
+/// one pass over the dump, so finding every thread of a dump is linear in
+/// its size (an attach to a JVM with thousands of threads looks each one
+/// up).
 pub struct Headers<'d> {
     dump: &'d str,
     /// Java ID -> byte offsets of `" #ID ` (of its quote).
     by_id: HashMap<i64, Vec<usize>>,
+    /// VM address -> byte offsets of ` tid=0x<16 hex digits> ` (of its
+    /// space).
+    by_address: HashMap<u64, Vec<usize>>,
 }
+
+/// ` tid=0x` and the 16 hexadecimal digits HotSpot prints an address with.
+const TID_KEY: &str = " tid=0x";
+const ADDRESS_DIGITS: usize = 16;
 
 impl<'d> Headers<'d> {
     pub fn new(dump: &'d str) -> Headers<'d> {
@@ -68,7 +78,24 @@ impl<'d> Headers<'d> {
                 by_id.entry(id).or_default().push(quote);
             }
         }
-        Headers { dump, by_id }
+        let mut by_address: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (at, _) in dump.match_indices(TID_KEY) {
+            let digits = at + TID_KEY.len();
+            let Some(hex) = dump.get(digits..digits + ADDRESS_DIGITS) else {
+                continue;
+            };
+            if bytes.get(digits + ADDRESS_DIGITS) != Some(&b' ') {
+                continue;
+            }
+            if let Ok(address) = u64::from_str_radix(hex, 16) {
+                by_address.entry(address).or_default().push(at);
+            }
+        }
+        Headers {
+            dump,
+            by_id,
+            by_address,
+        }
     }
 
     /// The native thread ID of the Java thread `name` with Java ID `id`.
@@ -103,12 +130,11 @@ impl<'d> Headers<'d> {
     /// program's: a thread that renames itself all the time is still
     /// found. It must occur exactly once in the dump.
     pub fn native_id_at(&self, address: u64, id: i64) -> Result<i32, Unmapped> {
-        let key = format!(" tid=0x{address:016x} ");
-        let mut hits = self.dump.match_indices(&key).map(|(at, _)| at);
-        let at = hits.next().ok_or(Unmapped::NotFound)?;
-        if hits.next().is_some() {
-            return Err(Unmapped::Ambiguous);
-        }
+        let at = match self.by_address.get(&address).map(Vec::as_slice) {
+            Some([at]) => *at,
+            Some([]) | None => return Err(Unmapped::NotFound),
+            Some(_) => return Err(Unmapped::Ambiguous),
+        };
         let start = self.dump[..at].rfind('\n').map_or(0, |n| n + 1);
         let end = self.dump[at..]
             .find('\n')
@@ -257,6 +283,41 @@ Threads class SMR info:\n_java_thread_list=0x00007f0c, length=12, elements={\n0x
             Headers::new(&twice).native_id_at(0x7f0000001000, 12),
             Err(Unmapped::Ambiguous)
         );
+    }
+
+    #[test]
+    fn every_thread_of_a_dump_of_50000_is_found_in_linear_time() {
+        // The dump of a JVM with 50 000 threads, looked up thread by thread
+        // as an attach does: a search of the whole dump per thread would
+        // take minutes (about 2.5e9 bytes scanned per 10 000 threads).
+        let n = 50_000u64;
+        let mut dump = String::from(
+            "Full thread dump OpenJDK 64-Bit Server VM (21.0.8+9-LTS mixed mode):\n\n",
+        );
+        for i in 0..n {
+            dump.push_str(&format!(
+                "\"worker-{i}\" #{} [{}] prio=5 os_prio=0 cpu=0.10ms elapsed=1.00s tid=0x{:016x} nid={} waiting on condition  [0x00007f1d1cf4e000]\n   java.lang.Thread.State: WAITING (parking)\n\tat jdk.internal.misc.Unsafe.park(java.base@21.0.8/Native Method)\n\n",
+                i + 30,
+                100_000 + i,
+                0x7f00_0000_0000 + i * 0x1000,
+                100_000 + i
+            ));
+        }
+        let t0 = std::time::Instant::now();
+        let h = Headers::new(&dump);
+        for i in 0..n {
+            let id = (i + 30) as i64;
+            assert_eq!(
+                h.native_id_at(0x7f00_0000_0000 + i * 0x1000, id),
+                Ok(100_000 + i as i32)
+            );
+            assert_eq!(
+                h.native_id(&format!("worker-{i}"), id),
+                Ok(100_000 + i as i32)
+            );
+        }
+        let took = t0.elapsed();
+        assert!(took < std::time::Duration::from_secs(10), "{took:?}");
     }
 
     #[test]

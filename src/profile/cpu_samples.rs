@@ -22,7 +22,7 @@
 
 use super::{Answer, Event, Profile};
 use crate::diag::rejected;
-use crate::format::CpuTitle;
+use crate::format::{CpuTitle, LostSamples};
 use crate::jvmti::async_sampler::{self as sampler, sys::code, Outcome, Sample, StackMode};
 use crate::jvmti::sys::{cap, event, jvmtiCapabilities, thread_state, JVMTI_THREAD_MAX_PRIORITY};
 use crate::jvmti::{AgentThread, Frame, Jni, MethodId, Obj, RawMonitor};
@@ -86,15 +86,21 @@ pub struct CpuSamples {
     /// class (at most once per [`SWEEP_EVERY`]).
     sweep_wanted: AtomicBool,
     counts: Counts,
+    /// `counts.not_counted` when the current report period began (a CPU
+    /// report says what was not counted since then).
+    period_start: parking_lot::Mutex<Vec<(&'static str, u64)>>,
     /// Passes taken and time spent in them, for `verbose` and the benchmark.
     pub passes: AtomicU64,
     pub pass_nanos: AtomicU64,
 }
 
-/// What became of the samples (in CPU intervals), for the report at exit.
+/// What became of the samples (in CPU intervals), since the start.
 #[derive(Default)]
 struct Counts {
     counted: AtomicU64,
+    /// Of the counted, those whose stack was found by a recovery after
+    /// AsyncGetCallTrace failed (docs/cpu-samples.md).
+    recovered: AtomicU64,
     /// Per AsyncGetCallTrace code 0..=-10 (index = -code), and other codes.
     failed: [AtomicU64; 12],
     /// A frame without a method ID (a method AsyncGetCallTrace met before
@@ -115,38 +121,38 @@ impl Counts {
         self.failed[i].fetch_add(u64::from(weight), Ordering::Relaxed);
     }
 
-    /// "N samples, M not counted (why ...)" for the exit report.
-    fn summary(&self, dropped: u64) -> (u64, u64, String) {
-        let counted = self.counted.load(Ordering::Relaxed);
-        let mut parts = Vec::new();
-        let mut lost = 0;
-        for (i, f) in self.failed.iter().enumerate() {
-            let n = f.load(Ordering::Relaxed);
-            if n > 0 {
-                lost += n;
+    /// Samples not counted so far, by reason (`dropped`: the ring was
+    /// full), in a fixed order; reasons with none are included.
+    fn not_counted(&self, dropped: u64) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = self
+            .failed
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
                 let name = if i == 11 {
                     "other"
                 } else {
                     code::name(-(i as i32))
                 };
-                parts.push(format!("{name} {n}"));
-            }
-        }
-        let no_id = self.no_method_id.load(Ordering::Relaxed);
-        if no_id > 0 {
-            lost += no_id;
-            parts.push(format!("no method ID {no_id}"));
-        }
-        let unresolved = self.unresolved.load(Ordering::Relaxed);
-        if unresolved > 0 {
-            lost += unresolved;
-            parts.push(format!("class unloaded {unresolved}"));
-        }
-        if dropped > 0 {
-            lost += dropped;
-            parts.push(format!("buffer full {dropped}"));
-        }
-        (counted, lost, parts.join(", "))
+                (name, f.load(Ordering::Relaxed))
+            })
+            .collect();
+        v.push(("no method ID", self.no_method_id.load(Ordering::Relaxed)));
+        v.push(("class unloaded", self.unresolved.load(Ordering::Relaxed)));
+        v.push(("buffer full", dropped));
+        v
+    }
+
+    /// "N samples, M not counted (why ...)" for the exit report.
+    fn summary(&self, dropped: u64) -> (u64, u64, String) {
+        let counted = self.counted.load(Ordering::Relaxed);
+        let lost = self.not_counted(dropped);
+        let parts: Vec<String> = lost
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(why, n)| format!("{why} {n}"))
+            .collect();
+        (counted, lost.iter().map(|(_, n)| n).sum(), parts.join(", "))
     }
 }
 
@@ -162,6 +168,7 @@ impl CpuSamples {
             carrier_frames: DashMap::new(),
             sweep_wanted: AtomicBool::new(false),
             counts: Counts::default(),
+            period_start: parking_lot::Mutex::new(Vec::new()),
             passes: AtomicU64::new(0),
             pass_nanos: AtomicU64::new(0),
         }
@@ -169,6 +176,35 @@ impl CpuSamples {
 
     fn how(&self) -> How {
         self.how.get().copied().unwrap_or(How::Runnable)
+    }
+
+    /// The samples not counted since the report period began, for the
+    /// report's line about them; none under the original's rule, which
+    /// counts every sample it takes.
+    fn lost_in_period(&self) -> Option<LostSamples> {
+        if self.how() == How::Runnable {
+            return None;
+        }
+        let now = self.counts.not_counted(sampler::handler_stats().dropped);
+        let start = self.period_start.lock();
+        let reasons = now
+            .iter()
+            .enumerate()
+            .map(|(i, &(why, n))| {
+                let before = start.get(i).map_or(0, |&(_, b)| b);
+                (why.to_string(), n.saturating_sub(before))
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        Some(LostSamples {
+            counted: 0,
+            reasons,
+        })
+    }
+
+    /// A new report period begins (after a dump, or the counts cleared).
+    fn start_period(&self) {
+        *self.period_start.lock() = self.counts.not_counted(sampler::handler_stats().dropped);
     }
 
     /// Pause or resume sampling (socket command); wakes the thread.
@@ -231,8 +267,13 @@ impl CpuSamples {
         if self.how() != How::Runnable {
             if self.how() == How::Async {
                 // Debug information at every instruction from now on, for
-                // code compiled later (see jvmti::callbacks).
-                let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+                // code compiled later, and where compiled code lies (see
+                // jvmti::callbacks), also for code compiled before.
+                watch_compiled_code(ctx);
+                static REPLAYED: std::sync::Once = std::sync::Once::new();
+                REPLAYED.call_once(|| {
+                    let _ = ctx.jvmti.generate_events(event::COMPILED_METHOD_LOAD);
+                });
             }
             sampler::start()?;
             sampler::set_stacks(!self.paused.load(Ordering::Acquire));
@@ -293,8 +334,8 @@ impl CpuSamples {
                 }
             }
             if self.how() != How::Runnable {
-                if let Some(why) = sampler::check_handler() {
-                    crate::diag::error(&why);
+                if let Some(why) = sampler::maintain() {
+                    why.say();
                 }
             }
             if self.sweep_wanted.load(Ordering::Acquire)
@@ -359,6 +400,11 @@ impl CpuSamples {
                 self.counts
                     .counted
                     .fetch_add(u64::from(s.weight), Ordering::Relaxed);
+                if s.how != sampler::How::Direct {
+                    self.counts
+                        .recovered
+                        .fetch_add(u64::from(s.weight), Ordering::Relaxed);
+                }
             }
             None => {
                 self.counts
@@ -641,6 +687,38 @@ impl CpuSamples {
     }
 }
 
+/// CompiledMethodLoad: HotSpot records debug information at every
+/// instruction of code compiled while an agent takes it (the asynchronous
+/// sampler names inlined methods with it); with CompiledMethodUnload, where
+/// each method's code lies (`async_sampler::code_map`).
+fn watch_compiled_code(ctx: &Context) {
+    let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+    let _ = ctx
+        .jvmti
+        .set_event_mode(true, event::COMPILED_METHOD_UNLOAD);
+}
+
+/// What the signal handler's recovery of failed walks reads of HotSpot
+/// (docs/cpu-samples.md, "Failed walks are recovered"), learnt on the
+/// calling thread; what is missing is logged (those recoveries stay off).
+fn prepare_walk(ctx: &Context, jni: Jni<'_>) {
+    let thread = ctx
+        .jvmti
+        .current_thread(jni)
+        .ok()
+        .and_then(|t| crate::jvmti::jni::thread_keys(jni, t.obj()).address);
+    let missing = sampler::prepare_walk(jni, thread);
+    if !missing.is_empty() {
+        crate::vm::log::log(
+            ctx,
+            &format!(
+                "cpu=samples: failed stack walks are recovered in part only; not found: {}",
+                missing.join(", ")
+            ),
+        );
+    }
+}
+
 impl Profile for CpuSamples {
     fn name(&self) -> &'static str {
         "cpu=samples"
@@ -668,7 +746,7 @@ impl Profile for CpuSamples {
     /// (async sampling from the start).
     fn on_load(&self, ctx: &Context) {
         if self.active && ctx.opts.cpu_sampler == CpuSampler::Async {
-            let _ = ctx.jvmti.set_event_mode(true, event::COMPILED_METHOD_LOAD);
+            watch_compiled_code(ctx);
         }
     }
 
@@ -683,6 +761,7 @@ impl Profile for CpuSamples {
                 crate::diag::error(&format!("cpu=samples: cannot enable ClassPrepare: {e}"));
             }
             self.create_all_method_ids(ctx, jni);
+            prepare_walk(ctx, jni);
         }
         // The VM-init thread (main) was met before VM start: its timer now.
         if let Ok(t) = ctx.jvmti.current_thread(jni) {
@@ -743,6 +822,7 @@ impl Profile for CpuSamples {
                 .set_event_mode(true, event::CLASS_PREPARE)
                 .map_err(|e| format!("cpu=samples: cannot enable ClassPrepare: {e}"))?;
             self.create_all_method_ids(ctx, jni);
+            prepare_walk(ctx, jni);
         }
         if let (Some(Ok(dump)), true) = (&dump, how != How::Runnable) {
             self.time_running_threads(ctx, jni, dump)?;
@@ -761,13 +841,19 @@ impl Profile for CpuSamples {
                 " CPU usage by sampling running threads ...",
             );
             self.catch_up(ctx, jni);
-            crate::report::cpu::write_samples(ctx, ctx.opts.cutoff, CpuTitle::Samples);
+            crate::report::cpu::write_samples(
+                ctx,
+                ctx.opts.cutoff,
+                CpuTitle::Samples,
+                self.lost_in_period(),
+            );
         }
     }
 
     /// CPU reports cover the time since the last dump.
     fn after_dump(&self, ctx: &Context) {
         ctx.tables.traces.reset_costs();
+        self.start_period();
     }
 
     fn command(&'static self, ctx: &'static Context, jni: Jni<'_>, cmd: &Command) -> Answer {
@@ -784,14 +870,18 @@ impl Profile for CpuSamples {
                     CpuTitle::Times
                 };
                 self.catch_up(ctx, jni);
-                crate::report::cpu::write_samples(ctx, f64::from(cutoff), title);
+                let lost = (title == CpuTitle::Samples)
+                    .then(|| self.lost_in_period())
+                    .flatten();
+                crate::report::cpu::write_samples(ctx, f64::from(cutoff), title, lost);
             }
             Command::Control(Control::Sampling { on, thread }) => {
                 self.sampling(ctx, jni, on, thread)
             }
             Command::Control(Control::ClearCpuSamples) => {
                 self.catch_up(ctx, jni);
-                ctx.tables.traces.reset_costs()
+                ctx.tables.traces.reset_costs();
+                self.start_period();
             }
             _ => return Answer::NotMine,
         }
@@ -817,8 +907,9 @@ impl Profile for CpuSamples {
         }
         let h = sampler::handler_stats();
         let (counted, lost, why) = self.counts.summary(h.dropped);
+        let recovered = self.counts.recovered.load(Ordering::Relaxed);
         let line = format!(
-            "cpu=samples ({}): {counted} samples counted, {lost} not counted{}",
+            "cpu=samples ({}): {counted} samples counted ({recovered} of them from recovered stack walks), {lost} not counted{}",
             match self.how() {
                 How::Async => "cpusampler=async",
                 _ => "cpusampler=safepoint",

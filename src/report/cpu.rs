@@ -8,7 +8,7 @@
 //! the format lays it out.
 
 use super::traces::{self, OwnedTrace};
-use crate::format::{select_cpu, CpuReport, CpuRow, CpuTitle, MethodRef};
+use crate::format::{select_cpu, CpuReport, CpuRow, CpuTitle, LostSamples, MethodRef};
 use crate::vm::Context;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -53,8 +53,11 @@ impl OwnedCpuReport {
     }
 }
 
-/// CPU section of the trace table's sample counts.
-pub fn write_samples(ctx: &Context, cutoff: f64, title: CpuTitle) {
+/// CPU section of the trace table's sample counts, followed by the line
+/// about the samples it does not count (`lost`: given by the samplers that
+/// count them, cpu=samples' `async` and `safepoint`; its `counted` is set
+/// here to the section's total).
+pub fn write_samples(ctx: &Context, cutoff: f64, title: CpuTitle, lost: Option<LostSamples>) {
     let captured: Vec<Captured> = ctx
         .tables
         .traces
@@ -72,6 +75,11 @@ pub fn write_samples(ctx: &Context, cutoff: f64, title: CpuTitle) {
         .collect();
     let total: u64 = captured.iter().map(|c| c.cost).sum();
     write(ctx, title, captured, total, cutoff);
+    if let Some(mut lost) = lost {
+        lost.counted = total;
+        let at = ctx.stamp();
+        ctx.out.submit(move |f, out| f.cpu_lost(out, at, &lost));
+    }
 }
 
 /// Write the traces the printed rows need, then the section titled

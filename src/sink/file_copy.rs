@@ -194,21 +194,75 @@ impl Sink {
             .map_err(|e| io("cannot write the dump's beginning", e))?;
         let mut new = a.file.try_clone().map_err(|e| io("dump file", e))?;
         new.seek(SeekFrom::End(0)).map_err(|e| io("dump file", e))?;
-        // The names are swapped, then the old output (now under the dump's
-        // name) removed: a rename over an existing file makes ext4 start
-        // writing the whole renamed file back at once (its auto_da_alloc:
-        // 0.31 s for a fresh 1.2 GB dump here), a swap does not. Where the
-        // filesystem cannot swap, a plain rename.
-        match crate::os::rename_exchange(a.path, out_path) {
-            Ok(()) => {
-                let _ = std::fs::remove_file(a.path);
-            }
-            Err(_) => std::fs::rename(a.path, &*out_path)
-                .map_err(|e| io("cannot rename the dump to the output's name", e))?,
-        }
+        // Another agent given the same output name waits for this lock
+        // (`Sink::create_file`): it goes with the file that has the name.
+        let _ = crate::os::try_lock_exclusive(&new);
+        widen_window_if_asked();
+        swap_in(a.path, out_path, &om)?;
         let path = out_path.clone();
         *self = Sink::File(new, Some(path));
         Ok(after)
+    }
+}
+
+/// Give the dump file at `dump` the output's name `out`; the file that had
+/// that name must be `output` (the agent's own output file), which is then
+/// removed. The names are swapped, then the old output (now under the
+/// dump's name, in the dump's private directory) removed: a rename over an
+/// existing file makes ext4 start writing the whole renamed file back at
+/// once (its auto_da_alloc: 0.31 s for a fresh 1.2 GB dump here), a swap
+/// does not. What the swap took from the output's name is checked before
+/// anything is removed: a file someone put there after the checks of
+/// [`Sink::adopt`] is swapped back, and the adoption refused. Where the
+/// filesystem cannot swap, the output's file is moved into the dump's
+/// directory first, checked likewise, and the dump renamed to its name.
+fn swap_in(dump: &Path, out: &Path, output: &std::fs::Metadata) -> Result<(), String> {
+    let is_output = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .is_ok_and(|m| (m.dev(), m.ino()) == (output.dev(), output.ino()))
+    };
+    let refused = || lost_name(out, "names another file now");
+    if crate::os::rename_exchange(dump, out).is_ok() {
+        if is_output(dump) {
+            let _ = std::fs::remove_file(dump);
+            return Ok(());
+        }
+        // Ours is under `out` again afterwards, theirs back at its name.
+        return match crate::os::rename_exchange(dump, out) {
+            Ok(()) => Err(refused()),
+            Err(e) => Err(format!(
+                "{}; and it could not be given its name back: {e}",
+                refused()
+            )),
+        };
+    }
+    let old = dump.with_file_name("output.old");
+    std::fs::rename(out, &old).map_err(|e| format!("cannot move the output aside: {e}"))?;
+    if !is_output(&old) {
+        return Err(match std::fs::rename(&old, out) {
+            Ok(()) => refused(),
+            Err(e) => format!(
+                "{}; and it could not be given its name back: {e}",
+                refused()
+            ),
+        });
+    }
+    if let Err(e) = std::fs::rename(dump, out) {
+        let _ = std::fs::rename(&old, out);
+        return Err(format!("cannot rename the dump to the output's name: {e}"));
+    }
+    let _ = std::fs::remove_file(&old);
+    Ok(())
+}
+
+/// `HPROF_RS_TEST_FAULT=adopt-window` (docs/design.md, "Fault injection"):
+/// the adoption says so and waits 3 s between its checks and the swap, so
+/// that a test can put a file at the output's name in between. No option
+/// turns it on.
+fn widen_window_if_asked() {
+    if std::env::var("HPROF_RS_TEST_FAULT").is_ok_and(|v| v == "adopt-window") {
+        crate::diag::notice("test fault adopt-window: the adoption waits 3 s");
+        std::thread::sleep(std::time::Duration::from_secs(3));
     }
 }
 

@@ -4,10 +4,11 @@
 
 pub mod file_copy;
 pub mod record;
+mod salvage;
 pub mod writer;
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -122,6 +123,41 @@ pub(crate) fn send_bounded(
 pub use file_copy::{Adoption, FileRange};
 pub use writer::{SinkAnswer, SinkRequest, Step, Stream, Writer, WriterJob};
 
+/// Open (creating it, mode 0600 when `private`, else 0644, less the
+/// umask) and empty the regular file `path` as the output of this process
+/// alone: it carries an exclusive flock(2) from then on (the kernel drops
+/// it however the process ends). A file whose lock another process holds
+/// is that process's output: it is neither emptied nor written, and the
+/// error is [`io::ErrorKind::WouldBlock`] (two JVMs given one `file=`
+/// made one corrupt file, each writing over the other). An existing file
+/// that gets a heap dump is set to 0600. On a filesystem without flock the
+/// file is used unlocked.
+pub fn open_exclusive(
+    path: &Path,
+    options: &std::fs::OpenOptions,
+    private: bool,
+) -> io::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let existed = path.exists();
+    let mut options = options.clone();
+    let f = options
+        .create(true)
+        .truncate(false)
+        .mode(if private { 0o600 } else { 0o644 })
+        .open(path)?;
+    if let Ok(false) = crate::os::try_lock_exclusive(&f) {
+        return Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "another process is writing it",
+        ));
+    }
+    f.set_len(0)?;
+    if private && existed {
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(f)
+}
+
 /// Largest single write(2) to a file. The writer thread's buffer holds a
 /// whole step of a heap dump copy (several MiB); written in one call,
 /// Linux copied it into the page cache many times slower than in 1 MiB
@@ -158,23 +194,25 @@ impl Sink {
     ///   hold the program's data, as HotSpot's own dumps, which are 0600),
     ///   else 0644, both less the umask; an existing regular file that gets
     ///   a heap dump is set to 0600;
-    /// * the name is the user's: a symlink there is followed.
+    /// * the name is the user's: a symlink there is followed;
+    /// * a regular file another process is writing as its output (two
+    ///   JVMs given one `file=`) is left alone: [`io::ErrorKind::WouldBlock`]
+    ///   (see [`open_exclusive`]).
     pub fn create_file(path: &Path, private: bool) -> io::Result<Sink> {
-        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
+        use std::os::unix::fs::FileTypeExt;
         let existing = std::fs::metadata(path).ok().map(|m| m.file_type());
         let regular = existing.is_none_or(|t| t.is_file());
         if existing.is_some_and(|t| t.is_fifo()) {
             return Ok(Sink::File(open_fifo(path)?, None));
         }
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(regular)
-            .mode(if private { 0o600 } else { 0o644 })
-            .open(path)?;
-        if private && regular && existing.is_some() {
-            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true);
+        let f = if regular {
+            open_exclusive(path, &options, private)?
+        } else {
+            // A device or a socket: written into as it is.
+            options.open(path)?
+        };
         if path.extension().is_some_and(|e| e == "gz") {
             // Fast compression: the writer thread must keep up with heap dumps.
             return Ok(Sink::Gzip(flate2::write::GzEncoder::new(
@@ -237,6 +275,32 @@ impl Sink {
         if let Sink::Socket(s) = self {
             let _ = s.shutdown(Shutdown::Write);
         }
+    }
+
+    /// After a failed write to a regular file (a full disk): cut the file
+    /// back to the end of its last whole record (binary) or line (text),
+    /// so that what it holds reads as a complete stream; a 1.0.2 heap dump
+    /// left open there gets its HEAP DUMP END (in room the cut freed).
+    /// The output used to end inside a record. Returns the bytes kept;
+    /// `None` for other sinks or when the file cannot be read back.
+    pub fn salvage(&mut self) -> Option<u64> {
+        use std::os::unix::io::AsRawFd;
+        let Sink::File(f, Some(_)) = self else {
+            return None;
+        };
+        // Our handle is write-only: read through one of its own.
+        let mut r = std::fs::File::open(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+        let (keep, open_heap) = salvage::whole_prefix(&mut r).ok()?;
+        f.set_len(keep).ok()?;
+        f.seek(io::SeekFrom::Start(keep)).ok()?;
+        if open_heap {
+            let end = [crate::vocab::tag::HEAP_DUMP_END, 0, 0, 0, 0, 0, 0, 0, 0];
+            if f.write_all(&end).is_ok() {
+                return Some(keep + end.len() as u64);
+            }
+            let _ = f.set_len(keep);
+        }
+        Some(keep)
     }
 
     pub fn describe(&self) -> String {

@@ -81,7 +81,6 @@ impl Recording {
     /// output file, docs/options.md "Output files"), which must be a
     /// regular file: a FIFO or a device cannot be read back.
     pub fn in_file(path: &Path, private: bool) -> io::Result<Recording> {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         if let Ok(m) = std::fs::metadata(path) {
             if !m.is_file() {
                 return Err(io::Error::new(
@@ -90,27 +89,35 @@ impl Recording {
                 ));
             }
         }
-        let existed = path.exists();
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(if private { 0o600 } else { 0o644 })
-            .open(path)?;
-        if private && existed {
-            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
-        Ok(Recording::over(f))
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true);
+        Ok(Recording::over(super::open_exclusive(
+            path, &options, private,
+        )?))
     }
 
-    /// Record in a new private file in `dir`, unlinked at once.
+    /// Record in a new private file in `dir` that no name reaches: made
+    /// without one (O_TMPFILE) where the filesystem can, else under a name
+    /// nobody can guess, unlinked at once (a predictable name let another
+    /// user plant every candidate and stop `listen=` from starting).
     pub fn private_in(dir: &Path) -> io::Result<Recording> {
         use std::os::unix::fs::OpenOptionsExt;
-        let pid = std::process::id();
+        let anonymous = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_TMPFILE)
+            .open(dir);
+        if let Ok(f) = anonymous {
+            return Ok(Recording::over(f));
+        }
         let mut last = io::Error::other("no name tried");
-        for n in 0..100u32 {
-            let path = dir.join(format!("hprof-rs-{pid}-{n}.recording"));
+        for _ in 0..8 {
+            let path = dir.join(format!(
+                "hprof-rs-{}-{}.recording",
+                std::process::id(),
+                crate::os::random_hex(8)?
+            ));
             match std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)

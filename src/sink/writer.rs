@@ -206,8 +206,14 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
     let stop_output = |sink: &mut Sink, e: std::io::Error| {
         failed.store(true, Ordering::Relaxed);
         sink.abandon();
+        let kept = match sink.salvage() {
+            Some(n) => {
+                format!(" (the file keeps its first {n} bytes, up to its last whole record)")
+            }
+            None => String::new(),
+        };
         crate::diag::error(&format!(
-            "write to {target} failed: {e}; profile output stopped"
+            "write to {target} failed: {e}; profile output stopped{kept}"
         ));
     };
     let push = |sink: &mut Sink, buf: &mut Vec<u8>, force: bool| {

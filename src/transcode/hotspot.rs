@@ -30,18 +30,20 @@
 //!   threads get fresh serials; its empty dummy trace becomes our system
 //!   trace.
 //!
-//! Class serials, both ways: HotSpot's classes get our serial for the same
-//! class when the class name is loaded once in the VM and in our table (so
-//! ALLOC SITES, FRAMEs and the heap dump name one class with one serial),
-//! otherwise a fresh serial. Fresh serials come from a counter the caller
-//! keeps for the whole run (from [`FIRST_FRESH_SERIAL`], far above ours).
+//! Class serials, both ways: each of HotSpot's classes gets a fresh serial
+//! in each dump, since a class serial names one class object and the
+//! VM's class (its mirror's address) is not the object our own LOAD CLASS
+//! named (the agent's ID); it takes our load trace when its name is loaded
+//! once in the VM and in our table. Fresh serials come from a counter the
+//! caller keeps for the whole run (from [`FIRST_FRESH_SERIAL`], far above
+//! ours).
 //!
 //! The input is strict: the records come from `crate::reader`, which checks
 //! every length, and the translation checks again what it rewrites (a
 //! sub-record's fields must match its class layout; an ID must be in its
 //! range); damaged input gives an error, never a panic.
 
-use crate::reader::{ClassDump, HeapSubRecord, Record, RecordBody};
+use crate::reader::{HeapSubRecord, Record, RecordBody};
 use crate::vocab::{sub_tag, tag, BasicType};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
@@ -64,10 +66,10 @@ pub const ID_SIZE: u32 = 8;
 /// What the translator needs to know of the agent's own records.
 #[derive(Debug, Default, Clone)]
 pub struct OurClasses {
-    /// Class name in HotSpot's spelling (`java/lang/String`, `[I`) to our
-    /// (serial, load trace), for names loaded once; `None` for names we
-    /// saw more than once.
-    pub by_name: HashMap<String, Option<(u32, u32)>>,
+    /// Class name in HotSpot's spelling (`java/lang/String`, `[I`) to the
+    /// trace our LOAD CLASS gave it (where it was loaded), for names loaded
+    /// once; `None` for names we saw more than once.
+    pub by_name: HashMap<String, Option<u32>>,
     /// Our system trace (the empty stack), for HotSpot's dummy trace.
     pub system_trace: u32,
 }
@@ -75,7 +77,7 @@ pub struct OurClasses {
 impl OurClasses {
     /// Add one of our classes by its JVM signature (`Ljava/lang/String;`,
     /// `[I`).
-    pub fn add(&mut self, signature: &str, serial: u32, load_trace: u32) {
+    pub fn add(&mut self, signature: &str, load_trace: u32) {
         let name = match signature
             .strip_prefix('L')
             .and_then(|s| s.strip_suffix(';'))
@@ -86,7 +88,7 @@ impl OurClasses {
         self.by_name
             .entry(name.to_string())
             .and_modify(|e| *e = None)
-            .or_insert(Some((serial, load_trace)));
+            .or_insert(Some(load_trace));
     }
 }
 
@@ -123,8 +125,8 @@ pub struct Counts {
     pub object_arrays: u64,
     pub primitive_arrays: u64,
     pub roots: u64,
-    /// HotSpot classes that got our serial.
-    pub classes_matched: u64,
+    /// HotSpot classes that got our load trace.
+    pub load_traces_ours: u64,
 }
 
 /// Serials for HotSpot's stack traces and threads in our stream (see the
@@ -137,6 +139,9 @@ pub struct Serials {
     system_trace: u32,
     traces: FxHashMap<u32, u32>,
     threads: FxHashMap<u32, u32>,
+    /// The last trace mapped (HotSpot's, ours): every object of a dump
+    /// names the same dummy trace.
+    last_trace: Option<(u32, u32)>,
 }
 
 impl Serials {
@@ -146,6 +151,7 @@ impl Serials {
             system_trace,
             traces: FxHashMap::default(),
             threads: FxHashMap::default(),
+            last_trace: None,
         }
     }
 
@@ -162,11 +168,20 @@ impl Serials {
 
     /// Ours for HotSpot's trace serial `hs`.
     pub fn trace(&mut self, hs: u32) -> u32 {
-        if let Some(&s) = self.traces.get(&hs) {
-            return s;
+        if let Some((h, s)) = self.last_trace {
+            if h == hs {
+                return s;
+            }
         }
-        let s = self.fresh();
-        self.traces.insert(hs, s);
+        let s = match self.traces.get(&hs) {
+            Some(&s) => s,
+            None => {
+                let s = self.fresh();
+                self.traces.insert(hs, s);
+                s
+            }
+        };
+        self.last_trace = Some((hs, s));
         s
     }
 
@@ -187,6 +202,7 @@ impl Serials {
     pub fn of_trace(&mut self, t: &crate::reader::Trace) -> Option<(u32, u32)> {
         if t.frame_ids.is_empty() && t.thread_serial == 0 {
             self.traces.insert(t.serial, self.system_trace);
+            self.last_trace = None;
             return None;
         }
         Some((self.trace(t.serial), self.thread(t.thread_serial)))
@@ -289,6 +305,168 @@ fn put_u4(b: &mut [u8], at: usize, v: u32) -> Result<(), BadDump> {
     b.get_mut(at..at + 4)
         .map(|s| s.copy_from_slice(&v.to_be_bytes()))
         .ok_or_else(|| BadDump(format!("sub-record too short for a u4 at byte {at}")))
+}
+
+fn get_u8(b: &[u8], at: usize) -> Result<u64, BadDump> {
+    b.get(at..at + 8)
+        .map(|s| u64::from_be_bytes(s.try_into().unwrap_or([0; 8])))
+        .ok_or_else(|| BadDump(format!("sub-record too short for an ID at byte {at}")))
+}
+
+/// Where [`Translator::tag_heap`] stands in a run of heap sub-records: a
+/// large array may reach past the bytes at hand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HeapScan {
+    /// At a sub-record's first byte.
+    #[default]
+    Start,
+    /// Inside a primitive array's values: bytes still to pass unchanged.
+    Values(u64),
+    /// Inside an object array's elements: identifiers still to tag.
+    Elements(u64),
+}
+
+/// Bytes of a root sub-record of tag `t` (its tag included; 8-byte IDs),
+/// 0 for other tags.
+fn root_len(t: u8) -> usize {
+    match t {
+        sub_tag::ROOT_UNKNOWN | sub_tag::ROOT_STICKY_CLASS | sub_tag::ROOT_MONITOR_USED => 9,
+        sub_tag::ROOT_NATIVE_STACK | sub_tag::ROOT_THREAD_BLOCK => 13,
+        sub_tag::ROOT_JNI_GLOBAL
+        | sub_tag::ROOT_JNI_LOCAL
+        | sub_tag::ROOT_JAVA_FRAME
+        | sub_tag::ROOT_THREAD_OBJECT => 17,
+        _ => 0,
+    }
+}
+
+/// The parts of a CLASS DUMP after its fixed 65 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    Constant,
+    Static,
+    Field,
+}
+
+/// One entry of a CLASS DUMP: where its name ID is (statics and fields),
+/// its type, and where its value is (constants and statics).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    kind: EntryKind,
+    name: Option<usize>,
+    ty: BasicType,
+    value: usize,
+}
+
+/// The entries of a CLASS DUMP in `raw` (which may end early: the walk
+/// then ends with an error), and where they end ([`ClassDumpEntries::end`]).
+struct ClassDumpEntries<'a> {
+    raw: &'a [u8],
+    at: usize,
+    kind: EntryKind,
+    /// Entries left of `kind`; `None` before its count is read.
+    left: Option<u16>,
+    failed: bool,
+    /// It failed where `raw` ended.
+    short: bool,
+}
+
+impl<'a> ClassDumpEntries<'a> {
+    fn new(raw: &'a [u8]) -> Self {
+        ClassDumpEntries {
+            raw,
+            at: 65,
+            kind: EntryKind::Constant,
+            left: None,
+            failed: false,
+            short: false,
+        }
+    }
+
+    /// Where the entries ended (after the last one is returned).
+    fn end(&self) -> usize {
+        self.at
+    }
+
+    fn ended_early(&mut self) -> Option<Result<Entry, BadDump>> {
+        self.failed = true;
+        self.short = true;
+        Some(Err(BadDump("CLASS DUMP shorter than its entries".into())))
+    }
+}
+
+impl Iterator for ClassDumpEntries<'_> {
+    type Item = Result<Entry, BadDump>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let left = match self.left {
+                Some(n) => n,
+                None => {
+                    let Some(c) = self.raw.get(self.at..self.at + 2) else {
+                        return self.ended_early();
+                    };
+                    self.at += 2;
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            };
+            if left > 0 {
+                self.left = Some(left - 1);
+                break;
+            }
+            self.left = None;
+            self.kind = match self.kind {
+                EntryKind::Constant => EntryKind::Static,
+                EntryKind::Static => EntryKind::Field,
+                EntryKind::Field => return None,
+            };
+        }
+        // Constant: u2 index, u1 type, value; static: ID, u1 type, value;
+        // field: ID, u1 type.
+        let (name, ty_at) = match self.kind {
+            EntryKind::Constant => (None, self.at + 2),
+            _ => (Some(self.at), self.at + 8),
+        };
+        let Some(&code) = self.raw.get(ty_at) else {
+            return self.ended_early();
+        };
+        let Some(ty) = BasicType::from_code(code) else {
+            self.failed = true;
+            return Some(Err(BadDump(format!("CLASS DUMP: basic type {code}"))));
+        };
+        let value = ty_at + 1;
+        self.at = match self.kind {
+            EntryKind::Field => value,
+            _ => value + ty.size(ID_SIZE) as usize,
+        };
+        if self.at > self.raw.len() {
+            return self.ended_early();
+        }
+        Some(Ok(Entry {
+            kind: self.kind,
+            name,
+            ty,
+            value,
+        }))
+    }
+}
+
+/// The length of the CLASS DUMP `r` begins with, `None` if `r` ends
+/// before it does.
+fn class_dump_len(r: &[u8]) -> Result<Option<usize>, BadDump> {
+    if r.len() < 67 {
+        return Ok(None);
+    }
+    let mut entries = ClassDumpEntries::new(r);
+    while let Some(e) = entries.next() {
+        if let Err(e) = e {
+            return if entries.short { Ok(None) } else { Err(e) };
+        }
+    }
+    Ok(Some(entries.end()))
 }
 
 impl Translator {
@@ -428,13 +606,16 @@ impl Translator {
                     .and_then(|s| s.get(&lc.name_id))
                     .cloned();
                 let name = name.as_deref();
-                let mine = name.and_then(|n| self.ours.by_name.get(n).copied().flatten());
-                let (serial, trace) = match mine {
-                    Some((s, t)) => {
-                        self.counts.classes_matched += 1;
-                        (s, t)
+                // A serial of its own: a class serial names one class
+                // object, and this is not the one our LOAD CLASS named
+                // (ours carries the agent's ID, this the VM's address).
+                let serial = self.serials.fresh();
+                let trace = match name.and_then(|n| self.ours.by_name.get(n).copied().flatten()) {
+                    Some(t) => {
+                        self.counts.load_traces_ours += 1;
+                        t
                     }
-                    None => (self.serials.fresh(), self.ours.system_trace),
+                    None => self.ours.system_trace,
                 };
                 self.class_serials.insert(lc.class_serial, serial);
                 let id = self.tag(lc.class_id)?;
@@ -524,136 +705,186 @@ impl Translator {
         Ok(())
     }
 
-    /// Translate one heap sub-record in place: `raw` holds its exact bytes
-    /// (as read by `HprofReader::next_heap_sub_record_raw`), `sub` what the
-    /// reader decoded of it. (A raw translation has none to do: its heap
-    /// records are copied as they are.)
-    pub fn sub_record(&mut self, sub: &HeapSubRecord, raw: &mut [u8]) -> Result<(), BadDump> {
-        if raw.first() != Some(&sub.tag()) {
-            return Err(BadDump(
-                "sub-record bytes do not match the sub-record read".into(),
-            ));
+    /// Tag the heap sub-records in `b` in place (identifiers of this
+    /// dump's number, trace and thread serials ours), from where `scan`
+    /// stands: a run of a heap record's body, read in pieces of any size.
+    /// Returns how many bytes of `b` are done; the rest (the start of a
+    /// sub-record whose fixed part `b` does not hold whole) must come again
+    /// at the front of the next piece. Arrays are done as far as `b` goes
+    /// (`scan` says what is left of them), so a piece never has to hold
+    /// more than one instance or CLASS DUMP. Nothing but this dump's bytes
+    /// is read or kept, and the lengths of records and sub-records never
+    /// change. (A raw translation has none to do: its heap records are
+    /// kept as they are.)
+    pub fn tag_heap(&mut self, b: &mut [u8], scan: &mut HeapScan) -> Result<usize, BadDump> {
+        let mut at = 0usize;
+        loop {
+            let left = b.len() - at;
+            match *scan {
+                HeapScan::Values(n) => {
+                    let k = n.min(left as u64);
+                    at += k as usize;
+                    if k < n {
+                        *scan = HeapScan::Values(n - k);
+                        return Ok(at);
+                    }
+                    *scan = HeapScan::Start;
+                }
+                HeapScan::Elements(n) => {
+                    let k = n.min((left / 8) as u64);
+                    let end = at + k as usize * 8;
+                    self.tag_ids(&mut b[at..end])?;
+                    at = end;
+                    if k < n {
+                        *scan = HeapScan::Elements(n - k);
+                        return Ok(at);
+                    }
+                    *scan = HeapScan::Start;
+                }
+                HeapScan::Start if left == 0 => return Ok(at),
+                HeapScan::Start => match self.tag_sub_record(&mut b[at..], scan)? {
+                    Some(n) => at += n,
+                    None => return Ok(at),
+                },
+            }
         }
-        match sub {
-            HeapSubRecord::Root(_) => {
-                self.counts.roots += 1;
-                self.tag_at(raw, 1)?;
-                match sub.tag() {
-                    sub_tag::ROOT_JNI_GLOBAL => self.tag_at(raw, 9)?,
-                    sub_tag::ROOT_JNI_LOCAL
-                    | sub_tag::ROOT_JAVA_FRAME
-                    | sub_tag::ROOT_NATIVE_STACK
-                    | sub_tag::ROOT_THREAD_BLOCK => self.map_thread_at(raw, 9)?,
-                    sub_tag::ROOT_THREAD_OBJECT => {
-                        self.map_thread_at(raw, 9)?;
-                        self.map_trace_at(raw, 13)?;
-                    }
-                    _ => {}
-                }
+    }
+
+    /// Tag the sub-record `r` begins with: whole, or the fixed part of an
+    /// array (`scan` then says what of it follows). Its bytes done, or
+    /// `None` (nothing changed) if `r` does not hold them yet.
+    fn tag_sub_record(
+        &mut self,
+        r: &mut [u8],
+        scan: &mut HeapScan,
+    ) -> Result<Option<usize>, BadDump> {
+        let t = r[0];
+        let n = root_len(t);
+        if n > 0 {
+            if r.len() < n {
+                return Ok(None);
             }
-            HeapSubRecord::ClassDump(cd) => {
+            self.counts.roots += 1;
+            self.tag_at(r, 1)?;
+            match t {
+                sub_tag::ROOT_JNI_GLOBAL => self.tag_at(r, 9)?,
+                sub_tag::ROOT_JNI_LOCAL
+                | sub_tag::ROOT_JAVA_FRAME
+                | sub_tag::ROOT_NATIVE_STACK
+                | sub_tag::ROOT_THREAD_BLOCK => self.map_thread_at(r, 9)?,
+                sub_tag::ROOT_THREAD_OBJECT => {
+                    self.map_thread_at(r, 9)?;
+                    self.map_trace_at(r, 13)?;
+                }
+                _ => {}
+            }
+            return Ok(Some(n));
+        }
+        match t {
+            sub_tag::CLASS_DUMP => {
+                let Some(n) = class_dump_len(r)? else {
+                    return Ok(None);
+                };
                 self.counts.classes += 1;
-                self.class_dump(cd, raw)?;
+                self.class_dump(&mut r[..n])?;
+                Ok(Some(n))
             }
-            HeapSubRecord::InstanceDump(i) => {
+            sub_tag::INSTANCE_DUMP => {
+                if r.len() < 25 {
+                    return Ok(None);
+                }
+                let class_id = get_u8(r, 13)?;
+                let refs = self.refs_of(class_id)?;
+                let values_len = get_u4(r, 21)?;
+                if refs.values_len != values_len {
+                    return Err(BadDump(format!(
+                        "INSTANCE DUMP of class 0x{class_id:x} has {values_len} value bytes, its class {}",
+                        refs.values_len
+                    )));
+                }
+                let n = 25 + values_len as usize;
+                if r.len() < n {
+                    return Ok(None);
+                }
                 self.counts.instances += 1;
-                let refs = self.refs_of(i.class_id)?;
-                if refs.values_len != i.values_len {
-                    return Err(BadDump(format!(
-                        "INSTANCE DUMP at offset {} has {} value bytes, its class 0x{:x} {}",
-                        i.offset, i.values_len, i.class_id, refs.values_len
-                    )));
-                }
-                self.tag_at(raw, 1)?;
-                self.map_trace_at(raw, 9)?;
-                self.tag_at(raw, 13)?;
+                self.tag_at(r, 1)?;
+                self.map_trace_at(r, 9)?;
+                self.tag_at(r, 13)?;
                 for &o in refs.offsets.iter() {
-                    self.tag_at(raw, 25 + o as usize)?;
+                    self.tag_at(r, 25 + o as usize)?;
                 }
+                Ok(Some(n))
             }
-            HeapSubRecord::ObjectArrayDump(a) => {
+            sub_tag::OBJECT_ARRAY_DUMP => {
+                if r.len() < 25 {
+                    return Ok(None);
+                }
                 self.counts.object_arrays += 1;
-                self.tag_at(raw, 1)?;
-                self.map_trace_at(raw, 9)?;
-                self.tag_at(raw, 17)?;
-                let n = a.length as usize;
-                if raw.len() != 25 + n * 8 {
-                    return Err(BadDump(format!(
-                        "OBJECT ARRAY DUMP at offset {}: {} bytes for {n} elements",
-                        a.offset,
-                        raw.len()
-                    )));
-                }
-                let t = self.tag;
-                for e in raw[25..].chunks_exact_mut(8) {
-                    let id = u64::from_be_bytes(e.try_into().unwrap_or([0; 8]));
-                    if id != 0 {
-                        if id >= id_space::TAGGED_LIMIT {
-                            self.tag(id)?;
-                        }
-                        e.copy_from_slice(&(id | t).to_be_bytes());
-                    }
-                }
+                self.tag_at(r, 1)?;
+                self.map_trace_at(r, 9)?;
+                self.tag_at(r, 17)?;
+                *scan = HeapScan::Elements(u64::from(get_u4(r, 13)?));
+                Ok(Some(25))
             }
-            HeapSubRecord::PrimitiveArrayDump(_) => {
+            sub_tag::PRIMITIVE_ARRAY_DUMP => {
+                if r.len() < 18 {
+                    return Ok(None);
+                }
+                let ty = BasicType::from_code(r[17])
+                    .filter(|&t| t != BasicType::Object)
+                    .ok_or_else(|| {
+                        BadDump(format!("PRIMITIVE ARRAY DUMP of element type {}", r[17]))
+                    })?;
                 self.counts.primitive_arrays += 1;
-                self.tag_at(raw, 1)?;
-                self.map_trace_at(raw, 9)?;
+                self.tag_at(r, 1)?;
+                self.map_trace_at(r, 9)?;
+                let n = u64::from(get_u4(r, 13)?);
+                *scan = HeapScan::Values(n * u64::from(ty.size(ID_SIZE)));
+                Ok(Some(18))
+            }
+            t => Err(BadDump(format!("heap sub-record of unknown tag 0x{t:02x}"))),
+        }
+    }
+
+    /// Tag a run of object array elements (8-byte identifiers, 0 = null).
+    fn tag_ids(&self, b: &mut [u8]) -> Result<(), BadDump> {
+        let t = self.tag;
+        for e in b.chunks_exact_mut(8) {
+            let id = u64::from_be_bytes(e.try_into().unwrap_or([0; 8]));
+            if id != 0 {
+                if id >= id_space::TAGGED_LIMIT {
+                    self.tag(id)?;
+                }
+                e.copy_from_slice(&(id | t).to_be_bytes());
             }
         }
         Ok(())
     }
 
-    fn class_dump(&mut self, cd: &ClassDump, raw: &mut [u8]) -> Result<(), BadDump> {
+    /// Tag a whole CLASS DUMP (`raw`, as measured by [`class_dump_len`])
+    /// and keep its instance layout for the instances that follow.
+    fn class_dump(&mut self, raw: &mut [u8]) -> Result<(), BadDump> {
+        let class_id = get_u8(raw, 1)?;
+        let super_id = get_u8(raw, 13)?;
         self.tag_at(raw, 1)?;
         self.map_trace_at(raw, 9)?;
         for at in [13, 21, 29, 37, 45, 53] {
             self.tag_at(raw, at)?;
         }
-        // 61: instance size; 65: constant pool count.
-        let mut at = 67;
-        let value = |me: &Self, raw: &mut [u8], at: usize, ty: u8| -> Result<usize, BadDump> {
-            let t = BasicType::from_code(ty)
-                .ok_or_else(|| BadDump(format!("CLASS DUMP: basic type {ty}")))?;
-            if t == BasicType::Object {
-                me.tag_at(raw, at)?;
+        let entries = ClassDumpEntries::new(raw).collect::<Result<Vec<_>, _>>()?;
+        let mut fields = Vec::new();
+        for e in entries {
+            if let Some(name) = e.name {
+                self.tag_at(raw, name)?;
             }
-            Ok(at + t.size(ID_SIZE) as usize)
-        };
-        let byte = |raw: &[u8], at: usize| {
-            raw.get(at)
-                .copied()
-                .ok_or_else(|| BadDump("CLASS DUMP shorter than its entries".into()))
-        };
-        for _ in &cd.constant_pool {
-            let ty = byte(raw, at + 2)?;
-            at = value(self, raw, at + 3, ty)?;
+            match e.kind {
+                EntryKind::Field => fields.push(e.ty),
+                _ if e.ty == BasicType::Object => self.tag_at(raw, e.value)?,
+                _ => {}
+            }
         }
-        at += 2;
-        for _ in &cd.static_fields {
-            self.tag_at(raw, at)?;
-            let ty = byte(raw, at + 8)?;
-            at = value(self, raw, at + 9, ty)?;
-        }
-        at += 2;
-        for _ in &cd.instance_fields {
-            self.tag_at(raw, at)?;
-            at += 9;
-        }
-        if at != raw.len() {
-            return Err(BadDump(format!(
-                "CLASS DUMP at offset {}: {} bytes, its entries use {at}",
-                cd.offset,
-                raw.len()
-            )));
-        }
-        self.classes.insert(
-            cd.class_id,
-            ClassInfo {
-                super_id: cd.super_class_id,
-                fields: cd.instance_fields.iter().map(|f| f.ty).collect(),
-            },
-        );
+        self.classes
+            .insert(class_id, ClassInfo { super_id, fields });
         Ok(())
     }
 
@@ -806,11 +1037,37 @@ pub(crate) mod tests {
     }
 
     fn translate(input: &[u8], dump: u32) -> Result<(Vec<u8>, Translator), BadDump> {
+        translate_in_pieces(input, dump, usize::MAX)
+    }
+
+    /// The heap records' bodies are tagged `piece` bytes at a time, the
+    /// way the agent reads a large record: what a piece ends inside of
+    /// comes again at the front of the next.
+    fn tag_in_pieces(t: &mut Translator, body: &[u8], piece: usize) -> Result<Vec<u8>, BadDump> {
+        let (mut out, mut carry, mut scan) = (Vec::new(), Vec::new(), HeapScan::Start);
+        for p in body.chunks(piece.max(1)) {
+            let mut b = std::mem::take(&mut carry);
+            b.extend_from_slice(p);
+            let done = t.tag_heap(&mut b, &mut scan)?;
+            carry = b.split_off(done);
+            out.extend_from_slice(&b);
+        }
+        if !carry.is_empty() || scan != HeapScan::Start {
+            return Err(BadDump("a sub-record runs past its record".into()));
+        }
+        Ok(out)
+    }
+
+    fn translate_in_pieces(
+        input: &[u8],
+        dump: u32,
+        piece: usize,
+    ) -> Result<(Vec<u8>, Translator), BadDump> {
         let mut ours = OurClasses {
             system_trace: 300000,
             ..Default::default()
         };
-        ours.add("Lp/Foo;", 100123, 300005);
+        ours.add("Lp/Foo;", 300005);
         // Dump 0 here: the first dump's raw translation.
         let mut t = if dump == 0 {
             Translator::new_raw(ours, 0)
@@ -824,16 +1081,14 @@ pub(crate) mod tests {
         while let Some(rec) = r.next_record().map_err(|e| BadDump(e.to_string()))? {
             if let RecordBody::HeapDumpStart { .. } = rec.body {
                 let mut seg = Vec::new();
-                let mut raw = Vec::new();
-                while let Some(sub) = r
-                    .next_heap_sub_record_raw(&mut raw)
+                while r
+                    .next_heap_sub_record_raw(&mut seg)
                     .map_err(|e| BadDump(e.to_string()))?
-                {
-                    // A raw translation's heap records go as they are.
-                    if !t.is_raw() {
-                        t.sub_record(&sub, &mut raw)?;
-                    }
-                    seg.append(&mut raw);
+                    .is_some()
+                {}
+                // A raw translation's heap records go as they are.
+                if !t.is_raw() {
+                    seg = tag_in_pieces(&mut t, &seg, piece)?;
                 }
                 record_header(&mut out, tag::HEAP_DUMP_SEGMENT, 0, seg.len() as u32);
                 out.extend_from_slice(&seg);
@@ -844,6 +1099,20 @@ pub(crate) mod tests {
             }
         }
         Ok((out, t))
+    }
+
+    /// However the bytes come in pieces, the result is the same.
+    #[test]
+    fn tagging_in_pieces_of_any_size_gives_the_same_bytes() {
+        let input = hotspot_like();
+        let (whole, _) = translate(&input, 2).unwrap();
+        for piece in [1, 2, 3, 7, 8, 9, 17, 25, 26, 64, 100] {
+            let (got, t) = translate_in_pieces(&input, 2, piece).unwrap();
+            assert_eq!(got, whole, "pieces of {piece}");
+            assert_eq!(t.counts.instances, 1);
+            assert_eq!(t.counts.object_arrays, 1);
+            assert_eq!(t.counts.roots, 1);
+        }
     }
 
     #[test]
@@ -857,7 +1126,8 @@ pub(crate) mod tests {
         let tag = 3u64 << 48;
         let foo = p.class_by_name("p.Foo").expect("LOAD CLASS p.Foo");
         assert_eq!(foo.class_id, tag | 0xE000_0100);
-        assert_eq!(foo.serial, 100123, "our serial for a name loaded once");
+        assert!(foo.serial >= FIRST_FRESH_SERIAL, "a serial of its own");
+        assert_eq!(foo.trace_serial, 300005, "our load trace");
         let d = &p.heap_dumps[0];
         let i = &d.instances[0];
         assert_eq!(i.object_id, tag | 0xE000_1000);
@@ -886,7 +1156,7 @@ pub(crate) mod tests {
             .iter()
             .any(|tr| tr.serial == trace_serial && tr.thread_serial == thread_serial));
         assert_eq!(t.counts.instances, 1);
-        assert_eq!(t.counts.classes_matched, 1);
+        assert_eq!(t.counts.load_traces_ours, 1);
         assert_eq!(p.string(tag | 0x7f00_0020), Some("next"));
         assert_eq!(
             p.class_name(foo.class_id),
@@ -923,7 +1193,7 @@ pub(crate) mod tests {
         let p = crate::reader::collect(HprofReader::new(&file[..]).unwrap()).unwrap();
         let foo = p.class_by_name("p.Foo").expect("LOAD CLASS p.Foo");
         assert_eq!(foo.class_id, 0xE000_0100, "the VM's address");
-        assert_eq!(foo.serial, 100123);
+        assert!(foo.serial >= FIRST_FRESH_SERIAL);
         assert_eq!(foo.name_id & id_space::VM_NAMES, id_space::VM_NAMES);
         assert_eq!(p.string(0x7f00_0020), Some("next"));
         let d = &p.heap_dumps[0];

@@ -221,6 +221,7 @@ impl Session {
     /// and (when `flame`) the flame graph tree, after the query's filters.
     pub fn cpu_view(&mut self, q: &CpuQuery, offset: usize, limit: usize, flame: bool) -> Value {
         let threads = self.cpu_threads();
+        let lost = self.cpu_lost_json();
         let Some(m) = self.cpu_model(q) else {
             return json!({"available": false, "total": 0, "kept": 0, "rows": [], "methods": 0,
                           "threads": threads, "flame": {"n": "all", "v": 0, "c": []},
@@ -256,9 +257,21 @@ impl Session {
             "offset": offset,
             "rows": rows,
             "threads": threads,
+            "lost": lost,
             "flame": if flame { m.tree.flame(0, min) } else { Value::Null },
             "notes": m.notes(),
         })
+    }
+
+    /// The samples the CPU report did not count (walks that failed), for
+    /// the page's summary line: null when the report says nothing of them
+    /// (the original's rule, older agents).
+    fn cpu_lost_json(&self) -> Value {
+        match &self.cpu_lost {
+            None => Value::Null,
+            Some(l) => json!({"lost": l.lost(), "taken": l.taken(), "pct": l.percent(),
+                              "reasons": l.reasons.iter().map(|(w, n)| json!([w, n])).collect::<Vec<_>>()}),
+        }
     }
 
     /// Call tree rows for the opened nodes (see [`Tree::rows`]).
@@ -270,10 +283,29 @@ impl Session {
     }
 
     /// The filtered profile as an SVG flame graph (the one `hprof-rs
-    /// flame --svg` draws), with its notes.
+    /// flame --svg` draws), with its notes. The samples not counted are a
+    /// stack of their own per reason, `[lost samples: reason]`, as `hprof-rs
+    /// flame` draws them (on a copy of the tree: the page's views count
+    /// only the samples the report counted).
     pub fn cpu_svg(&mut self, q: &CpuQuery, title: &str) -> Option<String> {
-        self.cpu_model(q)
-            .map(|m| crate::cli::flame::svg::draw(&m.tree, 0, title, &m.notes(), "samples"))
+        let lost = self.cpu_lost.clone();
+        let m = self.cpu_model(q)?;
+        let notes = m.notes();
+        let reasons = lost.map(|l| l.reasons).unwrap_or_default();
+        if reasons.is_empty() {
+            return Some(crate::cli::flame::svg::draw(
+                &m.tree, 0, title, &notes, "samples",
+            ));
+        }
+        let mut tree = m.tree.clone();
+        for (why, n) in &reasons {
+            let name = tree.intern(&crate::cli::flame::lost_frame(why));
+            tree.add(&[name], [*n]);
+        }
+        tree.finish(0);
+        Some(crate::cli::flame::svg::draw(
+            &tree, 0, title, &notes, "samples",
+        ))
     }
 }
 
@@ -341,6 +373,47 @@ mod tests {
         let v = s.cpu_view(&q("", "", ""), 0, 10, true);
         assert_eq!(v["kept"], 5, "the cache follows the new section");
         assert_eq!(v["rows"][0]["method"], "java.io.X.read");
+    }
+
+    #[test]
+    fn samples_not_counted_are_shown_and_exported_until_the_next_section() {
+        use super::super::model::tests::utf8;
+        let mut s = sample_session();
+        cpu(&mut s, &[(75, 1), (25, 2)]);
+        assert_eq!(
+            s.cpu_view(&q("", "", ""), 0, 10, false)["lost"],
+            Value::Null
+        );
+        // The note after the CPU SAMPLES record (binary: a UTF8 record).
+        utf8(
+            &mut s,
+            0xA000_0099,
+            "CPU SAMPLES LOST 4 of 104 (3.85%): deoptimizing 1, unknown frame in Java 3",
+        );
+        let v = s.cpu_view(&q("", "", ""), 0, 10, false);
+        assert_eq!(v["kept"], 100, "not counted samples are not in the table");
+        assert_eq!(
+            v["lost"],
+            json!({"lost": 4, "taken": 104, "pct": 4.0 * 100.0 / 104.0,
+                   "reasons": [["deoptimizing", 1], ["unknown frame in Java", 3]]})
+        );
+        let svg = s.cpu_svg(&q("", "", ""), "t").unwrap();
+        assert!(
+            svg.contains("<title>[lost samples: unknown frame in Java] (3 samples, 2.88%)</title>"),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>Main.hot (75 samples, 72.12%)</title>"));
+        assert!(
+            !s.cpu_view(&q("", "", ""), 0, 10, true)["flame"]
+                .to_string()
+                .contains("lost samples"),
+            "the page's flame graph has only the samples counted"
+        );
+        cpu(&mut s, &[(5, 2)]);
+        assert_eq!(
+            s.cpu_view(&q("", "", ""), 0, 10, false)["lost"],
+            Value::Null
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::cpu::CpuCache;
 use super::heap::HeapState;
 use super::memory::{Marks, MemCache};
 use super::monitors::Monitors;
+use crate::format::LostSamples;
 use crate::reader::{java_class_name, AllocSites, CpuSamples, Frame, RecordBody, Trace};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
@@ -149,6 +150,9 @@ pub struct Session {
     /// START and END THREAD records seen (the Threads view follows it).
     pub thread_events: u64,
     pub cpu: Option<CpuSamples>,
+    /// What the last CPU SAMPLES report says it did not count (the line
+    /// or record after it, `format::lost`).
+    pub cpu_lost: Option<LostSamples>,
     pub cpu_sections: u32,
     /// CPU TIME sections of a text stream (cpu=times|old: shown on the
     /// console, not in the CPU views).
@@ -198,6 +202,7 @@ impl Session {
             thread_index: HashMap::new(),
             thread_events: 0,
             cpu: None,
+            cpu_lost: None,
             cpu_sections: 0,
             cpu_time_sections: 0,
             cpu_cache: CpuCache::default(),
@@ -398,6 +403,10 @@ impl Session {
         self.version += 1;
         let detail = match body {
             RecordBody::Utf8 { id, text } => {
+                if let Some(lost) = LostSamples::parse(&text) {
+                    self.cpu_lost = Some(lost);
+                    return Ok(Some(cut_name(text)));
+                }
                 let text = cut_name(text);
                 let old = self.strings.get(&id).map(String::len);
                 self.keep_again(old, text.len())?;
@@ -459,6 +468,7 @@ impl Session {
             RecordBody::CpuSamples(c) => {
                 let line = format!("total {} samples in {} traces", c.total, c.entries.len());
                 self.cpu = Some(c);
+                self.cpu_lost = None;
                 self.cpu_sections += 1;
                 line
             }

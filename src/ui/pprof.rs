@@ -168,6 +168,29 @@ pub fn encode(s: &Session) -> Result<Vec<u8>, String> {
             );
         }
     }
+    // Samples the report did not count: one pseudo function and location
+    // each, `[lost samples: reason]`, as `hprof-rs flame` draws them.
+    for (why, n) in s.cpu_lost.iter().flat_map(|l| &l.reasons) {
+        let name = crate::cli::flame::lost_frame(why);
+        let fid = functions.len() as u64 + 1;
+        let mut fu = Pb::default();
+        fu.uint(1, fid);
+        fu.int(2, strings.id(&name));
+        fu.int(3, strings.id(&name));
+        functions.push(fu.0);
+        let id = locations.len() as u64 + 1;
+        let mut ln = Pb::default();
+        ln.uint(1, fid);
+        let mut lo = Pb::default();
+        lo.uint(1, id);
+        lo.bytes(4, &ln.0);
+        locations.push(lo.0);
+        sample(&mut p, vec![id], [*n, 0, 0, 0, 0], None);
+    }
+    if let Some(l) = &s.cpu_lost {
+        // Profile.comment: the report's own line.
+        p.int(13, strings.id(&l.line()));
+    }
     for l in &locations {
         p.bytes(4, l);
     }

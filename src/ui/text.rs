@@ -330,6 +330,18 @@ impl TextFeed {
 
     /// A line outside any section.
     fn outside(&mut self, s: &mut Session, l: &str) -> Result<(), String> {
+        // The line after CPU SAMPLES about the samples it does not count:
+        // the same text as the binary stream's UTF8 record of it.
+        if crate::format::LostSamples::parse(l).is_some() {
+            s.take(
+                0.0,
+                RecordBody::Utf8 {
+                    id: 0,
+                    text: l.to_string(),
+                },
+            )?;
+            return Ok(());
+        }
         if let Some(rest) = l.strip_prefix("TRACE ") {
             let (serial, after) = rest
                 .split_once(':')

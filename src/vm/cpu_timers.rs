@@ -4,7 +4,7 @@
 //! registration. The floor deletes a thread's timer when the thread ends.
 
 use super::Context;
-use crate::jvmti::async_sampler::{self as sampler, Config, SlotId, StackMode};
+use crate::jvmti::async_sampler::{self as sampler, signal, Config, Mechanism, SlotId, StackMode};
 use crate::jvmti::sys::thread_state;
 use crate::jvmti::thread_dump::{Headers, Unmapped};
 use crate::jvmti::{Jni, Obj};
@@ -109,7 +109,8 @@ impl CpuTimers {
                         };
                     }
                 }
-                sampler::install(cfg, agct)?;
+                let setup = sampler::install(cfg, agct)?;
+                say_setup(ctx, &setup);
                 Ok(Installed {
                     mode: cfg.mode,
                     fallback,
@@ -223,6 +224,42 @@ impl CpuTimers {
             sampler::unregister_current();
         }
     }
+}
+
+/// Say how threads are signalled: in the internal log always; on standard
+/// error when it is not what a user would expect (perf events refused,
+/// SIGPROF held by another handler).
+fn say_setup(ctx: &Context, setup: &sampler::Setup) {
+    let how = match &setup.mechanism {
+        Mechanism::Perf {
+            exclude_kernel: false,
+        } => "perf task-clock events".to_string(),
+        Mechanism::Perf {
+            exclude_kernel: true,
+        } => "perf task-clock events (user time; kernel time is charged to the next sample)"
+            .to_string(),
+        Mechanism::Timers { why } => {
+            crate::diag::notice(&format!(
+                "CPU time is sampled with POSIX timers on the threads' CPU clocks, at the kernel's tick ({why}); periods are randomised, but work that repeats in step with the tick may still be seen at a few places only (docs/cpu-samples.md)"
+            ));
+            "POSIX timers on the threads' CPU clocks".to_string()
+        }
+    };
+    if !setup.passed_over.is_empty() {
+        let names: Vec<&str> = setup.passed_over.iter().map(|&s| signal::name(s)).collect();
+        crate::diag::notice(&format!(
+            "{} already handled (another profiler or the application): CPU-time samples are signalled with {}",
+            names.join(", "),
+            signal::name(setup.signal)
+        ));
+    }
+    crate::vm::log::log(
+        ctx,
+        &format!(
+            "CPU time sampled with {how}, random periods, signal {}",
+            signal::name(setup.signal)
+        ),
+    );
 }
 
 /// What became of the threads running at an attach

@@ -33,6 +33,9 @@ pub struct CpuSection {
     pub title: String,
     pub total: u64,
     pub rows: Vec<CpuRow>,
+    /// The line after the section about the samples it does not count
+    /// (`CPU SAMPLES LOST ...`), if there is one.
+    pub lost: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -155,10 +158,15 @@ pub fn parse(text: &str) -> Report {
                 }
                 i += 1;
             }
+            let lost = lines
+                .get(i + 1)
+                .filter(|l| l.starts_with("CPU SAMPLES LOST "))
+                .map(|l| l.to_string());
             r.cpu.push(CpuSection {
                 title: title.into(),
                 total,
                 rows,
+                lost,
             });
         }
         i += 1;

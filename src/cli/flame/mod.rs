@@ -14,6 +14,10 @@
 //! microseconds. Sections that are cumulative (CPU SAMPLES asked for over
 //! the socket, which does not reset the counts) are counted once by `all`.
 //! When the traces were cut by the agent's `depth`, the output says so.
+//! Samples the report did not count (stack walks that failed, the line or
+//! record after CPU SAMPLES, `format::lost`) are a stack of their own per
+//! reason, `[lost samples: reason]`, as async-profiler draws its failed
+//! walks.
 //!
 //! Memory stays bounded whatever the file: records are read one at a time
 //! (text line by line, each line bounded), sections are folded as they
@@ -27,6 +31,7 @@ pub mod tree;
 
 use super::lines::read_line;
 use super::CliResult;
+use crate::format::LostSamples;
 use crate::reader::{HprofReader, RecordBody, Retained};
 use crate::transcode::symbols::Symbols;
 use rustc_hash::FxHashMap;
@@ -222,19 +227,37 @@ struct Sections {
     samples: Fold,
     micros: Fold,
     last: Option<Measure>,
+    /// The last section, folded when the next one comes (or at the end):
+    /// what it did not count is said after it.
+    pending: Option<(Measure, Rows)>,
 }
 
 impl Sections {
     fn add(&mut self, measure: Measure, rows: Rows, all: bool) {
-        match measure {
-            Measure::Samples => self.samples.section(rows, all),
-            Measure::Micros => self.micros.section(rows, all),
-        }
+        self.fold_pending(all);
+        self.pending = Some((measure, rows));
         self.last = Some(measure);
     }
 
+    fn fold_pending(&mut self, all: bool) {
+        match self.pending.take() {
+            Some((Measure::Samples, rows)) => self.samples.section(rows, all),
+            Some((Measure::Micros, rows)) => self.micros.section(rows, all),
+            None => {}
+        }
+    }
+
+    /// The rows of the last section, when it counts samples.
+    fn last_samples(&mut self) -> Option<&mut Rows> {
+        match &mut self.pending {
+            Some((Measure::Samples, rows)) => Some(rows),
+            _ => None,
+        }
+    }
+
     /// The last section's measure, and its rows (see [`Fold`]).
-    fn pick(self, all: bool) -> CliResult<(Measure, Rows, usize)> {
+    fn pick(mut self, all: bool) -> CliResult<(Measure, Rows, usize)> {
+        self.fold_pending(all);
         let measure = self.last.ok_or(
             "no CPU SAMPLES or CPU TIME section in the file (run the agent with cpu=samples)",
         )?;
@@ -243,6 +266,47 @@ impl Sections {
             Measure::Micros => self.micros.rows(all),
         };
         Ok((measure, rows, cumulative))
+    }
+}
+
+/// The frame that stands for samples not counted for `why`.
+pub fn lost_frame(why: &str) -> String {
+    format!("[lost samples: {why}]")
+}
+
+/// Reasons for samples not counted, by the pseudo trace serials their rows
+/// use in a section (counted down from `u32::MAX`, far above the agent's
+/// serials), so that `pick` treats them as any other row.
+#[derive(Default)]
+struct LostRows {
+    reasons: Vec<String>,
+}
+
+impl LostRows {
+    /// Add the rows of `lost` to the last section, when it counts samples.
+    fn add(&mut self, section: Option<&mut Rows>, lost: &LostSamples) {
+        let Some(rows) = section else {
+            return;
+        };
+        for (why, n) in &lost.reasons {
+            let i = match self.reasons.iter().position(|r| r == why) {
+                Some(i) => i,
+                // A few reasons in practice; a hostile file's many cost a
+                // row each, as its traces do.
+                None => {
+                    self.reasons.push(why.clone());
+                    self.reasons.len() - 1
+                }
+            };
+            rows.push((u32::MAX - i as u32, *n));
+        }
+    }
+
+    /// The stack of a pseudo serial, its frame interned in `tree`.
+    fn stack(&self, tree: &mut StackTree<1>, serial: u32) -> Option<Vec<u32>> {
+        let i = (u32::MAX - serial) as usize;
+        let why = self.reasons.get(i)?;
+        Some(vec![tree.intern(&lost_frame(why))])
     }
 }
 
@@ -351,7 +415,14 @@ pub fn collapse_binary(r: impl Read, all: bool) -> CliResult<Flame> {
     let mut kept = Retained::default();
     let mut sections = Sections::default();
     let mut depth = None;
+    let mut lost = LostRows::default();
     while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
+        if let RecordBody::Utf8 { text, .. } = &rec.body {
+            if let Some(l) = LostSamples::parse(text) {
+                lost.add(sections.last_samples(), &l);
+                continue;
+            }
+        }
         let what = |e: String| format!("{} at offset {}: {e}", rec.name(), rec.offset);
         if learn_bounded(&mut syms, &rec.body, &mut kept).map_err(what)? {
             continue;
@@ -375,12 +446,15 @@ pub fn collapse_binary(r: impl Read, all: bool) -> CliResult<Flame> {
     let mut names: FxHashMap<u64, u32> = FxHashMap::default();
     let mut stacks: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
     for &(serial, _) in &rows {
-        let Some(t) = syms.traces.get(&serial) else {
-            continue;
-        };
         if stacks.contains_key(&serial) {
             continue;
         }
+        let Some(t) = syms.traces.get(&serial) else {
+            if let Some(frames) = lost.stack(&mut tree, serial) {
+                stacks.insert(serial, frames);
+            }
+            continue;
+        };
         let frames = t
             .frame_ids
             .iter()
@@ -408,6 +482,7 @@ pub fn collapse_text(mut r: impl BufRead, all: bool) -> CliResult<Flame> {
     let bad = |n: usize, what: &str| format!("line {n}: {what}");
     // Set while the lines of a TRACE (its serial) or a CPU section are read.
     let mut trace: Option<(u32, Vec<u32>)> = None;
+    let mut lost = LostRows::default();
     while let Some((n, l)) = lines.next()? {
         if let Some((serial, frames)) = trace.as_mut() {
             if let Some(f) = l.strip_prefix('\t') {
@@ -430,7 +505,9 @@ pub fn collapse_text(mut r: impl BufRead, all: bool) -> CliResult<Flame> {
             trace = None;
             traces.insert(serial, frames);
         }
-        if let Some(rest) = l.strip_prefix("TRACE ") {
+        if let Some(l) = LostSamples::parse(&l) {
+            lost.add(sections.last_samples(), &l);
+        } else if let Some(rest) = l.strip_prefix("TRACE ") {
             let serial = rest
                 .split(':')
                 .next()
@@ -489,6 +566,13 @@ pub fn collapse_text(mut r: impl BufRead, all: bool) -> CliResult<Flame> {
         traces.insert(serial, frames);
     }
     let (measure, rows, cumulative) = sections.pick(all)?;
+    for &(serial, _) in &rows {
+        if !traces.contains_key(&serial) {
+            if let Some(frames) = lost.stack(&mut tree, serial) {
+                traces.insert(serial, frames);
+            }
+        }
+    }
     merge(tree, rows, measure, cumulative, None, |serial| {
         traces.get(&serial).cloned()
     })
@@ -600,6 +684,25 @@ CPU SAMPLES END\n";
         assert_eq!(
             collapsed_text(&collapse_text(two.as_bytes(), true).unwrap()),
             "<no frames> 1\nA.main;A.mid 3\nA.main;A.mid;A.leaf 8\n"
+        );
+    }
+
+    #[test]
+    fn samples_not_counted_are_a_stack_per_reason() {
+        let text = format!(
+            "{TEXT}CPU SAMPLES LOST 3 of 13 (23.08%): deoptimizing 1, unknown frame in Java 2\n"
+        );
+        let c = collapse_text(text.as_bytes(), false).unwrap();
+        assert_eq!(
+            collapsed_text(&c),
+            "<no frames> 1\nA.main;A.mid 1\nA.main;A.mid;A.leaf 8\n\
+             [lost samples: deoptimizing] 1\n[lost samples: unknown frame in Java] 2\n"
+        );
+        // A later section without losses has none.
+        let two = format!("{text}CPU SAMPLES BEGIN (total = 2) x\nrank   self  accum   count trace method\n   1 100.00% 100.00%       2 300002 A.mid\nCPU SAMPLES END\nCPU SAMPLES LOST 0 of 2 (0.00%)\n");
+        assert_eq!(
+            collapsed_text(&collapse_text(two.as_bytes(), false).unwrap()),
+            "A.main;A.mid 2\n"
         );
     }
 

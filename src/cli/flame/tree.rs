@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 const NONE: u32 = u32::MAX;
 
 /// A node with `N` counters.
+#[derive(Clone)]
 pub struct Node<const N: usize> {
     pub name: u32,
     pub total: [u64; N],
@@ -26,6 +27,7 @@ pub struct Node<const N: usize> {
     len: u32,
 }
 
+#[derive(Clone)]
 pub struct StackTree<const N: usize> {
     names: Vec<String>,
     name_index: FxHashMap<String, u32>,

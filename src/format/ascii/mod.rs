@@ -14,7 +14,7 @@ pub use printer::{Pct, MAX_WRITE};
 use self::printer::{pf, Printer};
 use super::ctime::ctime_of;
 use super::model::*;
-use super::{FormatKind, ProfileFormat, TraceLog};
+use super::{FormatKind, LostSamples, ProfileFormat, TraceLog};
 
 /// Options of the text format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -94,6 +94,10 @@ impl ProfileFormat for AsciiFormat {
 
     fn cpu(&mut self, out: &mut Vec<u8>, at: Stamp, report: &CpuReport<'_>) {
         reports::cpu(&mut self.p, out, &at, report);
+    }
+
+    fn cpu_lost(&mut self, out: &mut Vec<u8>, _: Stamp, lost: &LostSamples) {
+        reports::cpu_lost(&mut self.p, out, lost);
     }
 
     fn cpu_old(&mut self, out: &mut Vec<u8>, _: Stamp, report: &OldProfReport<'_>) {

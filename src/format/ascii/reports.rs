@@ -3,6 +3,7 @@
 
 use super::printer::{pf, Pct, Printer};
 use crate::format::ctime::ctime_of;
+use crate::format::lost::LostSamples;
 use crate::format::model::{
     CpuReport, CpuTitle, MethodRef, MonitorDump, MonitorTimeReport, OldProfReport, SitesReport,
     Stamp,
@@ -100,6 +101,10 @@ pub fn cpu(p: &mut Printer, out: &mut Vec<u8>, at: &Stamp, r: &CpuReport<'_>) {
         }
     }
     pf!(p, out, "{} END\n", title);
+}
+
+pub fn cpu_lost(p: &mut Printer, out: &mut Vec<u8>, lost: &LostSamples) {
+    pf!(p, out, "{}\n", lost.line());
 }
 
 pub fn cpu_old(p: &mut Printer, out: &mut Vec<u8>, r: &OldProfReport<'_>) {

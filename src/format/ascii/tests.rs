@@ -592,6 +592,22 @@ fn cpu_samples_rows_and_empty_trace() {
 }
 
 #[test]
+fn samples_not_counted_are_a_line_after_the_section() {
+    let lost = LostSamples {
+        counted: 10,
+        reasons: vec![
+            ("deoptimizing".into(), 2),
+            ("unknown frame in Java".into(), 1),
+        ],
+    };
+    let s = run(|f, out| f.cpu_lost(out, at(T_DUMP), &lost));
+    assert_eq!(
+        s,
+        "CPU SAMPLES LOST 3 of 13 (23.08%): deoptimizing 2, unknown frame in Java 1\n"
+    );
+}
+
+#[test]
 fn cpu_section_without_rows_has_no_column_header() {
     let r = CpuReport {
         title: CpuTitle::Times,

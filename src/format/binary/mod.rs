@@ -17,7 +17,7 @@ use self::heap::HeapWriter;
 use self::records::Records;
 use self::strings::StringTable;
 use super::model::*;
-use super::{FormatKind, ProfileFormat, TraceLog};
+use super::{FormatKind, LostSamples, ProfileFormat, TraceLog};
 
 /// Segments of a 1.0.2 heap dump stay below this many bytes (the original's
 /// limit), unless configured otherwise.
@@ -247,6 +247,11 @@ impl ProfileFormat for BinaryFormat {
         if report.title == CpuTitle::Samples {
             self.records(&at).cpu_samples(out, report);
         }
+    }
+
+    fn cpu_lost(&mut self, out: &mut Vec<u8>, at: Stamp, lost: &LostSamples) {
+        let (time, ids) = (time_of(&at), self.opts.id_size);
+        self.strings.fresh(out, time, ids, &lost.line());
     }
 
     fn cpu_old(&mut self, _: &mut Vec<u8>, _: Stamp, _: &OldProfReport<'_>) {}

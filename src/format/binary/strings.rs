@@ -40,4 +40,17 @@ impl StringTable {
         });
         id
     }
+
+    /// A UTF8 record of `s` under a new ID, even if `s` was written before
+    /// (a note that must follow the record it is about; nothing refers to
+    /// it by ID).
+    pub fn fresh(&mut self, out: &mut Vec<u8>, time: u32, size: IdSize, s: &str) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        enc::record(out, tag::UTF8, time, |b| {
+            enc::id(b, size, id);
+            b.extend_from_slice(s.as_bytes());
+        });
+        id
+    }
 }

@@ -294,6 +294,28 @@ fn cpu_samples_record() {
 }
 
 #[test]
+fn samples_not_counted_follow_as_a_utf8_record_of_their_line() {
+    let mut f = bin(HprofVersion::V1_0_2);
+    let lost = LostSamples {
+        counted: 9,
+        reasons: vec![("deoptimizing".into(), 1)],
+    };
+    let line = "CPU SAMPLES LOST 1 of 10 (10.00%): deoptimizing 1";
+    assert_eq!(lost.line(), line);
+    let mut first = Vec::new();
+    f.cpu_lost(&mut first, at_us(2), &lost);
+    let mut expect = hex("01 00 00 00 02");
+    expect.extend_from_slice(&(4 + line.len() as u32).to_be_bytes());
+    expect.extend_from_slice(&hex("A0 00 00 01"));
+    expect.extend_from_slice(line.as_bytes());
+    assert_eq!(first, expect);
+    // The same line again (a later report) is a record of its own.
+    let mut again = Vec::new();
+    f.cpu_lost(&mut again, at_us(2), &lost);
+    assert_eq!(&again[9..13], &hex("A0 00 00 02")[..]);
+}
+
+#[test]
 fn text_only_records_write_nothing() {
     let mut f = bin(HprofVersion::V1_0_2);
     let mut out = Vec::new();

@@ -1,12 +1,13 @@
-//! CPU-time timers per Java thread and the asynchronous stack sampler
+//! CPU-time triggers per Java thread and the asynchronous stack sampler
 //! (docs/cpu-samples.md).
 //!
-//! Every registered thread gets a POSIX timer on its own CPU clock
-//! (`timer_create` on the thread's CPU clock id, `SIGEV_THREAD_ID`): it
-//! expires only after the thread has *used* a period of CPU time, and its
-//! signal (SIGPROF) is delivered to that thread, interrupting it where it
-//! runs. Threads that block, park, wait or sleep use no CPU and get no
-//! signal: nothing is done per tick for idle threads.
+//! Every registered thread is signalled after each period of CPU time it
+//! *used* ([`trigger`]: a perf task-clock event where the kernel allows
+//! them, a POSIX timer on the thread's CPU clock otherwise; periods drawn
+//! at random around the mean), and the signal (SIGPROF, or the next free
+//! profiling signal: [`signal`]) is delivered to that thread, interrupting
+//! it where it runs. Threads that block, park, wait or sleep use no CPU and
+//! get no signal: nothing is done per tick for idle threads.
 //!
 //! The handler ([`handler`]) advances the thread's CPU clock (cpu=times
 //! reads it), and when a stack is owed, takes one: with HotSpot's
@@ -20,19 +21,28 @@
 //! Everything here is process-wide (one signal, one handler): [`install`]
 //! once, then [`register_current`] on each thread to be timed.
 
+pub mod by_fd;
+pub mod code_map;
+mod context;
+mod hotspot;
+mod recover;
 pub mod ring;
+pub mod signal;
 pub mod slots;
 pub mod sys;
+pub mod trigger;
 
 use super::refs::{Frame, Jni, MethodId};
-use ring::{Ring, NO_STACK};
+pub use recover::How;
+use ring::{Header, Ring, NO_STACK};
 use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{
     AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 use std::sync::Mutex;
-use sys::{AsgctFn, AsgctTrace, TimerSigInfo};
+use sys::{AsgctFn, AsgctTrace, PollSigInfo, TimerSigInfo};
+pub use trigger::Mechanism;
 
 /// What the handler does when a stack is owed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,12 +110,7 @@ fn mode_code(m: StackMode) -> u8 {
 /// global symbol scope, then in the library that holds the JNI functions
 /// (libjvm), in case it was loaded with local symbols.
 pub fn find_async_get_call_trace(jni: Jni<'_>) -> Option<AsgctFn> {
-    let name = c"AsyncGetCallTrace";
-    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
-    let mut p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    if p.is_null() {
-        p = symbol_in_jvm_library(jni, name);
-    }
+    let p = jvm_symbol(jni, c"AsyncGetCallTrace");
     if p.is_null() {
         return None;
     }
@@ -113,6 +118,19 @@ pub fn find_async_get_call_trace(jni: Jni<'_>) -> Option<AsgctFn> {
     // signature (forte.cpp, `extern "C" JNIEXPORT void AsyncGetCallTrace(
     // ASGCT_CallTrace*, jint, void*)`).
     Some(unsafe { std::mem::transmute::<*mut c_void, AsgctFn>(p) })
+}
+
+/// A symbol the JVM exports: in the global scope, or in the library that
+/// holds the JNI functions (libjvm), in case it was loaded with local
+/// symbols. Null if neither has it.
+fn jvm_symbol(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if p.is_null() {
+        symbol_in_jvm_library(jni, name)
+    } else {
+        p
+    }
 }
 
 fn symbol_in_jvm_library(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
@@ -140,6 +158,39 @@ fn symbol_in_jvm_library(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
     }
 }
 
+/// What [`install`] set up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// How threads are signalled.
+    pub mechanism: Mechanism,
+    /// The signal the agent took.
+    pub signal: c_int,
+    /// Candidate signals passed over: another handler held them (another
+    /// profiler loaded before the agent, or the application).
+    pub passed_over: Vec<c_int>,
+}
+
+fn handler_address() -> usize {
+    handler as extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) as usize
+}
+
+/// Learn what the stack walk's recovery reads of HotSpot's own data (its
+/// field table, and where a thread's JNI environment lies in HotSpot's
+/// thread object, from the calling thread's environment and `thread`, the
+/// address of its thread object). Returns what could not be found (the
+/// recoveries that need it stay off). Once per process is enough; later
+/// calls change nothing.
+pub fn prepare_walk(jni: Jni<'_>, thread: Option<u64>) -> Vec<&'static str> {
+    static MISSING: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let mut missing = MISSING
+        .get_or_init(|| hotspot::load(|name| jvm_symbol(jni, name)))
+        .clone();
+    if !thread.is_some_and(|t| hotspot::calibrate(jni.raw(), t)) {
+        missing.push("the JNI environment's place in HotSpot's thread");
+    }
+    missing
+}
+
 /// Install the signal handler and allocate the ring, once per process.
 /// A later call (a new session after an attach, with its own options)
 /// takes its configuration while no profile runs the timers (otherwise
@@ -147,7 +198,7 @@ fn symbol_in_jvm_library(jni: Jni<'_>, name: &std::ffi::CStr) -> *mut c_void {
 /// new depth needs it (the old one is left allocated: a signal handler
 /// may still be writing into it). `agct` is needed for
 /// [`StackMode::Async`].
-pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<(), String> {
+pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<Setup, String> {
     let c = CONTROL
         .lock()
         .map_err(|_| "sampler control poisoned".to_string())?;
@@ -158,17 +209,11 @@ pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<(), String> {
         if c.users == 0 {
             reconfigure(cfg, agct);
         }
-        return Ok(());
-    }
-    // Refuse to take a signal somebody else handles (another profiler):
-    // both would be wrong.
-    // SAFETY: all-zero is a valid sigaction; sigaction only writes `old`.
-    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sigaction(slots::SIGNAL, std::ptr::null(), &mut old) } != 0 {
-        return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
-    }
-    if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
-        return Err("SIGPROF already has a handler (another profiler?)".into());
+        return Ok(Setup {
+            mechanism: trigger::probe(),
+            signal: signal::current(),
+            passed_over: Vec::new(),
+        });
     }
     let ring = Box::new(Ring::new(cfg.ring_slots, cfg.max_frames));
     DEPTH.store(ring.frames_per_slot() as u32, Ordering::Relaxed);
@@ -179,21 +224,16 @@ pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<(), String> {
     if let Some(f) = agct {
         AGCT.store(f as usize, Ordering::Release);
     }
-    // SAFETY: all-zero is a valid sigaction; we set a handler with the
-    // SA_SIGINFO signature, restart interrupted system calls, and keep the
-    // signal blocked while its handler runs (the default without
-    // SA_NODEFER).
-    let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-    act.sa_sigaction = handler as extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) as usize;
-    act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-    // SAFETY: act.sa_mask is a valid sigset to clear.
-    unsafe { libc::sigemptyset(&mut act.sa_mask) };
-    // SAFETY: act is fully initialised; the handler is async-signal-safe.
-    if unsafe { libc::sigaction(slots::SIGNAL, &act, std::ptr::null_mut()) } != 0 {
-        return Err(format!("sigaction: {}", std::io::Error::last_os_error()));
-    }
+    // A signal nobody else handles: taking one another profiler (or the
+    // application) handles would make both wrong.
+    let (sig, passed_over) = signal::install_first_free(handler_address())?;
+    let mechanism = trigger::probe();
     STATE.store(INSTALLED, Ordering::Release);
-    Ok(())
+    Ok(Setup {
+        mechanism,
+        signal: sig,
+        passed_over,
+    })
 }
 
 /// A new configuration for an installed sampler whose timers are idle
@@ -319,34 +359,79 @@ pub fn clock_ns(id: SlotId) -> u64 {
     slots::get(id.0).map_or(0, |s| s.clock_ns.load(Ordering::Relaxed))
 }
 
-/// Somebody else's SIGPROF handler replaced ours: the timers are off for
-/// good.
+/// Every candidate signal was taken by other handlers: the timers are
+/// off for good.
 static HANDLER_LOST: AtomicBool = AtomicBool::new(false);
 
-/// Is our handler still SIGPROF's? The application (or another tool: JFR's
-/// CPU-time sampler, a profiler loaded later) may install its own while
-/// the agent runs; our timers' signals would then go to it. On the first
-/// call that finds another handler, every timer is disarmed for good
-/// (nobody gets our signals any more) and the message to report is
-/// returned; later calls return None. A system call per check: callers
-/// check on their periodic passes, not per sample.
-pub fn check_handler() -> Option<String> {
+/// Something the agent has to say about the signal (once per event).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Said {
+    /// It goes on (`HPROF: ...`).
+    Notice(String),
+    /// CPU sampling stopped (`HPROF ERROR: ...`).
+    Error(String),
+}
+
+impl Said {
+    pub fn say(&self) {
+        match self {
+            Said::Notice(t) => crate::diag::notice(t),
+            Said::Error(t) => crate::diag::error(t),
+        }
+    }
+}
+
+/// The sampler's periodic upkeep (its passes, every 10 to 100 ms):
+///
+/// * is our handler still on our signal? The application or another tool
+///   (JFR's CPU-time sampler, a profiler or native agent loaded later) may
+///   have installed its own, and our signals would go to it. The agent
+///   then leaves that signal to it and moves to the next free candidate
+///   ([`signal::move_on`]); when none is left, every trigger is disarmed
+///   for good. Either is returned to be said, once;
+/// * threads that used CPU under their POSIX timer get a perf event
+///   (perf events in use: [`trigger`]).
+///
+/// A system call per check: callers run this on their periodic passes,
+/// not per sample.
+pub fn maintain() -> Option<Said> {
     if !is_installed() || HANDLER_LOST.load(Ordering::Acquire) {
         return None;
     }
-    // SAFETY: all-zero is a valid sigaction; sigaction only writes `now`.
-    let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sigaction(slots::SIGNAL, std::ptr::null(), &mut now) } != 0 {
-        return None;
+    let said = check_signal();
+    if trigger::uses_perf() && RUNNING.load(Ordering::Acquire) {
+        if let Ok(_c) = CONTROL.lock() {
+            let running = RUNNING.load(Ordering::Acquire);
+            let period = PERIOD_NS.load(Ordering::Relaxed);
+            slots::for_each(|i, s| {
+                if running && s.wants_perf() {
+                    slots::give_perf(s, i, period, true);
+                }
+            });
+        }
     }
-    let ours = handler as extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) as usize;
-    if now.sa_sigaction == ours {
+    said
+}
+
+fn check_signal() -> Option<Said> {
+    let Err(found) = signal::still_ours(handler_address()) else {
         return None;
-    }
+    };
     let Ok(_c) = CONTROL.lock() else { return None };
-    if HANDLER_LOST.swap(true, Ordering::AcqRel) {
+    if HANDLER_LOST.load(Ordering::Acquire) || signal::still_ours(handler_address()).is_ok() {
         return None;
     }
+    let old = signal::name(signal::current());
+    let how = signal::describe(found);
+    let period = PERIOD_NS.load(Ordering::Relaxed);
+    if let Some(new) = signal::move_on(handler_address()) {
+        slots::move_to_signal(new, period, RUNNING.load(Ordering::Acquire));
+        return Some(Said::Notice(format!(
+            "{old} was {how} while profiling (by the application or another tool): the agent leaves {old} to it and signals its CPU-time samples with {} from now on",
+            signal::name(new)
+        )));
+    }
+    HANDLER_LOST.store(true, Ordering::Release);
     RUNNING.store(false, Ordering::Release);
     STACKS_ON.store(false, Ordering::Release);
     slots::for_each(|_, s| {
@@ -354,16 +439,10 @@ pub fn check_handler() -> Option<String> {
             let _ = slots::set_period(s, 0);
         }
     });
-    let whose = if now.sa_sigaction == libc::SIG_DFL {
-        "reset to the default action"
-    } else if now.sa_sigaction == libc::SIG_IGN {
-        "set to be ignored"
-    } else {
-        "taken by another handler"
-    };
-    Some(format!(
-        "SIGPROF handler replaced while profiling (signal {whose}, by the application or another tool): the CPU-time timers are stopped; cpu=samples takes no more samples and cpu=times charges no more CPU time"
-    ))
+    slots::drop_all_perf();
+    Some(Said::Error(format!(
+        "{old} was {how} while profiling (by the application or another tool), and every other profiling signal has a handler too: the CPU-time timers are stopped; cpu=samples takes no more samples and cpu=times charges no more CPU time"
+    )))
 }
 
 /// A user (profile) needs the timers: arm them all on the first.
@@ -375,7 +454,7 @@ pub fn start() -> Result<(), String> {
         return Err("the CPU timers are not installed".into());
     }
     if HANDLER_LOST.load(Ordering::Acquire) {
-        return Err("SIGPROF was taken by another handler".into());
+        return Err("every profiling signal was taken by other handlers".into());
     }
     c.users += 1;
     if c.users == 1 {
@@ -412,6 +491,8 @@ pub fn stop() {
                 let _ = slots::set_period(s, 0);
             }
         });
+        // No descriptor held while nothing is sampled.
+        slots::drop_all_perf();
     }
 }
 
@@ -448,6 +529,8 @@ pub struct Sample<'a> {
     /// CPU intervals it stands for.
     pub weight: u32,
     pub outcome: Outcome,
+    /// How the stack was found.
+    pub how: How,
     /// Top first; a frame whose method had no ID yet has a null method.
     pub frames: &'a [Frame],
 }
@@ -467,12 +550,24 @@ pub fn drain(proceed: impl FnOnce() -> bool, mut f: impl FnMut(&Sample<'_>)) -> 
     }
     // SAFETY: the ring was leaked at install and is never freed.
     let ring: &Ring = unsafe { &*ring };
-    let mut frames: Vec<Frame> = Vec::with_capacity(ring.frames_per_slot());
-    ring.drain(|serial, weight, code, raw| {
+    let mut frames: Vec<Frame> = Vec::with_capacity(ring.frames_per_slot() + 1);
+    ring.drain(|h, raw| {
         frames.clear();
+        let how = How::from_raw(h.how);
+        let code = h.code;
         let outcome = if code == NO_STACK {
             Outcome::Tick
         } else if code > 0 {
+            if how == How::Caller {
+                // The code interrupted was a method's without its frame
+                // (prologue, epilogue): that method is the top frame.
+                if let Some(m) = code_map::method_at(h.pc as usize) {
+                    frames.push(Frame {
+                        method: m,
+                        location: 0,
+                    });
+                }
+            }
             frames.extend(raw.iter().map(|r| Frame {
                 method: MethodId::from_raw(r.method_id),
                 // A native method's frame: location -1, as JVMTI gives it.
@@ -487,9 +582,10 @@ pub fn drain(proceed: impl FnOnce() -> bool, mut f: impl FnMut(&Sample<'_>)) -> 
             Outcome::Failed(code)
         };
         f(&Sample {
-            serial,
-            weight,
+            serial: h.serial,
+            weight: h.weight,
             outcome,
+            how,
             frames: &frames,
         });
     })
@@ -517,9 +613,48 @@ pub fn handler_stats() -> HandlerStats {
     }
 }
 
-/// Most overruns counted for one signal (a thread whose signal stayed
+/// Most periods counted for one signal (a thread whose signal stayed
 /// blocked for long does not get an absurd weight).
 const MAX_OVERRUN: u64 = 10_000;
+
+/// The slot a signal of ours is for: a POSIX timer's (`SI_TIMER`, our
+/// value) or a perf event's (`POLL_IN`, one of our descriptors). Other
+/// signals are counted as foreign, ours for a thread that has ended as
+/// stale. Async-signal-safe.
+fn slot_of(info: *mut libc::siginfo_t) -> Option<&'static slots::Slot> {
+    // SAFETY: the kernel passes a valid siginfo_t (SA_SIGINFO), which is
+    // at least as large as both views (checked at compile time).
+    let ti: &TimerSigInfo = unsafe { &*(info as *const TimerSigInfo) };
+    if ti.si_code == libc::SI_TIMER {
+        if slots::parse_signal_value(ti.si_value as u64).is_none() {
+            FOREIGN.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let s = slots::by_signal_value(ti.si_value as u64);
+        if s.is_none() {
+            STALE.fetch_add(1, Ordering::Relaxed);
+        }
+        return s;
+    }
+    if ti.si_code == sys::POLL_IN {
+        // SAFETY: as above.
+        let pi: &PollSigInfo = unsafe { &*(info as *const PollSigInfo) };
+        let s = slots::by_fd(pi.si_fd);
+        if s.is_none() {
+            // A descriptor still mapped belongs to a slot whose event
+            // changed meanwhile; one not mapped is another tool's (or an
+            // event of ours closed while its signal was queued).
+            if by_fd::get(pi.si_fd).is_some() {
+                STALE.fetch_add(1, Ordering::Relaxed);
+            } else {
+                FOREIGN.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        return s;
+    }
+    FOREIGN.fetch_add(1, Ordering::Relaxed);
+    None
+}
 
 /// The SIGPROF handler. Async-signal-safe: atomics, the ring, and
 /// AsyncGetCallTrace (made to be called from a signal handler on the
@@ -538,27 +673,17 @@ fn on_signal(info: *mut libc::siginfo_t, ucontext: *mut c_void) {
     if info.is_null() {
         return;
     }
-    // SAFETY: the kernel passes a valid siginfo_t (SA_SIGINFO), which is
-    // at least as large as the timer view (checked at compile time).
-    let ti: &TimerSigInfo = unsafe { &*(info as *const TimerSigInfo) };
-    if ti.si_code != libc::SI_TIMER {
-        FOREIGN.fetch_add(1, Ordering::Relaxed);
-        return;
-    }
-    if slots::parse_signal_value(ti.si_value as u64).is_none() {
-        FOREIGN.fetch_add(1, Ordering::Relaxed);
-        return;
-    }
-    let Some(slot) = slots::by_signal_value(ti.si_value as u64) else {
-        STALE.fetch_add(1, Ordering::Relaxed);
-        return;
-    };
+    let Some(slot) = slot_of(info) else { return };
     if !RUNNING.load(Ordering::Acquire) {
         return;
     }
     SIGNALS.fetch_add(1, Ordering::Relaxed);
-    let expirations = 1 + (ti.si_overrun.max(0) as u64).min(MAX_OVERRUN);
-    let elapsed = PERIOD_NS.load(Ordering::Relaxed).wrapping_mul(expirations);
+    let period = PERIOD_NS.load(Ordering::Relaxed);
+    // The thread's CPU time since its last signal (the periods are random,
+    // and a perf event in user mode only skips overflows in the kernel).
+    let elapsed = slot
+        .on_signal(period, true)
+        .min(period.saturating_mul(MAX_OVERRUN + 1));
     slot.clock_ns.fetch_add(elapsed, Ordering::Relaxed);
     let mode = MODE.load(Ordering::Relaxed);
     if mode == mode_code(StackMode::None)
@@ -589,20 +714,36 @@ fn on_signal(info: *mut libc::siginfo_t, ucontext: *mut c_void) {
         return;
     };
     let serial = slot.serial.load(Ordering::Relaxed);
-    let code = if mode == mode_code(StackMode::Async) {
+    let walked = if mode == mode_code(StackMode::Async) {
         walk(slot, &claim, ucontext)
     } else {
-        NO_STACK
+        recover::Walked {
+            code: NO_STACK,
+            how: How::Direct,
+            pc: 0,
+        }
     };
-    claim.publish(serial, weight, code);
+    claim.publish(Header {
+        serial,
+        weight,
+        code: walked.code,
+        how: walked.how as u32,
+        pc: walked.pc as u64,
+    });
 }
 
-/// AsyncGetCallTrace into the claimed slot; its `num_frames`.
-fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i32 {
+/// The interrupted thread's stack into the claimed slot
+/// (`recover::walk`: AsyncGetCallTrace, and recoveries when it fails).
+fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> recover::Walked {
+    let failed = |code| recover::Walked {
+        code,
+        how: How::Direct,
+        pc: 0,
+    };
     let f = AGCT.load(Ordering::Acquire);
     let frames = claim.frames_ptr();
     if f == 0 || frames.is_null() {
-        return sys::code::UNKNOWN_STATE;
+        return failed(sys::code::UNKNOWN_STATE);
     }
     let mut env = slot.env.load(Ordering::Relaxed);
     if env.is_null() {
@@ -615,7 +756,7 @@ fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i
         // know (none here: only Java threads are registered) gets null.
         env = super::jni::current_env();
         if env.is_null() {
-            return sys::code::UNKNOWN_STATE;
+            return failed(sys::code::UNKNOWN_STATE);
         }
         let _ = slot.env.compare_exchange(
             std::ptr::null_mut(),
@@ -627,19 +768,25 @@ fn walk(slot: &slots::Slot, claim: &ring::Claim<'_>, ucontext: *mut c_void) -> i
     // SAFETY: f was stored from a valid AsgctFn at install.
     let agct: AsgctFn = unsafe { std::mem::transmute::<usize, AsgctFn>(f) };
     let depth = DEPTH.load(Ordering::Relaxed).min(claim.capacity() as u32) as i32;
-    let mut trace = AsgctTrace {
-        env_id: env,
-        num_frames: 0,
-        frames,
-    };
-    // SAFETY: called on the interrupted thread from its signal handler,
-    // as AsyncGetCallTrace is meant to be: `env` is this thread's JNIEnv
-    // (stored by the thread itself, or asked of the VM on it above; the
-    // slot belongs to the thread the timer signals, checked by the
-    // generation), `frames` has room for `depth` frames and belongs to this
-    // claim alone, `ucontext` is the kernel's for this signal.
-    unsafe { agct(&mut trace, depth, ucontext) };
-    trace.num_frames
+    recover::walk(env, ucontext, |context| {
+        let mut trace = AsgctTrace {
+            env_id: env,
+            num_frames: 0,
+            frames,
+        };
+        // SAFETY: called on the interrupted thread from its signal handler,
+        // as AsyncGetCallTrace is meant to be: `env` is this thread's JNIEnv
+        // (stored by the thread itself, or asked of the VM on it above; the
+        // slot belongs to the thread the timer signals, checked by the
+        // generation), `frames` has room for `depth` frames and belongs to
+        // this claim alone, `context` is the kernel's context for this
+        // signal or a copy of it on this handler's stack with other
+        // registers (AsyncGetCallTrace validates any frame it is given
+        // before it reads from it, as a signal may come at any
+        // instruction).
+        unsafe { agct(&mut trace, depth, context) };
+        trace.num_frames
+    })
 }
 
 /// Stack depth asked of AsyncGetCallTrace now (at most the ring's room).

@@ -14,7 +14,7 @@
 
 use super::sys::AsgctFrame;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 const FREE: u32 = 0;
 const BUSY: u32 = 1;
@@ -33,6 +33,20 @@ struct Meta {
     /// AsyncGetCallTrace's `num_frames`: frames written, or its error code
     /// (negative); [`NO_STACK`] when no stack was asked for.
     code: AtomicI32,
+    /// How the stack was found (`recover::How`), and the interrupted
+    /// program counter when it was found from the caller.
+    how: AtomicU32,
+    pc: AtomicU64,
+}
+
+/// A published sample's header, as the consumer sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub serial: u32,
+    pub weight: u32,
+    pub code: i32,
+    pub how: u32,
+    pub pc: u64,
 }
 
 /// `code` of a sample taken without a stack (safepoint mode: the sampler
@@ -77,6 +91,8 @@ impl Ring {
                 serial: AtomicU32::new(0),
                 weight: AtomicU32::new(0),
                 code: AtomicI32::new(0),
+                how: AtomicU32::new(0),
+                pc: AtomicU64::new(0),
             })
             .collect();
         let frames = (0..n * frames_per_slot)
@@ -119,9 +135,9 @@ impl Ring {
     }
 
     /// Take every published sample (consumer side; one consumer at a time).
-    /// `f` gets (serial, weight, code, frames); frames are valid only for
-    /// `code > 0` (the first `code` of them).
-    pub fn drain(&self, mut f: impl FnMut(u32, u32, i32, &[AsgctFrame])) -> usize {
+    /// `f` gets its header and frames; frames are valid only for `code > 0`
+    /// (the first `code` of them).
+    pub fn drain(&self, mut f: impl FnMut(Header, &[AsgctFrame])) -> usize {
         if self.pending.load(Ordering::Acquire) == 0 {
             return 0;
         }
@@ -144,9 +160,13 @@ impl Ring {
                 }
             }
             f(
-                m.serial.load(Ordering::Relaxed),
-                m.weight.load(Ordering::Relaxed),
-                code,
+                Header {
+                    serial: m.serial.load(Ordering::Relaxed),
+                    weight: m.weight.load(Ordering::Relaxed),
+                    code,
+                    how: m.how.load(Ordering::Relaxed),
+                    pc: m.pc.load(Ordering::Relaxed),
+                },
                 &scratch,
             );
             m.state.store(FREE, Ordering::Release);
@@ -175,13 +195,15 @@ impl Claim<'_> {
     }
 
     /// Fill the header and make the sample visible to the consumer.
-    pub fn publish(self, serial: u32, weight: u32, code: i32) {
+    pub fn publish(self, h: Header) {
         let Some(m) = self.ring.meta.get(self.index) else {
             return;
         };
-        m.serial.store(serial, Ordering::Relaxed);
-        m.weight.store(weight, Ordering::Relaxed);
-        m.code.store(code, Ordering::Relaxed);
+        m.serial.store(h.serial, Ordering::Relaxed);
+        m.weight.store(h.weight, Ordering::Relaxed);
+        m.code.store(h.code, Ordering::Relaxed);
+        m.how.store(h.how, Ordering::Relaxed);
+        m.pc.store(h.pc, Ordering::Relaxed);
         self.ring.pending.fetch_add(1, Ordering::AcqRel);
         m.state.store(READY, Ordering::Release);
     }
@@ -190,6 +212,16 @@ impl Claim<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn header(serial: u32, weight: u32, code: i32) -> Header {
+        Header {
+            serial,
+            weight,
+            code,
+            how: 0,
+            pc: 0,
+        }
+    }
 
     fn write(c: &Claim<'_>, frames: &[(i32, usize)]) {
         for (k, &(line, m)) in frames.iter().enumerate() {
@@ -208,15 +240,20 @@ mod tests {
         let r = Ring::new(8, 3);
         let c = r.claim().unwrap();
         write(&c, &[(5, 0x10), (7, 0x20)]);
-        c.publish(200_001, 2, 2);
+        c.publish(header(200_001, 2, 2));
         let c = r.claim().unwrap();
-        c.publish(200_002, 1, -9);
+        c.publish(Header {
+            how: 1,
+            pc: 0x7f00_1234,
+            ..header(200_002, 1, -9)
+        });
         let mut seen = Vec::new();
         assert_eq!(
-            r.drain(|s, w, code, f| seen.push((
-                s,
-                w,
-                code,
+            r.drain(|h, f| seen.push((
+                h.serial,
+                h.weight,
+                h.code,
+                (h.how, h.pc),
                 f.iter()
                     .map(|x| (x.lineno, x.method_id as usize))
                     .collect::<Vec<_>>()
@@ -227,11 +264,11 @@ mod tests {
         assert_eq!(
             seen,
             vec![
-                (200_001, 2, 2, vec![(5, 0x10), (7, 0x20)]),
-                (200_002, 1, -9, vec![]),
+                (200_001, 2, 2, (0, 0), vec![(5, 0x10), (7, 0x20)]),
+                (200_002, 1, -9, (1, 0x7f00_1234), vec![]),
             ]
         );
-        assert_eq!(r.drain(|_, _, _, _| panic!("drained twice")), 0);
+        assert_eq!(r.drain(|_, _| panic!("drained twice")), 0);
     }
 
     #[test]
@@ -240,12 +277,12 @@ mod tests {
         let claims: Vec<_> = (0..4).map(|_| r.claim().expect("free slot")).collect();
         assert!(r.claim().is_none(), "all slots busy");
         for (i, c) in claims.into_iter().enumerate() {
-            c.publish(i as u32, 1, NO_STACK);
+            c.publish(header(i as u32, 1, NO_STACK));
         }
         assert!(r.claim().is_none(), "all slots ready, none drained");
         let mut n = 0;
-        r.drain(|_, _, code, _| {
-            assert_eq!(code, NO_STACK);
+        r.drain(|h, _| {
+            assert_eq!(h.code, NO_STACK);
             n += 1
         });
         assert_eq!(n, 4);
@@ -266,7 +303,7 @@ mod tests {
                     for i in 0..20_000u32 {
                         if let Some(c) = r.claim() {
                             write(&c, &[(i as i32, t + 1), (t as i32, i as usize)]);
-                            c.publish(t as u32, 1, 2);
+                            c.publish(header(t as u32, 1, 2));
                             p.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -279,11 +316,11 @@ mod tests {
                 let mut got = 0u64;
                 loop {
                     let done = stop.load(Ordering::Acquire);
-                    r.drain(|s, _, code, f| {
-                        assert_eq!(code, 2);
+                    r.drain(|h, f| {
+                        assert_eq!(h.code, 2);
                         // Frames belong to the sample they came with.
-                        assert_eq!(f[0].method_id as usize, s as usize + 1);
-                        assert_eq!(f[1].lineno, s as i32);
+                        assert_eq!(f[0].method_id as usize, h.serial as usize + 1);
+                        assert_eq!(f[1].lineno, h.serial as i32);
                         got += 1;
                     });
                     if done {

@@ -1,25 +1,34 @@
-//! One slot per registered Java thread: its CPU-time timer and what the
-//! signal handler needs about it (serial, JNI environment, its CPU clock
-//! for cpu=times, how much CPU time is owed to the next stack sample).
+//! One slot per registered Java thread: what signals it after each period
+//! of its CPU time (`super::trigger`: a POSIX timer, and once the thread
+//! used CPU, a perf event where the kernel allows them) and what the signal
+//! handler needs about it (serial, JNI environment, its CPU clock for
+//! cpu=times, how much CPU time is owed to the next stack sample).
 //!
 //! Slots live in chunks that are allocated on normal threads and never
 //! freed, published through atomic pointers, so the handler reaches a slot
 //! with two loads and never sees freed memory. A slot is reused after its
-//! thread ended: its generation changes, and a timer signal still pending
-//! from the old thread (a timer's queued signal can outlive
-//! `timer_delete`) carries the old generation and is ignored.
+//! thread ended: its generation changes, and a signal still pending from
+//! the old thread (a timer's queued signal can outlive `timer_delete`)
+//! carries the old generation and is ignored.
 //!
 //! A thread has at most one slot: slots are also found by the thread's
 //! Linux thread id, so a thread registered twice (by itself at its
 //! ThreadStart and by an attach that enumerates the running threads, in
 //! either order) keeps one timer, and a thread's end gives its slot back
 //! whoever registered it.
+//!
+//! The handler re-arms the slot's trigger after every signal (a new random
+//! period) while normal threads arm, disarm, upgrade, move to another
+//! signal or delete it: a slot's `guard` keeps them apart without making
+//! the handler wait. The handler marks itself in and leaves the trigger
+//! alone when a normal thread holds it; a normal thread takes the guard
+//! and waits for a handler already in to leave (one handler run at most).
 
 use super::super::sys::JNIEnv;
-use super::sys::thread_cpu_clock;
+use super::{by_fd, signal, sys, trigger};
 use std::collections::BTreeMap;
 use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering,
+    AtomicBool, AtomicI32, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
 use std::sync::Mutex;
 
@@ -27,9 +36,6 @@ const CHUNK: usize = 256;
 const MAX_CHUNKS: usize = 4096;
 /// Most threads registered at the same time (1 048 576).
 pub const MAX_SLOTS: usize = CHUNK * MAX_CHUNKS;
-
-/// The signal the timers send.
-pub const SIGNAL: libc::c_int = libc::SIGPROF;
 
 /// Marks a timer signal as one of ours: the top 16 bits of its value.
 const MAGIC: u64 = 0x4850; // "HP"
@@ -44,6 +50,18 @@ pub struct Slot {
     tid: AtomicI32,
     /// The kernel timer id, -1 for none.
     timer: AtomicI64,
+    /// The perf event's descriptor, -1 for none.
+    fd: AtomicI32,
+    /// The thread used CPU while it had no perf event: give it one.
+    wants_perf: AtomicBool,
+    /// A perf event could not be had for this thread: its timer stays.
+    no_perf: AtomicBool,
+    /// [`GUARD_HANDLER`] | [`GUARD_NORMAL`].
+    guard: AtomicU8,
+    /// The thread's CPU time (its CPU clock) at its last signal or arming.
+    last_cpu_ns: AtomicU64,
+    /// State of the slot's random periods.
+    rng: AtomicU64,
     /// Stack samples wanted for this thread (socket: sampling per thread).
     pub sampled: AtomicBool,
     /// Stacks may be taken at all (false: a clock for cpu=times only).
@@ -65,6 +83,12 @@ impl Slot {
             env: AtomicPtr::new(std::ptr::null_mut()),
             tid: AtomicI32::new(0),
             timer: AtomicI64::new(-1),
+            fd: AtomicI32::new(-1),
+            wants_perf: AtomicBool::new(false),
+            no_perf: AtomicBool::new(false),
+            guard: AtomicU8::new(0),
+            last_cpu_ns: AtomicU64::new(0),
+            rng: AtomicU64::new(0),
             sampled: AtomicBool::new(true),
             stacks: AtomicBool::new(true),
             clock_ns: AtomicU64::new(0),
@@ -89,7 +113,67 @@ impl Slot {
     pub fn tid(&self) -> i32 {
         self.tid.load(Ordering::Relaxed)
     }
+
+    /// The perf event's descriptor, if the thread has one.
+    pub fn perf_fd(&self) -> Option<i32> {
+        let fd = self.fd.load(Ordering::Acquire);
+        (fd >= 0).then_some(fd)
+    }
+
+    /// The signal handler, on the slot's own thread: CPU time since the
+    /// last signal, and the trigger re-armed with a new random period of
+    /// mean `mean_ns` (unless a normal thread holds the trigger now: it
+    /// arms it itself when done). Async-signal-safe, never waits. Also
+    /// notes that a thread without a perf event used CPU.
+    pub fn on_signal(&self, mean_ns: u64, rearm: bool) -> u64 {
+        let prev = self.guard.fetch_or(GUARD_HANDLER, Ordering::SeqCst);
+        let now = sys::own_cpu_ns();
+        let last = self.last_cpu_ns.swap(now, Ordering::Relaxed);
+        let elapsed = now.saturating_sub(last);
+        if rearm && prev & GUARD_NORMAL == 0 && self.live.load(Ordering::Acquire) {
+            let next = trigger::random_period(&self.rng, mean_ns);
+            let fd = self.fd.load(Ordering::Acquire);
+            if fd >= 0 {
+                trigger::set_perf_period(fd, next);
+            } else {
+                let t = self.timer.load(Ordering::Acquire);
+                if t >= 0 {
+                    let _ = trigger::set_timer(t, next, mean_ns);
+                }
+                if trigger::uses_perf() && !self.no_perf.load(Ordering::Relaxed) {
+                    self.wants_perf.store(true, Ordering::Release);
+                }
+            }
+        }
+        self.guard.fetch_and(!GUARD_HANDLER, Ordering::SeqCst);
+        elapsed
+    }
+
+    pub fn wants_perf(&self) -> bool {
+        self.wants_perf.load(Ordering::Acquire)
+    }
+
+    /// Run `f` holding the slot's trigger (normal threads only): no
+    /// handler touches it meanwhile.
+    fn with_trigger<R>(&self, f: impl FnOnce() -> R) -> R {
+        while self.guard.fetch_or(GUARD_NORMAL, Ordering::SeqCst) & GUARD_NORMAL != 0 {
+            std::thread::yield_now();
+        }
+        // A handler that came in before us (on the slot's thread) leaves
+        // after one run; one that comes later sees GUARD_NORMAL.
+        while self.guard.load(Ordering::SeqCst) & GUARD_HANDLER != 0 {
+            std::hint::spin_loop();
+        }
+        let r = f();
+        self.guard.fetch_and(!GUARD_NORMAL, Ordering::SeqCst);
+        r
+    }
 }
+
+/// `Slot::guard`: a signal handler is at the trigger.
+const GUARD_HANDLER: u8 = 1;
+/// `Slot::guard`: a normal thread holds the trigger.
+const GUARD_NORMAL: u8 = 2;
 
 type Chunk = [Slot; CHUNK];
 
@@ -152,6 +236,17 @@ pub fn by_signal_value(v: u64) -> Option<&'static Slot> {
     (s.live.load(Ordering::Acquire) && s.gen.load(Ordering::Acquire) & 0xFFFF == gen).then_some(s)
 }
 
+/// The slot a perf event's descriptor belongs to, if it is still that
+/// thread's event. Async-signal-safe.
+pub fn by_fd(fd: i32) -> Option<&'static Slot> {
+    let (index, gen) = by_fd::get(fd)?;
+    let s = get(index)?;
+    (s.live.load(Ordering::Acquire)
+        && s.gen.load(Ordering::Acquire) == gen
+        && s.fd.load(Ordering::Acquire) == fd)
+        .then_some(s)
+}
+
 /// The slot of thread `tid`, taken now with a new timer (not armed), or
 /// the one the thread has already (one timer per thread): then `serial`
 /// (if not 0) replaces the old serial, a non-null `env` is stored, and
@@ -206,7 +301,14 @@ pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32
     s.stacks.store(stacks, Ordering::Relaxed);
     s.clock_ns.store(0, Ordering::Relaxed);
     s.owed_ns.store(0, Ordering::Relaxed);
-    match create_timer(tid, signal_value(index, gen)) {
+    s.wants_perf.store(false, Ordering::Relaxed);
+    s.no_perf.store(false, Ordering::Relaxed);
+    // Each slot's periods from their own sequence (never zero: xorshift).
+    s.rng.store(
+        (u64::from(index) << 32 | u64::from(gen)) ^ 0x9E37_79B9_7F4A_7C15 ^ (tid as u64) << 17,
+        Ordering::Relaxed,
+    );
+    match trigger::create_timer(tid, signal::current(), signal_value(index, gen)) {
         Ok(t) => s.timer.store(t, Ordering::Relaxed),
         Err(e) => {
             a.free.push(index);
@@ -248,13 +350,25 @@ fn release(a: &mut Alloc, index: u32) {
         return;
     }
     s.gen.fetch_add(1, Ordering::AcqRel);
-    let t = s.timer.swap(-1, Ordering::AcqRel);
-    if t >= 0 {
-        // SAFETY: t is a timer this module created and nobody else deletes
-        // (the swap above took it out of the slot).
-        unsafe { libc::timer_delete(t as usize as libc::timer_t) };
-    }
+    s.with_trigger(|| {
+        drop_perf(s);
+        let t = s.timer.swap(-1, Ordering::AcqRel);
+        if t >= 0 {
+            trigger::delete_timer(t);
+        }
+    });
     a.free.push(index);
+}
+
+/// Close the slot's perf event, if any (the caller holds its trigger). Its
+/// descriptor is unmapped first: a number the program reuses never maps to
+/// the slot.
+fn drop_perf(s: &Slot) {
+    let fd = s.fd.swap(-1, Ordering::AcqRel);
+    if fd >= 0 {
+        by_fd::remove(fd);
+        trigger::close_perf(fd);
+    }
 }
 
 /// Does the slot's timer still measure a thread that exists? A CPU-time
@@ -278,66 +392,145 @@ fn timer_has_thread(s: &Slot) -> bool {
     unsafe { libc::timer_settime(t, 0, &now, std::ptr::null_mut()) == 0 }
 }
 
-/// Arm (period > 0) or disarm (0) a slot's timer.
+/// Arm (mean period > 0) or disarm (0) a slot's trigger. Arming starts a
+/// random period from now and counts the thread's CPU time from now.
 pub fn set_period(s: &Slot, period_ns: u64) -> Result<(), String> {
-    let t = s.timer.load(Ordering::Acquire);
-    if t < 0 {
-        return Ok(());
-    }
-    let ts = libc::timespec {
-        tv_sec: (period_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (period_ns % 1_000_000_000) as libc::c_long,
-    };
-    let spec = libc::itimerspec {
-        it_interval: ts,
-        it_value: ts,
-    };
-    // SAFETY: t is a live timer of ours (a stale id after a concurrent
-    // give_back only makes the call fail with EINVAL); spec is valid.
-    let r =
-        unsafe { libc::timer_settime(t as usize as libc::timer_t, 0, &spec, std::ptr::null_mut()) };
-    if r == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::ESRCH) {
-        // The thread ended without its end being seen (no session ran
-        // then): its slot goes, as its end would have given it back.
-        if let Ok(mut a) = ALLOC.lock() {
-            if let Some(i) = a.by_tid.get(&s.tid()).copied() {
-                if get(i).is_some_and(|x| std::ptr::eq(x, s)) {
-                    release(&mut a, i);
+    let r = s.with_trigger(|| {
+        let t = s.timer.load(Ordering::Acquire);
+        if t < 0 {
+            return Ok(());
+        }
+        if period_ns == 0 {
+            if let Some(fd) = s.perf_fd() {
+                let _ = trigger::enable_perf(fd, false);
+            }
+            return trigger::set_timer(t, 0, 0);
+        }
+        s.last_cpu_ns
+            .store(sys::thread_cpu_ns(s.tid()), Ordering::Relaxed);
+        let first = trigger::random_period(&s.rng, period_ns);
+        match s.perf_fd() {
+            Some(fd) => {
+                trigger::set_perf_period(fd, first);
+                if trigger::enable_perf(fd, true).is_err() {
+                    // Back to the timer, which is still there.
+                    drop_perf(s);
+                    s.no_perf.store(true, Ordering::Relaxed);
+                    return trigger::set_timer(t, first, period_ns);
+                }
+                // The timer stays disarmed: it only ties the slot to its
+                // thread; an error says the thread has gone.
+                trigger::set_timer(t, 0, 0)
+            }
+            None => trigger::set_timer(t, first, period_ns),
+        }
+    });
+    match r {
+        Ok(()) => Ok(()),
+        Err(libc::ESRCH) => {
+            // The thread ended without its end being seen (no session ran
+            // then): its slot goes, as its end would have given it back.
+            if let Ok(mut a) = ALLOC.lock() {
+                if let Some(i) = a.by_tid.get(&s.tid()).copied() {
+                    if get(i).is_some_and(|x| std::ptr::eq(x, s)) {
+                        release(&mut a, i);
+                    }
                 }
             }
+            Ok(())
         }
-        return Ok(());
+        Err(e) => Err(format!(
+            "timer_settime: {}",
+            std::io::Error::from_raw_os_error(e)
+        )),
     }
-    Err(format!("timer_settime: {e}"))
 }
 
-/// A timer on thread `tid`'s CPU clock that signals that thread with
-/// `value` (SIGEV_THREAD_ID: the signal goes to the thread that used the
-/// CPU, not to any thread of the process).
-fn create_timer(tid: i32, value: u64) -> Result<i64, String> {
-    // SAFETY: all-zero is a valid sigevent; we set the fields we use.
-    let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
-    sev.sigev_notify = libc::SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGNAL;
-    sev.sigev_value = libc::sigval {
-        sival_ptr: value as usize as *mut libc::c_void,
-    };
-    sev.sigev_notify_thread_id = tid;
-    let mut timer: libc::timer_t = std::ptr::null_mut();
-    // SAFETY: valid sigevent and out-pointer; the clock id is the CPU
-    // clock of a thread of this process (glibc's own encoding).
-    let r = unsafe { libc::timer_create(thread_cpu_clock(tid), &mut sev, &mut timer) };
-    if r == 0 {
-        Ok(timer as usize as i64)
-    } else {
-        Err(format!(
-            "timer_create on the thread's CPU clock: {}",
-            std::io::Error::last_os_error()
-        ))
+/// Give slot `s`, whose thread used CPU under its POSIX timer, a perf
+/// event (perf events in use), armed with `period_ns` if `armed`. False
+/// when none could be had: the thread keeps its timer for good.
+pub fn give_perf(s: &'static Slot, index: u32, period_ns: u64, armed: bool) -> bool {
+    s.wants_perf.store(false, Ordering::Release);
+    if !s.is_live() || s.perf_fd().is_some() || s.no_perf.load(Ordering::Relaxed) {
+        return true;
+    }
+    let gen = s.gen.load(Ordering::Acquire);
+    let ok = s.with_trigger(|| {
+        // Released (or released and taken again) meanwhile: not ours to
+        // change; release drops what it finds under the same guard.
+        if !s.is_live() || s.gen.load(Ordering::Acquire) != gen {
+            return true;
+        }
+        let fd = match trigger::open_perf(s.tid(), signal::current(), period_ns.max(1)) {
+            Ok(fd) => fd,
+            Err(_) => return false,
+        };
+        if !by_fd::insert(fd, index, gen) {
+            trigger::close_perf(fd);
+            return false;
+        }
+        s.fd.store(fd, Ordering::Release);
+        if armed {
+            let first = trigger::random_period(&s.rng, period_ns);
+            trigger::set_perf_period(fd, first);
+            if trigger::enable_perf(fd, true).is_err() {
+                drop_perf(s);
+                return false;
+            }
+            let t = s.timer.load(Ordering::Acquire);
+            if t >= 0 {
+                let _ = trigger::set_timer(t, 0, 0);
+            }
+        }
+        true
+    });
+    if !ok {
+        s.no_perf.store(true, Ordering::Relaxed);
+    }
+    ok
+}
+
+/// Close every perf event (the timers are stopped: no descriptor is held
+/// while nothing is sampled; a thread that uses CPU after the next start
+/// gets a new one).
+pub fn drop_all_perf() {
+    for_each(|_, s| {
+        if s.perf_fd().is_some() {
+            s.with_trigger(|| drop_perf(s));
+        }
+        s.wants_perf.store(false, Ordering::Relaxed);
+    });
+}
+
+/// Move every slot's trigger to `signal` (the agent's handler moved
+/// there): perf events are told the new signal; timers, which cannot
+/// change theirs, are made anew (armed as before).
+pub fn move_to_signal(signal: libc::c_int, period_ns: u64, armed: bool) {
+    let Ok(_a) = ALLOC.lock() else { return };
+    let used = _a.used;
+    for i in 0..used {
+        let Some(s) = get(i) else { continue };
+        if !s.is_live() {
+            continue;
+        }
+        s.with_trigger(|| {
+            if let Some(fd) = s.perf_fd() {
+                if !trigger::set_perf_signal(fd, signal) {
+                    drop_perf(s);
+                }
+            }
+            let gen = s.gen.load(Ordering::Acquire);
+            if let Ok(t) = trigger::create_timer(s.tid(), signal, signal_value(i, gen)) {
+                let old = s.timer.swap(t, Ordering::AcqRel);
+                if old >= 0 {
+                    trigger::delete_timer(old);
+                }
+                if armed && s.perf_fd().is_none() {
+                    let first = trigger::random_period(&s.rng, period_ns);
+                    let _ = trigger::set_timer(t, first, period_ns);
+                }
+            }
+        });
     }
 }
 

@@ -1,7 +1,9 @@
 //! The C shapes the asynchronous sampler deals in: HotSpot's
 //! `AsyncGetCallTrace` (not part of JVMTI: declared by HotSpot's
 //! `forte.cpp` and exported by libjvm), the kernel's view of a timer
-//! signal, and the Linux clock id of another thread's CPU clock.
+//! signal and of a perf event's signal, the Linux clock id of another
+//! thread's CPU clock, and the part of the perf event interface the
+//! triggers use (`perf_event_open(2)`).
 
 use super::super::sys::{jint, jmethodID, JNIEnv};
 use std::os::raw::{c_int, c_void};
@@ -92,6 +94,103 @@ pub struct TimerSigInfo {
 
 const _: () =
     assert!(std::mem::size_of::<TimerSigInfo>() <= std::mem::size_of::<libc::siginfo_t>());
+
+/// The part of `siginfo_t` the kernel fills for a signal a file descriptor
+/// sends (`F_SETSIG`; a perf event's overflow): `_sifields._sigpoll` on
+/// 64-bit Linux, `si_code` being `POLL_IN`.
+#[repr(C)]
+pub struct PollSigInfo {
+    pub si_signo: c_int,
+    pub si_errno: c_int,
+    pub si_code: c_int,
+    _pad: c_int,
+    pub si_band: libc::c_long,
+    pub si_fd: c_int,
+}
+
+const _: () = assert!(std::mem::size_of::<PollSigInfo>() <= std::mem::size_of::<libc::siginfo_t>());
+
+/// `si_code` of a signal sent for a file descriptor that has input (what a
+/// perf event sends on overflow).
+pub const POLL_IN: c_int = 1;
+
+/// fcntl commands and values the libc crate lacks for glibc (asm-generic
+/// `fcntl.h`, the same on every Linux architecture).
+pub const F_SETSIG: c_int = 10;
+pub const F_SETOWN_EX: c_int = 15;
+pub const F_OWNER_TID: c_int = 0;
+
+/// `struct f_owner_ex`: signals of a file descriptor go to this thread.
+#[repr(C)]
+pub struct FOwnerEx {
+    pub kind: c_int,
+    pub pid: libc::pid_t,
+}
+
+/// The first, 64-byte version of `struct perf_event_attr`
+/// (`PERF_ATTR_SIZE_VER0`). The kernel accepts every version it has ever
+/// defined and reads fields it does not get as zero; the triggers use only
+/// fields of this first one, so this is written out here rather than taken
+/// from a binding of the whole header.
+#[repr(C)]
+#[derive(Default)]
+pub struct PerfEventAttr {
+    pub kind: u32,
+    pub size: u32,
+    pub config: u64,
+    pub sample_period: u64,
+    pub sample_type: u64,
+    pub read_format: u64,
+    /// Bit field: `disabled` (bit 0), `exclude_kernel` (bit 5), ...
+    pub flags: u64,
+    pub wakeup_events: u32,
+    pub bp_type: u32,
+    pub config1: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<PerfEventAttr>() == 64);
+
+pub const PERF_TYPE_SOFTWARE: u32 = 1;
+/// The software event counting the task's own CPU time in nanoseconds,
+/// driven by a high-resolution timer while the task runs.
+pub const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+pub const PERF_ATTR_FLAG_DISABLED: u64 = 1 << 0;
+pub const PERF_ATTR_FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+pub const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+
+/// `_IO('$', 0)`, `_IO('$', 1)`, `_IOW('$', 4, u64)` of
+/// `linux/perf_event.h`.
+pub const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+pub const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+pub const PERF_EVENT_IOC_PERIOD: libc::c_ulong = 0x4008_2404;
+
+/// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`:
+/// user and system time, what `ThreadMXBean` reports). Async-signal-safe.
+pub fn own_cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; clock_gettime is async-signal-safe.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } != 0 {
+        return 0;
+    }
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Thread `tid`'s CPU time in nanoseconds (0 if it cannot be read: the
+/// thread has ended).
+pub fn thread_cpu_ns(tid: libc::pid_t) -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; the clock id is a thread CPU clock.
+    if unsafe { libc::clock_gettime(thread_cpu_clock(tid), &mut t) } != 0 {
+        return 0;
+    }
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
 
 /// The clock id of thread `tid`'s CPU clock (what glibc's
 /// `pthread_getcpuclockid` computes: `MAKE_THREAD_CPUCLOCK(tid,

@@ -85,6 +85,7 @@ pub mod event {
     pub const METHOD_ENTRY: jvmtiEvent = 65;
     pub const METHOD_EXIT: jvmtiEvent = 66;
     pub const COMPILED_METHOD_LOAD: jvmtiEvent = 68;
+    pub const COMPILED_METHOD_UNLOAD: jvmtiEvent = 69;
     pub const DATA_DUMP_REQUEST: jvmtiEvent = 71;
     pub const MONITOR_WAIT: jvmtiEvent = 73;
     pub const MONITOR_WAITED: jvmtiEvent = 74;
@@ -458,7 +459,7 @@ pub struct jvmtiEventCallbacks {
             *const c_void,
         ),
     >,
-    pub CompiledMethodUnload: Cb<unsafe extern "C" fn()>,
+    pub CompiledMethodUnload: Cb<unsafe extern "C" fn(*mut jvmtiEnv, jmethodID, *const c_void)>,
     pub DynamicCodeGenerated: Cb<unsafe extern "C" fn()>,
     pub DataDumpRequest: Cb<unsafe extern "C" fn(*mut jvmtiEnv)>,
     pub reserved72: Cb<unsafe extern "C" fn()>,

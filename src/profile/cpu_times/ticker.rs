@@ -71,11 +71,12 @@ impl Clock {
                     std::thread::sleep(TICK);
                     self.tick();
                     ticks = ticks.wrapping_add(1);
-                    // The CPU clocks stop if the application takes SIGPROF
-                    // (docs/cpu-samples.md, "SIGPROF shared with others").
+                    // The sampler's upkeep: another handler on its signal,
+                    // perf events for threads that ran (docs/cpu-samples.md,
+                    // "Other profilers in the same JVM").
                     if ticks % HANDLER_CHECK_TICKS == 0 {
-                        if let Some(why) = crate::jvmti::async_sampler::check_handler() {
-                            crate::diag::error(&why);
+                        if let Some(why) = crate::jvmti::async_sampler::maintain() {
+                            why.say();
                         }
                     }
                 }

@@ -17,7 +17,9 @@
 
 pub mod epilogue;
 pub mod layout;
+pub mod scratch_dir;
 pub mod vm;
+mod vm_text;
 pub mod walk;
 
 use super::{Answer, Profile};
@@ -53,14 +55,16 @@ pub struct HeapDump {
     /// Scratch environments whose tags are still to be dropped.
     to_release: Mutex<Vec<ScratchEnv>>,
     releaser: AgentThread,
-    /// Dumps made by the VM's dumper so far (their identifiers are tagged
-    /// with their number: transcode::hotspot).
+    /// Dumps made by the VM's dumper so far that reached the output (their
+    /// identifiers are tagged with their number: transcode::hotspot).
     vm_dumps: AtomicU32,
     /// The next fresh serial for the VM's classes, threads and traces.
     vm_next_serial: Arc<AtomicU64>,
     /// Why the VM's dumper cannot be used in this run, once found out
     /// (a JVM without it): said once, then every dump uses the walk.
     vm_unusable: Mutex<Option<String>>,
+    /// Said that dumps stopped with the output.
+    output_lost_said: std::sync::atomic::AtomicBool,
 }
 
 impl Default for HeapDump {
@@ -74,6 +78,7 @@ impl Default for HeapDump {
                 crate::transcode::hotspot::FIRST_FRESH_SERIAL,
             ))),
             vm_unusable: Mutex::new(None),
+            output_lost_said: Default::default(),
         }
     }
 }
@@ -637,6 +642,39 @@ struct VmFailure {
     reason: String,
 }
 
+/// Whether a failure of the VM's dumper says its disk was full (HotSpot
+/// reports the C library's text of the error: ENOSPC, EDQUOT, EFBIG).
+fn out_of_space(reason: &str) -> bool {
+    let ours = |code: i32| {
+        let t = std::io::Error::from_raw_os_error(code).to_string();
+        t.split(" (os error").next().unwrap_or_default().to_string()
+    };
+    [libc::ENOSPC, libc::EDQUOT, libc::EFBIG]
+        .into_iter()
+        .map(ours)
+        .chain(["No space left on device".into(), "File too large".into()])
+        .any(|t| !t.is_empty() && reason.contains(&t))
+}
+
+/// Whether the output is a regular file on the filesystem the VM's dumper
+/// writes to (beside it): a dump that did not fit there cannot be written
+/// into the output by the walk either.
+fn output_shares_disk(ctx: &Context) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if ctx.opts.net.is_some() {
+        return false;
+    }
+    let out = std::path::Path::new(ctx.opts.file_name());
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    match (std::fs::metadata(out), std::fs::metadata(dir)) {
+        (Ok(o), Ok(d)) => o.is_file() && o.dev() == d.dev(),
+        _ => false,
+    }
+}
+
 /// Totals for the text `HEAP DUMP BEGIN` line (docs/output-formats.md,
 /// "HEAP DUMP"): with heap=sites the live objects and bytes of the
 /// allocation sites, as the original printed; without it the objects the
@@ -688,6 +726,16 @@ impl HeapDump {
                 diag::verbose(ctx.opts.verbose, &format!(" Java heap ({}) ...", d.label()));
             }
         };
+        // A dump into an output that stopped (a full disk) would cost a
+        // whole dump of the heap and write nothing.
+        if ctx.out.has_failed() {
+            if !self.output_lost_said.swap(true, Ordering::Relaxed) {
+                diag::error(
+                    "heap dump not made: the output stopped earlier (see above); no heap dump is made from now on",
+                );
+            }
+            return;
+        }
         if let Some(why) = self.vm_dumper_unusable(ctx) {
             if ctx.opts.logflags & crate::options::LOG_MISC != 0 {
                 crate::vm::log::log(ctx, &format!("heap dump by the JVMTI walk: {why}"));
@@ -703,6 +751,12 @@ impl HeapDump {
             Err(_) if ctx.out.has_failed() => diag::error(
                 "heap dump: the output stopped while the VM's dump was being written to it (see above): that heap dump is incomplete",
             ),
+            Err(f) if !f.emitted && out_of_space(&f.reason) && output_shares_disk(ctx) => {
+                diag::error(&format!(
+                    "heap dump not made: the VM's dumper ran out of room beside the output ({}), and the output's own disk could not hold the dump either, so no JVMTI walk follows",
+                    f.reason
+                ))
+            }
             Err(f) if !f.emitted => {
                 if f.permanent {
                     *self.vm_unusable.lock() = Some(f.reason.clone());
@@ -738,11 +792,11 @@ impl HeapDump {
             ..Default::default()
         };
         for e in ctx.tables.classes.all() {
-            ours.add(&e.signature, e.serial, e.load_trace);
+            ours.add(&e.signature, e.load_trace);
         }
         let base = if ctx.opts.net.is_some() {
             std::env::temp_dir()
-                .join(format!("hprof-rs-{}", std::process::id()))
+                .join("hprof-rs")
                 .to_string_lossy()
                 .into_owned()
         } else {
@@ -757,7 +811,10 @@ impl HeapDump {
         let file = dir.dump_file();
         let shared = Arc::new(vm::Shared::default());
         let (done_tx, done_rx) = bounded(1);
-        let number = self.vm_dumps.fetch_add(1, Ordering::Relaxed) + 1;
+        // Dumps are made one at a time (the dump lock). A dump that put
+        // nothing into the output leaves its number to the next one, which
+        // may then keep the VM's identifiers.
+        let number = self.vm_dumps.load(Ordering::Relaxed) + 1;
         let stream = vm::VmStream::new(
             file.clone(),
             shared.clone(),
@@ -814,6 +871,9 @@ impl HeapDump {
             }
         };
         drop(dir);
+        if outcome.as_ref().is_none_or(|o| o.emitted) {
+            self.vm_dumps.store(number, Ordering::Relaxed);
+        }
         let outcome =
             outcome.ok_or_else(|| fail(true, "the copy into the output stopped".into()))?;
         if ctx.opts.logflags & crate::options::LOG_MISC != 0 {

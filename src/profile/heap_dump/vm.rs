@@ -18,12 +18,15 @@
 //!   stay where the VM wrote them); otherwise its heap records are copied
 //!   as they are (`Sink::copy_range`: by the kernel into a file or a
 //!   socket), while the VM writes them;
-//! * a later dump (or a first one whose serials would meet ours) is
-//!   translated record by record, identifiers tagged with its number.
+//! * a later dump (or a first one whose serials would meet ours) has every
+//!   identifier tagged with its number: its heap records are read a piece
+//!   at a time and tagged in place as they are copied
+//!   (`Translator::tag_heap`), while the VM writes them.
 //!
 //! Text output gets the records through `transcode::text` and the text
-//! serializer. Nothing of the dump is held in memory but the record being
-//! read (HotSpot's segments are 1-8 MiB).
+//! serializer, in the original's order (`vm_text`). Nothing of the dump is
+//! held in memory but the record being read (HotSpot's segments are 1-8
+//! MiB; a larger one, a single array, is tagged in pieces).
 //!
 //! Our output keeps everything else: the records already written, the
 //! traces written before the dump, the framing of this run's version
@@ -34,10 +37,9 @@
 //! reported.
 
 use crate::format::{HeapTotals, HprofVersion, Stamp};
-use crate::reader::{ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody};
+use crate::reader::{HprofReader, ReadOptions, RecordBody};
 use crate::sink::{Adoption, FileRange, SinkAnswer, SinkRequest, Step, Stream};
-use crate::transcode::hotspot::{self, BadDump, Counts, OurClasses, Serials, Translator};
-use crate::transcode::symbols::Symbols;
+use crate::transcode::hotspot::{self, Counts, HeapScan, OurClasses, Serials, Translator};
 use crate::transcode::text;
 use crate::vm::output::BoxedFormat;
 use crate::vocab::{sub_tag, tag};
@@ -45,7 +47,10 @@ use crossbeam_channel::Sender;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+pub use super::scratch_dir::ScratchDir;
+use super::vm_text::{Later, TextState};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -97,15 +102,41 @@ const STRAY_RECORD_LIMIT: u64 = 64 << 20;
 
 /// Where the stream is in the VM's file.
 enum Phase {
-    /// Records read by the crate's reader: all of text, all of a tagged
-    /// binary dump, the records before the heap of a raw one.
+    /// Records read by the crate's reader: the records before the heap;
+    /// for text the heap records' first pass too (`vm_text`).
     Records,
-    /// Raw binary: the heap records, not read, from this offset of the
-    /// VM's file.
-    Verbatim { pos: u64 },
+    /// Binary: the heap records from this offset of the VM's file, not
+    /// read by the crate's reader: copied as they are (raw), tagged as
+    /// they are copied (a later dump), or (raw, into a file) left where
+    /// the VM wrote them once its file becomes the output.
+    Heap { pos: u64 },
     /// The VM's file became the output.
     Adopted,
+    /// Text: the objects, then the classes, read again from the complete
+    /// VM's file.
+    Text(Box<Later>),
 }
+
+/// A heap record of a tagged dump being tagged as it is copied.
+struct TagRun {
+    /// Its first byte in the VM's file (the header).
+    pos: u64,
+    /// Its body: the next byte to read, and its end.
+    at: u64,
+    end: u64,
+    scan: HeapScan,
+    /// Read, not done yet: the start of a sub-record the last piece did
+    /// not hold whole.
+    carry: Vec<u8>,
+    /// Body bytes written out so far.
+    written: u64,
+}
+
+/// A heap record of a tagged dump up to this size is read and tagged whole
+/// (a damaged one then reaches the output not at all); a larger one (a
+/// single array) in pieces of [`TAG_PIECE`].
+const WHOLE_RECORD: u64 = 16 << 20;
+const TAG_PIECE: u64 = 4 << 20;
 
 /// What the sink is to do after the current step.
 enum Request {
@@ -118,53 +149,6 @@ enum Request {
     },
     /// Asked once, before the VM's file is followed.
     MayAdopt,
-}
-
-/// A private directory for the VM's dump file: created new (never an
-/// existing one, never through a symlink: mkdir fails on any existing
-/// name), mode 0700, and removed with whatever the VM left in it.
-pub struct ScratchDir {
-    path: PathBuf,
-}
-
-impl ScratchDir {
-    /// `<base>.vmdump.<pid>.<n>` for the first free n.
-    pub fn create(base: &str) -> io::Result<ScratchDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        let pid = std::process::id();
-        let mut last = None;
-        for n in 0..64u32 {
-            let path = PathBuf::from(format!("{base}.vmdump.{pid}.{n}"));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(ScratchDir { path }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
-    }
-
-    /// The dump file the VM is asked to create (it must end in `.hprof`).
-    pub fn dump_file(&self) -> PathBuf {
-        self.path.join("heap.hprof")
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        // The dump and, on JDK 22 and later, the VM's per-thread part files
-        // if it left any. remove_file never follows a symlink.
-        if let Ok(entries) = std::fs::read_dir(&self.path) {
-            for e in entries.flatten() {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-        let _ = std::fs::remove_dir(&self.path);
-    }
 }
 
 /// The VM's dump file as it grows: a read at its current end waits for
@@ -203,13 +187,7 @@ enum Mode {
         /// Known at the first step, from the format.
         version: Option<HprofVersion>,
     },
-    Text {
-        syms: Box<Symbols>,
-        layouts: ClassLayouts,
-        names: Box<text::HeapNames>,
-        /// HotSpot's trace and thread serials to ours, as in binary.
-        serials: Serials,
-    },
+    Text(Box<TextState>),
 }
 
 struct Input {
@@ -366,8 +344,10 @@ pub struct VmStream {
     ended: bool,
     /// 1.0.1: bytes of the one HEAP DUMP record still to write.
     v101_left: Option<u64>,
-    /// Text of the record being copied (text output).
-    seg: Vec<u8>,
+    /// Tagged: the heap record being tagged.
+    tagging: Option<TagRun>,
+    /// Text: where the first heap record is.
+    first_heap: Option<u64>,
     stamp: Stamp,
     totals: HeapTotals,
     /// Back from the translator when the stream ends (the next dump's
@@ -418,12 +398,10 @@ impl VmStream {
     ) -> VmStream {
         let first = next_serial.load(Ordering::Relaxed) as u32;
         let mode = if text {
-            Mode::Text {
-                syms: Box::default(),
-                layouts: ClassLayouts::new(hotspot::ID_SIZE),
-                names: Box::default(),
-                serials: Serials::new(first, ours.system_trace),
-            }
+            Mode::Text(Box::new(TextState::new(Serials::new(
+                first,
+                ours.system_trace,
+            ))))
         } else {
             // The first VM dump keeps the VM's identifiers (module
             // documentation).
@@ -447,14 +425,17 @@ impl VmStream {
             began: false,
             ended: false,
             v101_left: None,
-            seg: Vec::new(),
+            tagging: None,
+            first_heap: None,
             stamp,
             totals,
             next_serial,
             dump_number,
             phase: Phase::Records,
             request: None,
-            adoptable: file_output && !text,
+            // Only a raw dump's heap records can stay where the VM wrote
+            // them.
+            adoptable: file_output && !text && dump_number == 1,
             not_adopted: None,
             asked_sink: false,
             movable: Vec::new(),
@@ -467,13 +448,14 @@ impl VmStream {
     /// How the heap records went (for the log).
     fn how(&self) -> String {
         match (&self.mode, &self.phase) {
-            (Mode::Text { .. }, _) => "read into text".into(),
+            (Mode::Text(_), _) => "read into text".into(),
             (_, Phase::Adopted) => "the VM's file became the output".into(),
-            (_, Phase::Verbatim { .. }) => match &self.not_adopted {
+            (Mode::Binary { t, .. }, _) if !t.is_raw() => "tagged as they were copied".into(),
+            (_, Phase::Heap { .. }) => match &self.not_adopted {
                 Some(why) => format!("copied as they are (not adopted: {why})"),
                 None => "copied as they are".into(),
             },
-            (_, Phase::Records) => "translated".into(),
+            (_, Phase::Records | Phase::Text(_)) => "not reached".into(),
         }
     }
 
@@ -484,7 +466,7 @@ impl VmStream {
     fn finish(&mut self, result: Result<Counts, String>) {
         let next = match &self.mode {
             Mode::Binary { t, .. } => t.next_serial(),
-            Mode::Text { serials, .. } => serials.next(),
+            Mode::Text(st) => st.serials.next(),
         };
         self.next_serial.store(u64::from(next), Ordering::Relaxed);
         if let Some(tx) = self.done.take() {
@@ -520,15 +502,9 @@ impl VmStream {
             return Ok(false);
         }
         let probe = f.try_clone().map_err(|e| e.to_string())?;
-        let options = match self.mode {
-            Mode::Binary { .. } => ReadOptions::skip_bodies(),
-            // Text prints the number of a primitive array's elements,
-            // never their values: they are skipped, not read.
-            Mode::Text { .. } => ReadOptions {
-                primitive_array_data: false,
-                ..ReadOptions::full()
-            },
-        };
+        // Binary reads only the records before the heap with it; text's
+        // first pass needs only the roots and the CLASS DUMPs.
+        let options = ReadOptions::skip_bodies();
         let tail = TailFile {
             file: f,
             shared: self.shared.clone(),
@@ -566,16 +542,34 @@ impl VmStream {
                 return Ok(Step::Wait);
             }
         }
-        match self.phase {
+        match &mut self.phase {
             Phase::Records => {}
-            Phase::Verbatim { pos } => return self.advance_verbatim(fmt, out, pos),
+            Phase::Heap { pos } => {
+                let pos = *pos;
+                return self.advance_heap(fmt, out, pos);
+            }
             Phase::Adopted => {
                 // The strings moved after the heap records, then done.
                 out.append(&mut self.after_heap);
                 return Ok(Step::Done);
             }
+            Phase::Text(later) => {
+                let Mode::Text(st) = &mut self.mode else {
+                    return Err("internal: text passes of a binary dump".into());
+                };
+                if !later.step(st, fmt, out, STEP_OUTPUT)? {
+                    return Ok(Step::More);
+                }
+                self.ended = true;
+                fmt.heap_dump_end(out, self.stamp);
+                return Ok(Step::Done);
+            }
         }
         let raw = matches!(&self.mode, Mode::Binary { t, .. } if t.is_raw());
+        // The records before a raw dump's heap may have to be read again
+        // (a restart, tagged), and text reads its heap records again: not
+        // freed.
+        let free = matches!(&self.mode, Mode::Binary { t, .. } if !t.is_raw());
         let Some(input) = self.input.as_mut() else {
             return Ok(Step::Wait);
         };
@@ -584,9 +578,7 @@ impl VmStream {
         let state = self.shared.vm_state.load(Ordering::Acquire);
         let pos = input.reader.position();
         self.shared.consumed.store(pos, Ordering::Relaxed);
-        // The records before a raw dump's heap may have to be read again
-        // (a restart, tagged): not freed.
-        if !raw {
+        if free {
             input.punch_to(pos);
         }
         let len = input.probe.metadata().map_err(|e| e.to_string())?.len();
@@ -599,12 +591,9 @@ impl VmStream {
             Next::Stop(step) => return Ok(step),
         };
         let is_heap = matches!(head_tag, tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP);
-        if raw && is_heap {
-            let Mode::Binary { t, .. } = &mut self.mode else {
-                return Err("internal: raw text".into());
-            };
-            if t.raw_serials_fit() {
-                self.phase = Phase::Verbatim { pos };
+        if let (true, Mode::Binary { t, .. }) = (is_heap, &mut self.mode) {
+            if !t.is_raw() || t.raw_serials_fit() {
+                self.phase = Phase::Heap { pos };
             } else {
                 // Its serials would meet ours: translated from the start.
                 t.restart_tagged(self.dump_number);
@@ -617,21 +606,6 @@ impl VmStream {
             }
             return Ok(Step::More);
         }
-        let v101 = matches!(
-            self.mode,
-            Mode::Binary {
-                version: Some(HprofVersion::V1_0_1),
-                ..
-            }
-        );
-        // 1.0.1: the one HEAP DUMP record's length comes first, so the
-        // heap records are copied once the VM's file is complete.
-        if v101 && is_heap && running {
-            return Ok(Step::Wait);
-        }
-        if v101 && is_heap && self.v101_left.is_none() {
-            self.begin_v101(out, pos, len)?;
-        }
         let Some(input) = self.input.as_mut() else {
             return Ok(Step::Wait);
         };
@@ -641,11 +615,23 @@ impl VmStream {
             .map_err(|e| format!("the VM's dump: {e}"))?
             .ok_or("the VM's dump ended early")?;
         match rec.body {
+            // Binary dumps leave this phase at their first heap record.
             RecordBody::HeapDumpStart { .. } => {
+                self.first_heap.get_or_insert(pos);
                 let end = input.reader.position() + u64::from(rec.length);
-                self.copy_segment(fmt, out, end)?;
+                self.text_first_pass(fmt, out, end)?;
             }
-            RecordBody::HeapDumpEnd => self.end_heap(fmt, out),
+            RecordBody::HeapDumpEnd => {
+                // The VM's file is complete: the objects and classes next.
+                self.begin(fmt, out);
+                let Some(input) = self.input.as_ref() else {
+                    return Err("the VM's dump file is not open".into());
+                };
+                let from = self.first_heap.unwrap_or(pos);
+                let later = Later::new(&input.probe, from, pos)
+                    .map_err(|e| format!("cannot read the VM's dump file again: {e}"))?;
+                self.phase = Phase::Text(Box::new(later));
+            }
             _ => match &mut self.mode {
                 Mode::Binary { t, .. } => {
                     if raw && !self.began {
@@ -658,15 +644,11 @@ impl VmStream {
                             &mut self.pinned,
                         );
                     } else {
-                        let to = if !self.began {
-                            &mut self.held
-                        } else {
-                            outside_heap_record(v101 && !self.ended, &mut self.after_heap, out)
-                        };
-                        t.record(&rec, to).map_err(|e| e.to_string())?;
+                        t.record(&rec, &mut self.held).map_err(|e| e.to_string())?;
                     }
                 }
-                Mode::Text { syms, serials, .. } => {
+                Mode::Text(st) => {
+                    let TextState { syms, serials, .. } = &mut **st;
                     syms.learn(&rec.body);
                     // HotSpot's thread stacks, which its thread roots
                     // name, as TRACEs of ours (held back like the rest).
@@ -720,26 +702,25 @@ impl VmStream {
                 ..
             } => out.append(&mut self.after_heap),
             Mode::Binary { .. } => hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0),
-            Mode::Text { .. } => fmt.heap_dump_end(out, self.stamp),
+            Mode::Text(_) => fmt.heap_dump_end(out, self.stamp),
         }
     }
 
-    /// A raw binary dump from its first heap record at `pos`: the VM's file
-    /// becomes the output once complete (when the output can take it), or
-    /// its heap records are copied as they are, as the VM writes them.
-    fn advance_verbatim(
+    /// A binary dump from its first heap record at `pos`: a raw one's VM
+    /// file becomes the output once complete (when the output can take
+    /// it), or its heap records are copied as they are, as the VM writes
+    /// them; a tagged one's are tagged as they are copied.
+    fn advance_heap(
         &mut self,
         fmt: &mut BoxedFormat,
         out: &mut Vec<u8>,
         mut pos: u64,
     ) -> Result<Step, String> {
-        let v101 = matches!(
-            self.mode,
-            Mode::Binary {
-                version: Some(HprofVersion::V1_0_1),
-                ..
-            }
-        );
+        if self.tagging.is_some() {
+            return self.tag_piece(out);
+        }
+        let v101 = self.is_v101();
+        let raw = matches!(&self.mode, Mode::Binary { t, .. } if t.is_raw());
         let Some(input) = self.input.as_mut() else {
             return Err("the VM's dump file is not open".into());
         };
@@ -787,11 +768,18 @@ impl VmStream {
                     return Err("the VM's heap records grew while being copied".into());
                 }
                 self.v101_left = Some(left - rec_len);
+                if !raw {
+                    return self.start_tagging(out, pos, end);
+                }
                 self.request = Some(Request::Copy {
                     offset: pos + 9,
                     len: rec_len,
                 });
                 pos = end;
+            }
+            tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP if !raw => {
+                self.begin(fmt, out);
+                return self.start_tagging(out, pos, end);
             }
             tag::HEAP_DUMP_SEGMENT | tag::HEAP_DUMP => {
                 // A run of complete heap records, copied as one range.
@@ -844,7 +832,95 @@ impl VmStream {
                 pos = end;
             }
         }
-        self.phase = Phase::Verbatim { pos };
+        self.phase = Phase::Heap { pos };
+        Ok(Step::More)
+    }
+
+    fn is_v101(&self) -> bool {
+        matches!(
+            self.mode,
+            Mode::Binary {
+                version: Some(HprofVersion::V1_0_1),
+                ..
+            }
+        )
+    }
+
+    /// Tagged: the complete heap record at `pos..end` of the VM's file is
+    /// tagged as it is copied, from its first piece on.
+    fn start_tagging(&mut self, out: &mut Vec<u8>, pos: u64, end: u64) -> Result<Step, String> {
+        self.tagging = Some(TagRun {
+            pos,
+            at: pos + 9,
+            end,
+            scan: HeapScan::Start,
+            carry: Vec::new(),
+            written: 0,
+        });
+        self.tag_piece(out)
+    }
+
+    /// The next piece of the heap record being tagged (see [`TagRun`]):
+    /// read straight into `out`, tagged there, and what a piece ends in
+    /// the middle of kept for the next one. On an error, `out` keeps only
+    /// whole pieces (none of a record read whole).
+    fn tag_piece(&mut self, out: &mut Vec<u8>) -> Result<Step, String> {
+        let v101 = self.is_v101();
+        let time = self.time();
+        let (Some(run), Some(input), Mode::Binary { t, .. }) =
+            (self.tagging.as_mut(), self.input.as_ref(), &mut self.mode)
+        else {
+            return Err("internal: no heap record to tag".into());
+        };
+        let body_len = run.end - run.pos - 9;
+        let mark = out.len();
+        if run.at == run.pos + 9 && !v101 {
+            // 1.0.2: HotSpot's framing; tagging keeps every length.
+            let (head_tag, _) = record_head(&input.probe, run.pos)?;
+            hotspot::record_header(out, head_tag, time, body_len as u32);
+        }
+        let piece = if body_len <= WHOLE_RECORD {
+            run.end - run.at
+        } else {
+            (run.end - run.at).min(TAG_PIECE)
+        };
+        let body = out.len();
+        out.extend_from_slice(&run.carry);
+        let tagged = match crate::os::read_at_append(&input.probe, out, piece as usize, run.at) {
+            Ok(n) if n == piece as usize => t
+                .tag_heap(&mut out[body..], &mut run.scan)
+                .map_err(|e| e.to_string()),
+            Ok(n) => Err(format!(
+                "the VM's dump file ends at byte {}, inside the record at {}",
+                run.at + n as u64,
+                run.pos
+            )),
+            Err(e) => Err(format!("cannot read the VM's dump file: {e}")),
+        };
+        let done = match tagged {
+            Ok(n) => n,
+            Err(e) => {
+                out.truncate(if run.written == 0 { mark } else { body });
+                return Err(e);
+            }
+        };
+        run.carry.clear();
+        run.carry.extend_from_slice(&out[body + done..]);
+        out.truncate(body + done);
+        run.written += done as u64;
+        run.at += piece;
+        self.shared.consumed.store(run.at, Ordering::Relaxed);
+        if run.at < run.end {
+            return Ok(Step::More);
+        }
+        if !run.carry.is_empty() || run.scan != HeapScan::Start {
+            return Err(
+                "a heap sub-record of the VM's dump runs past the end of its record".into(),
+            );
+        }
+        let end = run.end;
+        self.tagging = None;
+        self.phase = Phase::Heap { pos: end };
         Ok(Step::More)
     }
 
@@ -859,148 +935,102 @@ impl VmStream {
         }
         self.began = true;
         out.append(&mut self.held);
-        if let Mode::Text { .. } = self.mode {
+        if let Mode::Text(_) = self.mode {
             fmt.heap_dump_begin(out, self.stamp, &self.totals);
         }
     }
 
-    /// Copy one of HotSpot's heap records whose body ends at `end`. Its
-    /// sub-records are read straight into `out` and translated there (one
-    /// copy of the bytes); on an error `out` is cut back to where the
-    /// record began, so only a complete record reaches the output.
-    fn copy_segment(
+    /// Text, the first pass over one of HotSpot's heap records, whose body
+    /// ends at `end`: its roots are written, its CLASS DUMPs noted
+    /// (`vm_text`).
+    fn text_first_pass(
         &mut self,
         fmt: &mut BoxedFormat,
         out: &mut Vec<u8>,
         end: u64,
     ) -> Result<(), String> {
         self.begin(fmt, out);
-        let time = self.time();
-        let mark = out.len();
-        let binary_102 = matches!(
-            self.mode,
-            Mode::Binary {
-                version: Some(HprofVersion::V1_0_2),
-                ..
-            }
-        );
-        if binary_102 {
-            hotspot::record_header(out, tag::HEAP_DUMP_SEGMENT, time, 0);
-        }
-        let body = out.len();
-        let Some(input) = self.input.as_mut() else {
-            out.truncate(mark);
-            return Err("the VM's dump file is not open".into());
+        let (Some(input), Mode::Text(st)) = (self.input.as_mut(), &mut self.mode) else {
+            return Err("internal: a text pass over a binary dump".into());
         };
         let reader = &mut input.reader;
-        let mut seg = std::mem::take(&mut self.seg);
-        seg.clear();
-        let result = (|| -> Result<(), String> {
-            match &mut self.mode {
-                Mode::Binary { t, .. } => {
-                    while reader.position() < end {
-                        let at = out.len();
-                        let sub = reader
-                            .next_heap_sub_record_raw(out)
-                            .map_err(|e| format!("the VM's dump: {e}"))?
-                            .ok_or("the VM's heap record ended early")?;
-                        t.sub_record(&sub, &mut out[at..])
-                            .map_err(|e: BadDump| e.to_string())?;
-                    }
-                }
-                Mode::Text {
-                    syms,
-                    layouts,
-                    names,
-                    serials,
-                } => {
-                    while reader.position() < end {
-                        let mut sub = reader
-                            .next_heap_sub_record()
-                            .map_err(|e| format!("the VM's dump: {e}"))?
-                            .ok_or("the VM's heap record ended early")?;
-                        if let HeapSubRecord::ClassDump(cd) = &sub {
-                            layouts.add(cd);
-                        }
-                        serials.map_sub_record(&mut sub);
-                        text::heap_sub(
-                            fmt.as_mut(),
-                            &mut seg,
-                            syms,
-                            layouts,
-                            names,
-                            hotspot::ID_SIZE,
-                            &sub,
-                        );
-                    }
-                }
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            out.truncate(mark);
-            self.seg = seg;
-            return Err(e);
+        while reader.position() < end {
+            let at = reader.position();
+            let sub = reader
+                .next_heap_sub_record()
+                .map_err(|e| format!("the VM's dump: {e}"))?
+                .ok_or("the VM's heap record ended early")?;
+            st.first_pass(fmt, out, sub, at, reader.position());
         }
-        match &self.mode {
-            Mode::Binary {
-                version: Some(HprofVersion::V1_0_1),
-                ..
-            } => {
-                let n = (out.len() - body) as u64;
-                let left = self.v101_left.unwrap_or(0);
-                if n > left {
-                    out.truncate(mark);
-                    self.seg = seg;
-                    return Err("the VM's heap records grew while being copied".into());
-                }
-                self.v101_left = Some(left - n);
-            }
-            Mode::Binary { .. } => {
-                let n = (out.len() - body) as u32;
-                out[body - 4..body].copy_from_slice(&n.to_be_bytes());
-            }
-            Mode::Text { .. } => out.extend_from_slice(&seg),
-        }
-        seg.clear();
-        if seg.capacity() > 16 << 20 {
-            seg = Vec::new();
-        }
-        self.seg = seg;
         Ok(())
     }
 
-    /// After an error: leave our output well-formed.
+    /// After an error: leave our output well-formed. A heap record being
+    /// tagged keeps the length its header announced: the array it stopped
+    /// in is filled with zeros, the rest with filler sub-records.
     fn close(&mut self, fmt: &mut BoxedFormat, out: &mut Vec<u8>) {
         if !self.began || self.ended {
             return;
         }
         self.ended = true;
-        match &self.mode {
-            Mode::Binary {
-                version: Some(HprofVersion::V1_0_1),
-                ..
-            } => {
-                // The record's length is out: fill what is left with one
-                // byte array (ID 0) so readers still find the next record.
-                let left = self.v101_left.unwrap_or(0);
-                if left >= 18 {
-                    let n = (left - 18) as u32;
-                    out.push(sub_tag::PRIMITIVE_ARRAY_DUMP);
-                    out.extend_from_slice(&0u64.to_be_bytes());
-                    out.extend_from_slice(&0u32.to_be_bytes());
-                    out.extend_from_slice(&n.to_be_bytes());
-                    out.push(crate::vocab::BasicType::Byte.code());
-                    out.resize(out.len() + n as usize, 0);
-                } else {
-                    for _ in 0..left / 9 {
-                        out.push(sub_tag::ROOT_UNKNOWN);
-                        out.extend_from_slice(&0u64.to_be_bytes());
-                    }
+        let v101 = self.is_v101();
+        let mut gap = 0;
+        if let Some(run) = self.tagging.take() {
+            // 1.0.2: nothing of a record whose header was taken back.
+            if v101 || run.written > 0 {
+                let mut left = (run.end - run.pos - 9).saturating_sub(run.written);
+                let array = match run.scan {
+                    HeapScan::Start => 0,
+                    HeapScan::Values(n) => n,
+                    HeapScan::Elements(n) => n.saturating_mul(8),
                 }
+                .min(left);
+                out.resize(out.len() + array as usize, 0);
+                left -= array;
+                gap = left;
             }
-            Mode::Binary { .. } => hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0),
-            Mode::Text { .. } => fmt.heap_dump_end(out, self.stamp),
+        }
+        match &self.mode {
+            // The record's length is out: what is left is filled so that
+            // readers still find the next record.
+            Mode::Binary { .. } if v101 => fill(out, self.v101_left.unwrap_or(0) + gap),
+            Mode::Binary { .. } => {
+                fill(out, gap);
+                hotspot::record_header(out, tag::HEAP_DUMP_END, self.time(), 0)
+            }
+            Mode::Text(_) => fmt.heap_dump_end(out, self.stamp),
+        }
+    }
+}
+
+/// `n` bytes of heap sub-records that say nothing: one byte array of ID 0
+/// (or roots of ID 0 where that is too long).
+fn fill(out: &mut Vec<u8>, n: u64) {
+    match n {
+        0 => {}
+        18.. => {
+            let len = (n - 18) as u32;
+            out.push(sub_tag::PRIMITIVE_ARRAY_DUMP);
+            out.extend_from_slice(&0u64.to_be_bytes());
+            out.extend_from_slice(&0u32.to_be_bytes());
+            out.extend_from_slice(&len.to_be_bytes());
+            out.push(crate::vocab::BasicType::Byte.code());
+            out.resize(out.len() + len as usize, 0);
+        }
+        // A thread block root (ID, thread serial), a JNI global (two IDs).
+        13 | 17 => {
+            out.push(if n == 13 {
+                sub_tag::ROOT_THREAD_BLOCK
+            } else {
+                sub_tag::ROOT_JNI_GLOBAL
+            });
+            out.resize(out.len() + n as usize - 1, 0);
+        }
+        _ => {
+            for _ in 0..n / 9 {
+                out.push(sub_tag::ROOT_UNKNOWN);
+                out.extend_from_slice(&0u64.to_be_bytes());
+            }
         }
     }
 }
@@ -1039,7 +1069,7 @@ impl Stream<BoxedFormat> for VmStream {
                 Ok(Step::Done) => {
                     let counts = match &self.mode {
                         Mode::Binary { t, .. } => t.counts,
-                        Mode::Text { .. } => Counts::default(),
+                        Mode::Text(_) => Counts::default(),
                     };
                     self.finish(Ok(counts));
                     return Step::Done;

@@ -212,7 +212,8 @@ function renderCpu(d, view) {
       "No CPU SAMPLES yet: run with cpu=samples and press “CPU samples” (or wait for the end).";
     body.innerHTML = ""; $("flame").innerHTML = ""; $("calltree").tBodies[0].innerHTML = ""; return;
   }
-  $("cpusum").textContent = `${fmt(d.kept)} of ${fmt(d.total)} samples after the filters · ${fmt(d.methods)} ${$("gran").value === "line" ? "lines" : "methods"}`;
+  const lost = d.lost ? ` · ${fmt(d.lost.lost)} of ${fmt(d.lost.taken)} samples (${pct(d.lost.pct)}) not counted, their stacks unknown${d.lost.reasons.length ? ": " + d.lost.reasons.map(([w, n]) => `${w} ${fmt(n)}`).join(", ") : ""}` : "";
+  $("cpusum").textContent = `${fmt(d.kept)} of ${fmt(d.total)} samples after the filters · ${fmt(d.methods)} ${$("gran").value === "line" ? "lines" : "methods"}${lost}`;
   hotCount = d.methods;
   if (view === "table") {
     $("hotpage").textContent = ` ${fmt(Math.min(d.offset + 1, d.methods))}–${fmt(d.offset + d.rows.length)} of ${fmt(d.methods)} `;
