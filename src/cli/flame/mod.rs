@@ -567,9 +567,9 @@ pub fn collapse_text(mut r: impl BufRead, all: bool) -> CliResult<Flame> {
     }
     let (measure, rows, cumulative) = sections.pick(all)?;
     for &(serial, _) in &rows {
-        if !traces.contains_key(&serial) {
+        if let std::collections::hash_map::Entry::Vacant(e) = traces.entry(serial) {
             if let Some(frames) = lost.stack(&mut tree, serial) {
-                traces.insert(serial, frames);
+                e.insert(frames);
             }
         }
     }
