@@ -51,8 +51,13 @@ class Ui:
         raise TimeoutError("sessions never reached the expected state")
 
     def close(self):
-        self.proc.kill()
-        self.proc.wait()
+        # SIGTERM: the UI removes its directory of agent tokens.
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class Browser:

@@ -261,7 +261,8 @@ fn fuzz_histo() {
     let seeds = vec![binary[..binary.len().min(64 << 10)].to_vec()];
     fuzz("histo", &seeds, |bytes| {
         std::fs::write(&path, bytes).unwrap();
-        let _ = hprof_rs::cli::histo::run(path.to_str().unwrap(), false);
+        let _ = hprof_rs::cli::histo::run(path.to_str().unwrap(), false, None);
+        let _ = hprof_rs::cli::histo::run(path.to_str().unwrap(), false, Some(1));
     });
 }
 
@@ -270,8 +271,8 @@ fn fuzz_text_reader() {
     let (_, text) = agent_outputs();
     fuzz("text_reader", &[text.clone()], |bytes| {
         let text = String::from_utf8_lossy(bytes);
-        let _ = hprof_rs::cli::flame::collapse_text(&text, true);
-        let _ = hprof_rs::cli::flame::collapse_text(&text, false);
+        let _ = hprof_rs::cli::flame::collapse_text(text.as_bytes(), true);
+        let _ = hprof_rs::cli::flame::collapse_text(text.as_bytes(), false);
     });
 }
 

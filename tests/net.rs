@@ -829,3 +829,74 @@ fn cpu_samples_command_charges_only_cpu_per_thread() {
         c.total
     );
 }
+
+/// With `token=` (or `tokenfile=`) the agent proves itself to the
+/// front-end it connects to: the secret and a newline come before the
+/// header, and nothing else changes. A front-end that refuses it with a
+/// `HPROF-RS REFUSED:` line gets that reason on the program's stderr, and
+/// the program runs to its end.
+#[test]
+fn net_with_a_token_sends_it_first_and_a_refusal_is_said() {
+    let dir = common::scratch("net_token");
+    std::fs::write(dir.join("agent.token"), "f00d\n").unwrap();
+    for opts in ["token=f00d", "tokenfile=agent.token"] {
+        let (l, port) = Server::listen();
+        let child = spawn_java(
+            &dir,
+            &format!("cpu=samples,format=b,{opts},net=127.0.0.1:{port}"),
+            "CpuSplit",
+            &["1"],
+        );
+        let s = Server::accept(&l);
+        let (code, out, err) = finish(child);
+        assert_eq!(code, 0, "{opts}: {err}");
+        assert!(out.contains("rounds="), "{out}");
+        s.wait_closed();
+        let bytes = s.bytes.lock().unwrap().clone();
+        assert!(bytes.starts_with(b"f00d\nJAVA PROFILE 1.0."), "{opts}");
+        let mut r = HprofReader::new(std::io::Cursor::new(bytes[5..].to_vec())).unwrap();
+        let mut cpu = 0;
+        while let Some(rec) = r.next_record().unwrap() {
+            cpu += usize::from(matches!(rec.body, RecordBody::CpuSamples(_)));
+        }
+        assert_eq!(cpu, 1, "{opts}: the whole stream after the token");
+    }
+
+    let (l, port) = Server::listen();
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,format=b,token=wrong,net=127.0.0.1:{port}"),
+        "CpuSplit",
+        &["1"],
+    );
+    let mut s = Server::accept(&l);
+    s.stream
+        .write_all(b"HPROF-RS REFUSED: wrong token\n")
+        .unwrap();
+    s.stream.shutdown(std::net::Shutdown::Both).unwrap();
+    let (code, out, err) = finish(child);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("rounds="), "{out}");
+    assert!(
+        err.contains("HPROF ERROR: the front-end refused this agent: wrong token"),
+        "{err}"
+    );
+    assert!(!err.contains("failed to recognize cmd"), "{err}");
+
+    // A token file that cannot be read refuses the start, before connecting.
+    let (l, port) = Server::listen();
+    let child = spawn_java(
+        &dir,
+        &format!("cpu=samples,tokenfile=missing.token,net=127.0.0.1:{port}"),
+        "CpuSplit",
+        &["1"],
+    );
+    let (code, _out, err) = finish(child);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("cannot read the token file missing.token"),
+        "{err}"
+    );
+    l.set_nonblocking(true).unwrap();
+    assert!(l.accept().is_err(), "no connection was made");
+}

@@ -391,17 +391,12 @@ fn commands_from_the_api_reach_the_agent_and_its_answer_shows() {
 #[test]
 fn a_malformed_agent_stream_ends_its_session_not_the_server() {
     let ui = start_ui(&[]);
-    let addr = ui
-        .agent_opts
-        .trim_start_matches("net=")
-        .trim_end_matches(",format=b")
-        .to_string();
     // A valid header, then a record whose length runs past the end.
     let mut sent = b"JAVA PROFILE 1.0.2\0".to_vec();
     sent.extend_from_slice(&8u32.to_be_bytes());
     sent.extend_from_slice(&[0; 8]);
     sent.extend_from_slice(&[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf0, 1, 2]);
-    TcpStream::connect(&addr).unwrap().write_all(&sent).unwrap();
+    ui.agent_connection().write_all(&sent).unwrap();
     let v = ui.wait_for("the session to fail", Duration::from_secs(30), |v| {
         v["sessions"][0]["state"] == "error"
     });
@@ -422,8 +417,7 @@ fn a_malformed_agent_stream_ends_its_session_not_the_server() {
         Some(format!("attachment; filename=\"session-{id}.hprof\"").as_str())
     );
     // Garbage with no header at all.
-    TcpStream::connect(&addr)
-        .unwrap()
+    ui.agent_connection()
         .write_all(b"GET / HTTP/1.1\r\n\r\n")
         .unwrap();
     let v = ui.wait_for("the second session to fail", Duration::from_secs(30), |v| {
@@ -431,7 +425,7 @@ fn a_malformed_agent_stream_ends_its_session_not_the_server() {
     });
     assert_eq!(v["sessions"].as_array().unwrap().len(), 2);
     // A text stream whose monitor section is broken names its line.
-    let mut s = TcpStream::connect(&addr).unwrap();
+    let mut s = ui.agent_connection();
     s.write_all(b"JAVA PROFILE 1.0.1, created now\nMONITOR TIME BEGIN (total = 4 ms) x\nrank   self\n   1 x\n")
         .unwrap();
     drop(s);
@@ -1047,13 +1041,8 @@ fn the_event_stream_pushes_session_changes() {
     };
     let first = read_event(&mut got);
     assert_eq!(first["sessions"], Value::Array(vec![]));
-    let addr = ui
-        .agent_opts
-        .trim_start_matches("net=")
-        .trim_end_matches(",format=b")
-        .to_string();
     let start = Instant::now();
-    let mut agent = TcpStream::connect(&addr).unwrap();
+    let mut agent = ui.agent_connection();
     agent
         .write_all(b"JAVA PROFILE 1.0.2\0\0\0\0\x04\0\0\0\0\0\0\0\0")
         .unwrap();
@@ -1276,4 +1265,186 @@ fn attach_loads_the_agent_into_a_running_jvm_and_streams_to_a_session() {
         console.contains("is not a Java virtual machine"),
         "{console}"
     );
+}
+
+/// A file with two heap dumps (a SIGQUIT dump, then the exit dump, of a
+/// program whose kept objects grew in between): `hprof-rs histo` and the
+/// Heap view show either (issue 27 item 8), not only the last.
+#[test]
+fn every_heap_dump_of_a_file_can_be_chosen() {
+    use std::io::BufRead;
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("ui_two_dumps");
+    let mut java = Command::new(common::java())
+        .current_dir(&dir)
+        .arg(format!(
+            "-agentpath:{}=heap=dump,format=b,file=two.hprof",
+            common::agent_path().display()
+        ))
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .arg("AttachTarget")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = java.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(java.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    // The answer to `cmd`, past what else the JVM printed (SIGQUIT makes
+    // it print a thread dump on stdout too).
+    let mut ask = |cmd: &str, answer: &str| {
+        writeln!(stdin, "{cmd}").unwrap();
+        stdin.flush().unwrap();
+        lines
+            .by_ref()
+            .map(|l| l.unwrap())
+            .find(|l| l == answer)
+            .unwrap_or_else(|| panic!("no {answer:?} from the program"))
+    };
+    ask("fresh 1000", "fresh 1000");
+    let file = dir.join("two.hprof");
+    // SAFETY: the pid of our own running child.
+    unsafe {
+        libc::kill(java.id() as i32, libc::SIGQUIT);
+    }
+    common::wait_for_dumps(&file, 1);
+    ask("fresh 3000", "fresh 3000");
+    ask("exit", "bye");
+    assert!(java.wait().unwrap().success());
+    let file = file.to_str().unwrap();
+
+    let kept = |text: &str| -> u64 {
+        text.lines()
+            .find(|l| l.ends_with(" AttachTarget$Kept"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no AttachTarget$Kept row in\n{text}"))
+    };
+    let histo = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_hprof-rs"))
+            .arg("histo")
+            .arg(file)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let last = histo(&[]);
+    assert!(last.status.success());
+    assert_eq!(kept(&common::stdout(&last)), 4000);
+    assert_eq!(
+        common::stderr(&last),
+        format!("hprof-rs histo: dump 2 of 2 in {file} (--dump N for another)\n")
+    );
+    let first = histo(&["--dump", "1"]);
+    assert!(first.status.success());
+    assert_eq!(kept(&common::stdout(&first)), 1000);
+    let none = histo(&["--dump", "3"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert_eq!(
+        common::stderr(&none),
+        format!("hprof-rs: {file}: --dump 3: the file has 2 heap dumps\n")
+    );
+
+    let ui = start_ui(&[file]);
+    ui.wait_for("the file read", MINUTE, |v| {
+        v["sessions"][0]["state"] == "ended"
+    });
+    let kept_row = |v: &Value| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["class"] == "AttachTarget$Kept")
+            .map(|r| r["instances"].as_u64().unwrap())
+    };
+    let v = ui.get_json("/api/session/1/heap", "limit=1000");
+    assert_eq!(v["number"], 2, "{v}");
+    assert_eq!(kept_row(&v), Some(4000));
+    let numbers: Vec<u64> = v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [1, 2]);
+    let v = ui.get_json("/api/session/1/heap", "dump=1&limit=1000");
+    assert_eq!(v["number"], 1, "{v}");
+    assert_eq!(kept_row(&v), Some(1000));
+}
+
+/// What the CPU and Threads views say of files they cannot show as
+/// samples (issue 27 item 12): stacks cut by `depth` are named with the
+/// flame graph and in its SVG; a text report's threads have no times (not
+/// 0.0); a cpu=times report is said to be one, not "run with cpu=samples".
+#[test]
+fn the_views_say_what_a_file_holds() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("ui_says");
+    let runs = [
+        (
+            "cut.hprof",
+            "cpu=samples,interval=1,depth=3,format=b",
+            "DeepStack",
+            &["40", "800"][..],
+        ),
+        ("times.txt", "cpu=times", "CpuSplit", &["1"][..]),
+        ("threads.txt", "cpu=samples", "NamedThreads", &[][..]),
+    ];
+    for (file, opts, main, args) in runs {
+        let r = common::run_with_agent_bounded(
+            &dir,
+            &format!("{opts},file={file}"),
+            main,
+            args,
+            Duration::from_secs(120),
+        );
+        assert!(
+            r.output.status.success(),
+            "{opts}: {}",
+            common::stderr(&r.output)
+        );
+    }
+    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let ui = start_ui(&[&path("cut.hprof"), &path("times.txt"), &path("threads.txt")]);
+    ui.wait_for("the files read", MINUTE, |v| {
+        (0..3).all(|i| v["sessions"][i]["state"] == "ended")
+    });
+    let id = |file: &str| -> u64 {
+        let v = ui.get_json("/api/sessions", "");
+        v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["source"].as_str().unwrap().ends_with(file))
+            .unwrap()["id"]
+            .as_u64()
+            .unwrap()
+    };
+    let cut = id("cut.hprof");
+    let v = ui.get_json(&format!("/api/session/{cut}/cpu"), "");
+    assert_eq!(
+        v["notes"][0].as_str().unwrap_or(""),
+        "stacks are cut at 3 frames (the agent's depth option, 4 by default), so their roots are missing; run the agent with depth=64 (or more) for a readable graph",
+        "{v}"
+    );
+    let svg = ui.get(&format!("/api/session/{cut}/flame.svg"), "").text();
+    assert!(svg.contains("stacks are cut at 3 frames"), "{svg}");
+
+    let times = id("times.txt");
+    let v = ui.get_json(&format!("/api/session/{times}/cpu"), "");
+    assert_eq!(v["available"], false);
+    assert_eq!(v["cpuTime"], 1, "{v}");
+
+    let threads = id("threads.txt");
+    let v = ui.get_json(&format!("/api/session/{threads}/threads"), "");
+    let list = v["threads"].as_array().unwrap();
+    let alpha = list
+        .iter()
+        .find(|t| t["name"] == "worker-alpha")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(alpha["startMs"], Value::Null, "text has no times: {alpha}");
+    assert_eq!(alpha["endMs"], Value::Null, "{alpha}");
+    assert_eq!(alpha["ended"], true, "{alpha}");
 }

@@ -506,6 +506,12 @@ fn buttons_send_commands_to_a_running_agent_and_the_answer_shows() {
         &format!("sent: CONTROL cpu sampling off thread={id}"),
         LIMIT,
     );
+    // Auto-refresh on while the session is live...
+    browser.click("#autocpu");
+    assert_eq!(
+        browser.js("return document.getElementById('autocpu').checked"),
+        json!(true)
+    );
     // Exit VM asks first; declining sends nothing, accepting ends the JVM.
     browser.js("window.confirm = () => false; document.getElementById('exitvm').click(); return 1");
     std::thread::sleep(Duration::from_millis(500));
@@ -517,6 +523,11 @@ fn buttons_send_commands_to_a_running_agent_and_the_answer_shows() {
     let run = jvm.join().unwrap();
     assert!(!run.timed_out, "the Exit VM button ended the JVM");
     browser.wait_text("#state", "ended", LIMIT);
+    // ... and off (and not to be ticked) once it ended.
+    assert_eq!(
+        browser.js("const a = document.getElementById('autocpu'); return [a.checked, a.disabled]"),
+        json!([false, true])
+    );
     // A finished session's stream downloads whole from its link.
     let size = async_js(&browser, "fetch(document.getElementById('download').href).then(r => r.arrayBuffer()).then(b => done(b.byteLength))");
     assert_eq!(
@@ -728,7 +739,8 @@ fn big_profiles_uploads_threads_and_the_source_view_in_the_page() {
     // show more.
     browser.click("input[name=cpuview][value=tree]");
     browser.wait_contains("#calltree tbody", "big.Work.root", LIMIT);
-    browser.click("#calltree tbody tr .toggle");
+    // A click on the row's name opens it, not only one on its ▸.
+    browser.click("#calltree tbody tr .nm");
     browser.wait_js(
         "return document.querySelectorAll('#calltree tbody tr').length",
         &json!(52),

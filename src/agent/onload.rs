@@ -281,8 +281,19 @@ pub(super) struct Output {
 /// listening port with a recording (`listen=`). `Err` is the message.
 pub(super) fn open_output(opts: &Options) -> Result<Output, String> {
     if let Some(net) = &opts.net {
-        let sink = Sink::connect(&net.host, net.port)
+        // Read before connecting: a missing token file refuses the start
+        // without the front-end seeing a half-open connection.
+        let token = read_token(opts)?;
+        let mut sink = Sink::connect(&net.host, net.port)
             .map_err(|_| format!("can't connect to {}:{}", net.host, net.port))?;
+        if let Some(secret) = token {
+            // The front-end's proof that this is the agent it expects: the
+            // secret and a newline before the stream (docs/socket-protocol.md).
+            let mut line = secret;
+            line.push(b'\n');
+            sink.write_all_bounded(&line)
+                .map_err(|e| format!("can't send the token to {}:{} ({e})", net.host, net.port))?;
+        }
         let socket = sink.try_clone_socket();
         return Ok(Output {
             sink,

@@ -126,12 +126,16 @@ enum Cmd {
         #[arg(long, value_name = "N", default_value_t = 20)]
         top: usize,
     },
-    /// Class histogram of the last heap dump in a file (ours or HotSpot's, plain or .gz).
+    /// Class histogram of a heap dump in a file (ours or HotSpot's, plain
+    /// or .gz): the last one, or the one --dump names.
     Histo {
         file: String,
         /// Size objects for a VM without compressed oops.
         #[arg(long)]
         uncompressed_oops: bool,
+        /// Which heap dump of the file, from 1 (default: the last).
+        #[arg(long, value_name = "N")]
+        dump: Option<usize>,
     },
     /// The heap analyser: what holds the memory of a heap dump (ours or
     /// HotSpot's, plain or .gz): retained sizes, dominator tree, paths
@@ -266,7 +270,16 @@ fn main() {
                     cli::flame::svg(&f, &format!("{} of {file}", f.measure.title())),
                 )
                 .map_err(|e| format!("cannot write {path}: {e}")),
-                None => write_stdout(&cli::flame::collapsed_text(&f.stacks)),
+                None => {
+                    let stdout = std::io::stdout();
+                    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+                    match f.write_collapsed(&mut out).and_then(|_| out.flush()) {
+                        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                            Err(format!("cannot write the output: {e}"))
+                        }
+                        _ => Ok(()),
+                    }
+                }
             }
         }),
         Cmd::Sites { file, order, top } => cli::sites::read_file(&file)
@@ -274,7 +287,13 @@ fn main() {
         Cmd::Histo {
             file,
             uncompressed_oops,
-        } => cli::histo::run(&file, uncompressed_oops).and_then(|t| write_stdout(&t)),
+            dump,
+        } => cli::histo::run(&file, uncompressed_oops, dump).and_then(|(t, note)| {
+            if let Some(n) = note {
+                eprintln!("hprof-rs histo: {n}");
+            }
+            write_stdout(&t)
+        }),
         Cmd::Heap {
             file,
             dump,

@@ -10,6 +10,7 @@ pub mod attach;
 pub mod flame;
 pub mod heap;
 pub mod histo;
+pub mod lines;
 pub mod listen;
 pub mod print;
 pub mod progress;

@@ -13,21 +13,35 @@
 //! reference fields of INSTANCE DUMPs (our agent writes CLASS DUMPs after
 //! the instances) and the object counts of each heap dump; the second
 //! prints.
+//!
+//! Memory stays bounded whatever the file: records are read one at a time,
+//! names and the other definitions kept are bounded by `Retained`, payloads
+//! over [`MAX_PAYLOAD`] are not read (the object is printed without its
+//! fields or elements, and stderr says how many were), primitive array
+//! data is never read (text prints only its length).
 
 use super::CliResult;
 use crate::format::{self as fmt, AsciiFormat, AsciiOptions, ProfileFormat, Stamp};
 use crate::reader::{
-    self as rd, ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody,
+    self as rd, ClassLayouts, HeapSubRecord, HprofReader, ReadOptions, RecordBody, Retained,
 };
 use crate::transcode::symbols::Symbols;
 use crate::transcode::text;
 use std::io::Write;
+
+/// Longest instance values or object array elements read (a real object
+/// has at most 65535 fields per class).
+pub const MAX_PAYLOAD: u64 = 64 << 20;
+/// Heap dumps whose object counts the first pass keeps (later ones print
+/// 0 in their HEAP DUMP BEGIN line).
+const MAX_DUMPS_COUNTED: usize = 1 << 20;
 
 struct Prepass {
     layouts: ClassLayouts,
     /// Objects and value bytes of each heap dump, in order.
     dumps: Vec<(u32, u64)>,
     strings: rustc_hash::FxHashMap<u64, String>,
+    kept: Retained,
 }
 
 fn open(
@@ -44,15 +58,22 @@ fn prepass(path: &str) -> CliResult<Prepass> {
         layouts: ClassLayouts::new(r.id_size()),
         dumps: Vec::new(),
         strings: Default::default(),
+        kept: Retained::default(),
     };
     let mut open_segments = false;
+    let mut spare = (0, 0);
     while let Some(rec) = r.next_record().map_err(|e| format!("{path}: {e}"))? {
         match rec.body {
             RecordBody::Utf8 { id, text } => {
-                p.strings.insert(id, text);
+                let len = text.len() as u64;
+                if p.strings.insert(id, text).is_none() {
+                    p.kept.keep(len).map_err(|e| {
+                        format!("{path}: UTF8 record at offset {}: {e}", rec.offset)
+                    })?;
+                }
             }
             RecordBody::HeapDumpStart { segment } => {
-                if !(segment && open_segments) {
+                if !(segment && open_segments) && p.dumps.len() < MAX_DUMPS_COUNTED {
                     p.dumps.push((0, 0));
                 }
                 open_segments = segment;
@@ -60,7 +81,11 @@ fn prepass(path: &str) -> CliResult<Prepass> {
                     .next_heap_sub_record()
                     .map_err(|e| format!("{path}: {e}"))?
                 {
-                    let d = p.dumps.last_mut().expect("pushed above");
+                    let d = if p.dumps.len() < MAX_DUMPS_COUNTED {
+                        p.dumps.last_mut().expect("pushed above")
+                    } else {
+                        &mut spare
+                    };
                     match sub {
                         HeapSubRecord::ClassDump(cd) => p.layouts.add(&cd),
                         HeapSubRecord::InstanceDump(i) => {
@@ -83,8 +108,15 @@ fn prepass(path: &str) -> CliResult<Prepass> {
 
 /// Print `path` to `out`.
 pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
-    let pre = prepass(path)?;
-    let mut r = open(path, ReadOptions::full())?;
+    let mut pre = prepass(path)?;
+    let mut r = open(
+        path,
+        ReadOptions {
+            primitive_array_data: false,
+            max_kept: MAX_PAYLOAD,
+            ..ReadOptions::full()
+        },
+    )?;
     let h = r.header().clone();
     let io = |e: std::io::Error| format!("cannot write the output: {e}");
     let stamp = |micros: u32| {
@@ -107,9 +139,12 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
 
     let mut f = AsciiFormat::new(AsciiOptions::default());
     let mut syms = Symbols {
-        strings: pre.strings.clone(),
+        strings: std::mem::take(&mut pre.strings),
         ..Default::default()
     };
+    let mut kept = std::mem::take(&mut pre.kept);
+    // Objects printed without the payload that was over MAX_PAYLOAD.
+    let mut unread = 0u64;
     let mut names = text::HeapNames::default();
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut dump_index = 0usize;
@@ -118,7 +153,9 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
     let err = |e: rd::ReadError| format!("{path}: {e}");
     while let Some(rec) = r.next_record().map_err(err)? {
         let at = stamp(rec.time);
-        if syms.learn(&rec.body) {
+        let learned = super::flame::learn_bounded(&mut syms, &rec.body, &mut kept)
+            .map_err(|e| format!("{path}: {} at offset {}: {e}", rec.name(), rec.offset))?;
+        if learned {
             if let RecordBody::Trace(t) = &rec.body {
                 text::trace(&mut f, &mut buf, at, &syms, t);
             } else if let Some(lost) = match &rec.body {
@@ -184,6 +221,11 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
                     }
                     open_segments = *segment;
                     while let Some(sub) = r.next_heap_sub_record().map_err(err)? {
+                        unread += u64::from(match &sub {
+                            HeapSubRecord::InstanceDump(i) => i.values.is_none(),
+                            HeapSubRecord::ObjectArrayDump(a) => a.elements.is_none(),
+                            _ => false,
+                        });
                         text::heap_sub(&mut f, &mut buf, &syms, &pre.layouts, &mut names, r.id_size(), &sub);
                         if buf.len() >= 1 << 16 {
                             out.write_all(&buf).map_err(io)?;
@@ -214,6 +256,13 @@ pub fn run(path: &str, out: &mut dyn Write) -> CliResult<()> {
     if dump_open {
         f.heap_dump_end(&mut buf, stamp(0));
         out.write_all(&buf).map_err(io)?;
+    }
+    if unread > 0 {
+        eprintln!(
+            "hprof-rs print: {unread} object(s) with more than {} MiB of fields or elements were \
+             printed without them",
+            MAX_PAYLOAD >> 20
+        );
     }
     out.flush().map_err(io)
 }

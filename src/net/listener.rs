@@ -199,6 +199,25 @@ impl NetState {
                     report_unread(reader.get_ref());
                     return;
                 }
+                Err(
+                    e @ CommandError::UnknownTag {
+                        tag: b'H',
+                        offset: 0,
+                    },
+                ) => {
+                    // A front-end that checks the agent's token answers a
+                    // wrong one with a line instead of a stream of commands.
+                    match refusal(reader.get_mut()) {
+                        Some(why) => crate::diag::rejected(&format!(
+                            "the front-end refused this agent: {why} (see token= and tokenfile= \
+                             in docs/socket-protocol.md); profile output stopped"
+                        )),
+                        None => crate::diag::rejected(&format!(
+                            "{e}; no further commands are read (profiling and output continue)"
+                        )),
+                    }
+                    return;
+                }
                 Err(e) => {
                     crate::diag::rejected(&format!(
                         "{e}; no further commands are read (profiling and output continue)"
@@ -208,6 +227,22 @@ impl NetState {
             }
         }
     }
+}
+
+/// After a first byte `H`: the reason of a `HPROF-RS REFUSED: <why>` line
+/// (at most 200 bytes, printable), or `None` when the bytes are not one.
+fn refusal(r: &mut impl Read) -> Option<String> {
+    const REST: &[u8] = b"PROF-RS REFUSED: ";
+    let mut line = Vec::new();
+    let _ = r.take(REST.len() as u64 + 200).read_to_end(&mut line);
+    let why = line.strip_prefix(REST)?;
+    let why = why.split(|&b| b == b'\n').next().unwrap_or_default();
+    Some(
+        String::from_utf8_lossy(why)
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect(),
+    )
 }
 
 /// How one front-end's session ended (`listen=`).

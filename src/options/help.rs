@@ -52,7 +52,7 @@ const HELP_BODY: &str = concat!(
     "cpusampler=<how>       async|safepoint|runnable       async\n",
     "clock=cpu|wall         what cpu=times|old measures    cpu\n",
     "listen=[<host>:]<port> wait for front-ends on <port>  off\n",
-    "token=<secret>         secret a front-end must send   none\n",
+    "token=<secret>         secret sent first (listen/net) none\n",
     "tokenfile=<file>       token: the file's first line   none\n",
     "\n",
     "Obsolete Options\n",

@@ -193,7 +193,8 @@ pub struct Options {
     /// `listen=[HOST:]PORT`: the agent waits for front-ends (instead of
     /// connecting to one with `net=`).
     pub listen: Option<ListenAddr>,
-    /// `token=` / `tokenfile=`: the secret a `listen=` front-end must send.
+    /// `token=` / `tokenfile=`: the secret a `listen=` front-end must send,
+    /// or that the agent sends first on its `net=` connection.
     pub token: Option<TokenSource>,
     /// `depth`: maximum frames per trace.
     pub depth: u32,
@@ -551,8 +552,8 @@ impl Options {
     fn check_conflicts(&self) -> Result<(), String> {
         if self.net.is_some() && self.listen.is_some() {
             Err("net and listen options cannot be combined".to_string())
-        } else if self.token.is_some() && self.listen.is_none() {
-            Err("token and tokenfile need the listen option".to_string())
+        } else if self.token.is_some() && self.listen.is_none() && self.net.is_none() {
+            Err("token and tokenfile need the listen or net option".to_string())
         } else if self.listen.is_some()
             && self
                 .file

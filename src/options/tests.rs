@@ -1105,12 +1105,12 @@ fn tokens() {
     assert_eq!(e.options, "listen=1,token=***,tokenfile=b");
     assert_eq!(
         parse("token=a").unwrap_err().description,
-        "token and tokenfile need the listen option"
+        "token and tokenfile need the listen or net option"
     );
-    assert_eq!(
-        err("tokenfile=a,net=h:1"),
-        "token and tokenfile need the listen option"
-    );
+    // With net= the agent is the one that sends the token.
+    let o = ok("tokenfile=a,net=h:1");
+    assert_eq!(o.token, Some(TokenSource::File("a".into())));
+    assert!(o.net.is_some());
 }
 
 /// The secret never reaches the error message, wherever it stands.

@@ -17,6 +17,10 @@ pub enum ErrorKind {
     Corrupt(String),
     /// The underlying reader failed for a reason other than end of input.
     Io(io::Error),
+    /// The item is over one of the bounds a reader was given (its size, or
+    /// what the file has defined so far), so it was not read: memory stays
+    /// bounded whatever the file claims.
+    Limit(String),
 }
 
 /// An error while reading an HPROF stream.
@@ -44,6 +48,14 @@ impl ReadError {
     pub fn corrupt(what: impl Into<String>, offset: u64, detail: impl Into<String>) -> Self {
         ReadError {
             kind: ErrorKind::Corrupt(detail.into()),
+            offset,
+            what: what.into(),
+        }
+    }
+
+    pub fn limit(what: impl Into<String>, offset: u64, detail: impl Into<String>) -> Self {
+        ReadError {
+            kind: ErrorKind::Limit(detail.into()),
             offset,
             what: what.into(),
         }
@@ -96,6 +108,13 @@ impl fmt::Display for ReadError {
                     f,
                     "I/O error reading {} at offset {}: {}",
                     self.what, self.offset, e
+                )
+            }
+            ErrorKind::Limit(detail) => {
+                write!(
+                    f,
+                    "refused {} at offset {}: {}",
+                    self.what, self.offset, detail
                 )
             }
         }

@@ -236,6 +236,10 @@ pub struct ReadOptions {
     pub instance_values: bool,
     pub object_array_elements: bool,
     pub primitive_array_data: bool,
+    /// Payloads longer than this are skipped even when asked for (their
+    /// field is `None`): a reader of files from anywhere keeps its memory
+    /// bounded whatever a sub-record claims.
+    pub max_kept: u64,
 }
 
 impl ReadOptions {
@@ -245,6 +249,7 @@ impl ReadOptions {
             instance_values: true,
             object_array_elements: true,
             primitive_array_data: true,
+            max_kept: u64::MAX,
         }
     }
 
@@ -254,6 +259,7 @@ impl ReadOptions {
             instance_values: false,
             object_array_elements: false,
             primitive_array_data: false,
+            max_kept: u64::MAX,
         }
     }
 }
@@ -507,7 +513,10 @@ pub(crate) fn read_sub_record<R: Read>(
             let trace_serial = h.u4();
             let class_id = h.id();
             let values_len = h.u4();
-            let values = s.payload(u64::from(values_len), opts.instance_values)?;
+            let values = s.payload(
+                u64::from(values_len),
+                opts.instance_values && u64::from(values_len) <= opts.max_kept,
+            )?;
             Ok(HeapSubRecord::InstanceDump(InstanceDump {
                 offset,
                 object_id,
@@ -525,7 +534,7 @@ pub(crate) fn read_sub_record<R: Read>(
             let array_class_id = h.id();
             let n = u64::from(length) * u64::from(id_size);
             let elements = s
-                .payload(n, opts.object_array_elements)?
+                .payload(n, opts.object_array_elements && n <= opts.max_kept)?
                 .map(|b| b.chunks_exact(id_size as usize).map(id_from_be).collect());
             Ok(HeapSubRecord::ObjectArrayDump(ObjectArrayDump {
                 offset,
@@ -552,7 +561,7 @@ pub(crate) fn read_sub_record<R: Read>(
                 return Err(s.corrupt("element type 2 (object) in a primitive array"));
             }
             let n = u64::from(length) * u64::from(element_type.size(id_size));
-            let data = s.payload(n, opts.primitive_array_data)?;
+            let data = s.payload(n, opts.primitive_array_data && n <= opts.max_kept)?;
             Ok(HeapSubRecord::PrimitiveArrayDump(PrimitiveArrayDump {
                 offset,
                 array_id,
@@ -648,17 +657,31 @@ pub struct ClassLayout {
 /// Class layouts collected from CLASS DUMPs, for decoding INSTANCE DUMP
 /// values. Build it while reading (HotSpot writes class dumps first) or in a
 /// first pass (our agent writes them last), then decode instances lazily.
+///
+/// At most [`ClassLayouts::MAX_FIELDS`] fields are kept in all: a class
+/// past that is left out (its instances are then counted as written, as
+/// for a class whose dump is missing), so a small compressed file of many
+/// 65535-field classes cannot take gigabytes. Real heaps have a few
+/// hundred thousand fields.
 #[derive(Debug, Clone, Default)]
 pub struct ClassLayouts {
     id_size: u32,
     classes: HashMap<u64, ClassLayout>,
+    fields: usize,
+    /// Classes left out for [`ClassLayouts::MAX_FIELDS`].
+    pub left_out: u64,
 }
 
 impl ClassLayouts {
+    /// Instance fields kept over all classes.
+    pub const MAX_FIELDS: usize = 8 << 20;
+
     pub fn new(id_size: u32) -> Self {
         ClassLayouts {
             id_size,
             classes: HashMap::new(),
+            fields: 0,
+            left_out: 0,
         }
     }
 
@@ -668,6 +691,13 @@ impl ClassLayouts {
 
     /// Records a class; a later dump of the same class replaces it.
     pub fn add(&mut self, cd: &ClassDump) {
+        let before = self.classes.get(&cd.class_id).map_or(0, |c| c.fields.len());
+        let fields = self.fields - before + cd.instance_fields.len();
+        if fields > Self::MAX_FIELDS {
+            self.left_out += 1;
+            return;
+        }
+        self.fields = fields;
         self.classes.insert(
             cd.class_id,
             ClassLayout {

@@ -1,6 +1,6 @@
 //! Class histogram (`hprof-rs histo`): instances and shallow bytes per class
-//! for the last heap dump in a stream, computed in one streaming pass with
-//! sub-record payloads skipped.
+//! for one heap dump of a stream (the last by default), computed in one
+//! streaming pass with sub-record payloads skipped.
 //!
 //! # Counting
 //!
@@ -37,6 +37,7 @@ use super::error::ReadError;
 use super::heap::{BasicType, ClassLayouts, HeapSubRecord, ReadOptions};
 use super::names::java_class_name;
 use super::records::RecordBody;
+use super::retained::Retained;
 use super::stream::HprofReader;
 
 /// One histogram row.
@@ -217,39 +218,84 @@ impl HistoBuilder {
 /// Histogram of the last heap dump, sorted by shallow bytes (largest
 /// first), then instances, then name.
 pub fn histogram_with<R: Read>(
-    mut reader: HprofReader<R>,
+    reader: HprofReader<R>,
     model: &ShallowSizeModel,
 ) -> Result<Vec<HistoEntry>, ReadError> {
+    histogram_of(reader, model, WhichDump::Last).map(|h| h.rows)
+}
+
+/// Which heap dump of a stream (a HEAP DUMP record, or HEAP DUMP
+/// SEGMENTs up to their HEAP DUMP END, is one dump).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhichDump {
+    Last,
+    /// The Nth, from 1.
+    Number(usize),
+}
+
+/// A histogram and which dump it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DumpHistogram {
+    pub rows: Vec<HistoEntry>,
+    /// Which dump the rows are of (from 1; 0 when the stream has none, or
+    /// not the one asked for).
+    pub number: usize,
+    /// Heap dumps in the stream.
+    pub dumps: usize,
+}
+
+/// Histogram of one heap dump of the stream; the others are skipped. The
+/// names kept are bounded by [`Retained`] (an error past it).
+pub fn histogram_of<R: Read>(
+    mut reader: HprofReader<R>,
+    model: &ShallowSizeModel,
+    which: WhichDump,
+) -> Result<DumpHistogram, ReadError> {
     reader.set_options(ReadOptions::skip_bodies());
     let id_size = reader.id_size();
+    let mut kept = Retained::default();
     let mut strings: FxHashMap<u64, String> = FxHashMap::default();
     let mut class_name_ids: FxHashMap<u64, u64> = FxHashMap::default();
     let mut acc = HistoBuilder::new(id_size, *model);
+    let mut number = 0;
+    let mut dumps = 0;
     // A segmented dump is open until its HEAP DUMP END.
     let mut segments_open = false;
     while let Some(rec) = reader.next_record()? {
+        let (name, offset) = (rec.name(), rec.offset);
+        let limit = |e: String| ReadError::limit(name.clone(), offset, e);
         match rec.body {
             RecordBody::Utf8 { id, text } => {
-                strings.insert(id, text);
+                let len = text.len() as u64;
+                if strings.insert(id, text).is_none() {
+                    kept.keep(len).map_err(limit)?;
+                }
             }
-            RecordBody::LoadClass(lc) => {
-                class_name_ids.insert(lc.class_id, lc.name_id);
+            RecordBody::LoadClass(lc)
+                if class_name_ids.insert(lc.class_id, lc.name_id).is_none() =>
+            {
+                kept.keep(16).map_err(limit)?;
             }
             RecordBody::HeapDumpStart { segment } => {
                 if !(segment && segments_open) {
-                    acc = HistoBuilder::new(id_size, *model);
+                    dumps += 1;
+                    if which == WhichDump::Last || which == WhichDump::Number(dumps) {
+                        acc = HistoBuilder::new(id_size, *model);
+                        number = dumps;
+                    }
                 }
                 segments_open = segment;
-                while let Some(sub) = reader.next_heap_sub_record()? {
-                    acc.add(&sub);
+                if number == dumps {
+                    while let Some(sub) = reader.next_heap_sub_record()? {
+                        acc.add(&sub);
+                    }
                 }
             }
             RecordBody::HeapDumpEnd => segments_open = false,
             _ => {}
         }
     }
-
-    Ok(acc.rows(|class_id: u64| -> String {
+    let rows = acc.rows(|class_id: u64| -> String {
         class_name_ids
             .get(&class_id)
             .and_then(|n| strings.get(n))
@@ -257,5 +303,10 @@ pub fn histogram_with<R: Read>(
                 || format!("<unknown class 0x{class_id:x}>"),
                 |n| java_class_name(n),
             )
-    }))
+    });
+    Ok(DumpHistogram {
+        rows,
+        number,
+        dumps,
+    })
 }

@@ -27,6 +27,7 @@ pub mod model;
 mod names;
 mod records;
 mod scan;
+mod retained;
 mod source;
 mod stream;
 
@@ -41,7 +42,10 @@ pub use heap::{
     FieldDescriptor, FieldValue, HeapSubRecord, InstanceDump, ObjectArrayDump, PrimitiveArrayDump,
     ReadOptions, Root, RootKind, StaticField, Value,
 };
-pub use histo::{histogram, histogram_with, HistoBuilder, HistoEntry, ShallowSizeModel};
+pub use histo::{
+    histogram, histogram_of, histogram_with, DumpHistogram, HistoBuilder, HistoEntry,
+    ShallowSizeModel, WhichDump,
+};
 pub use model::{collect, read_all, HeapDump, LoadedClass, Parsed, RecordInfo};
 pub use names::java_class_name;
 pub use records::{
@@ -52,5 +56,8 @@ pub use scan::{
     decode_object_head, ArrayHead, ArrayKind, HeapVisitor, InstanceView, ObjectHead,
     OBJECT_HEAD_MAX,
 };
+pub use retained::Retained;
 pub use source::SkipForward;
-pub use stream::{open_path, HprofReader};
+pub use stream::{
+    open_path, HprofReader, DEFINITIONS_LIMIT, DEFINITION_OVERHEAD, MAX_NAME, MAX_RECORD,
+};

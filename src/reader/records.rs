@@ -197,17 +197,11 @@ pub struct ControlSettings {
     pub depth: u16,
 }
 
-/// Decodes the in-memory body of a non-heap record. The caller checks that
-/// the whole body was consumed.
+/// Decodes the in-memory body of a non-heap record other than UTF8 (read
+/// by the stream, which bounds its text). The caller checks that the whole
+/// body was consumed.
 pub(crate) fn decode_body(t: u8, b: &mut Body<'_>) -> Result<RecordBody, Overrun> {
     Ok(match t {
-        tag::UTF8 => {
-            let id = b.id()?;
-            RecordBody::Utf8 {
-                id,
-                text: decode_java_utf8(b.rest()),
-            }
-        }
         tag::LOAD_CLASS => RecordBody::LoadClass(LoadClass {
             class_serial: b.u4()?,
             class_id: b.id()?,

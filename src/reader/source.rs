@@ -288,12 +288,6 @@ impl<'a> Body<'a> {
         Ok(s)
     }
 
-    pub(crate) fn rest(&mut self) -> &'a [u8] {
-        let s = &self.buf[self.at..];
-        self.at = self.buf.len();
-        s
-    }
-
     pub(crate) fn u1(&mut self) -> Result<u8, Overrun> {
         Ok(self.bytes(1)?[0])
     }

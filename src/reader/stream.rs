@@ -30,6 +30,26 @@ pub struct HprofReader<R: Read> {
     pub(super) segment: Option<Segment>,
 }
 
+/// Longest body of a record decoded in memory (every record but heap
+/// dumps): far above what a profile holds (a TRACE of the deepest stack
+/// the agent captures, 2^20 frames, is 8 MiB; a million allocation sites
+/// 25 MB), and a record claiming more is refused before a byte of it is
+/// read.
+pub const MAX_RECORD: u32 = 64 << 20;
+/// Longest UTF8 text kept: HotSpot's symbols are at most 65535 bytes; a
+/// longer string (a thread name) is cut there, the rest skipped, and ends
+/// with `…`.
+pub const MAX_NAME: usize = 64 << 10;
+/// What the tools (`print`, `histo`, `flame`, the UI) keep at most of a
+/// file's definitions (names, classes, frames, traces, each counted with
+/// [`DEFINITION_OVERHEAD`]), so that a small compressed file cannot make
+/// them hold gigabytes: a large application's heap dump defines some tens
+/// of MiB.
+pub const DEFINITIONS_LIMIT: u64 = 256 << 20;
+/// What one kept definition costs besides its bytes (the maps that hold
+/// it), for [`DEFINITIONS_LIMIT`].
+pub const DEFINITION_OVERHEAD: u64 = 64;
+
 /// Opens a file (plain or gzip-compressed) and reads its header.
 pub fn open_path(path: impl AsRef<Path>) -> Result<HprofReader<File>, ReadError> {
     let path = path.as_ref();
@@ -147,7 +167,19 @@ impl<R: Read> HprofReader<R> {
                     format!("length {length}, expected 0"),
                 ));
             }
+            tag::UTF8 => self.utf8(offset, length)?,
             t if super::records::record_name(t).is_some() => {
+                if length > MAX_RECORD {
+                    return Err(ReadError::limit(
+                        what(),
+                        offset,
+                        format!(
+                            "its length {length} is over {} MiB, the longest record this reader \
+                             decodes (a damaged or hostile file?)",
+                            MAX_RECORD >> 20
+                        ),
+                    ));
+                }
                 let bytes = self
                     .src
                     .read_vec(u64::from(length))
@@ -183,6 +215,40 @@ impl<R: Read> HprofReader<R> {
             length,
             body,
         }))
+    }
+
+    /// A UTF8 record: its identifier and at most [`MAX_NAME`] bytes of
+    /// text (cut at a character, `…` added); the rest is skipped.
+    fn utf8(&mut self, offset: u64, length: u32) -> Result<RecordBody, ReadError> {
+        let what = || "UTF8 record".to_string();
+        let id_size = self.header.id_size;
+        if length < id_size {
+            return Err(ReadError::corrupt(
+                what(),
+                offset,
+                format!("length {length} is too short for its fields"),
+            ));
+        }
+        let io = |r: &Self, e| ReadError::from_io(what(), offset, r.src.pos(), e);
+        let id = self.src.id(id_size).map_err(|e| io(self, e))?;
+        let len = u64::from(length - id_size);
+        let kept = len.min(MAX_NAME as u64);
+        let mut bytes = self.src.read_vec(kept).map_err(|e| io(self, e))?;
+        if kept < len {
+            self.src.skip(len - kept).map_err(|e| io(self, e))?;
+            // Back to the start of the character the cut fell in.
+            while bytes.last().is_some_and(|&b| b & 0xC0 == 0x80) {
+                bytes.pop();
+            }
+            if bytes.last().is_some_and(|&b| b >= 0xC0) {
+                bytes.pop();
+            }
+        }
+        let mut text = super::records::decode_java_utf8(&bytes);
+        if kept < len {
+            text.push('…');
+        }
+        Ok(RecordBody::Utf8 { id, text })
     }
 
     /// Like [`next_heap_sub_record`](Self::next_heap_sub_record), and

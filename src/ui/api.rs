@@ -152,7 +152,7 @@ pub fn sessions_list(ui: &Ui) -> Vec<Value> {
 
 fn sessions_json(ui: &Ui) -> Value {
     let list = sessions_list(ui);
-    let opts = super::agent_options(ui.agents_addr);
+    let opts = ui.agents_port_options();
     json!({
         "sessions": list,
         "agentOptions": opts,
@@ -192,7 +192,13 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
         ),
         ("GET", "heap") => json_reply(
             200,
-            lock(&h.data).heap_view(p("class"), p("sort"), num(req, "offset", 0), limit),
+            lock(&h.data).heap_view(
+                req.param("dump").and_then(|d| d.parse().ok()),
+                p("class"),
+                p("sort"),
+                num(req, "offset", 0),
+                limit,
+            ),
         ),
         ("GET", "threads") => json_reply(200, lock(&h.data).threads_view()),
         ("GET", "monitors") => json_reply(200, lock(&h.data).monitors_view()),
@@ -266,15 +272,6 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
         }
         ("GET", "flame.svg") => {
             let q = cpu_q();
-            let Some(stacks) = lock(&h.data).cpu_collapsed(&q) else {
-                return error(409, "no CPU SAMPLES in this session yet");
-            };
-            let flame = crate::cli::flame::Flame {
-                stacks,
-                measure: crate::cli::flame::Measure::Samples,
-                cut_at: None,
-                cumulative_sections: 0,
-            };
             let mut title = format!("CPU samples of session {}", h.id);
             if !q.filter.is_empty() {
                 title += &format!(", methods {}", p("filter"));
@@ -282,10 +279,13 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
             if !q.threads.is_empty() {
                 title += &format!(", threads {:?}", q.threads);
             }
+            let Some(svg) = lock(&h.data).cpu_svg(&q, &title) else {
+                return error(409, "no CPU SAMPLES in this session yet");
+            };
             Reply {
                 status: 200,
                 ctype: "image/svg+xml",
-                body: crate::cli::flame::svg(&flame, &title).into_bytes(),
+                body: svg.into_bytes(),
                 headers: vec![attachment(&format!("session-{}-flame.svg", h.id))],
             }
         }

@@ -1,16 +1,18 @@
 //! Attach: load the agent into a running local JVM, wired to this UI
 //! (docs/ui.md, "Attach").
 //!
-//! As with Launch, each attach gets an agent port of its own, so the
+//! As with Launch, each attach gets an agent port of its own that takes
+//! only the agent sending this attach's secret (`token=`, in the options
+//! that go through the attach socket, which no one else sees), so the
 //! connection on it is that JVM's; the options are checked by the agent's
-//! own parser first (`launch::agent_port`). The load goes through
+//! own parser first (`launch::SessionPort`). The load goes through
 //! HotSpot's attach mechanism (`cli::attach::load`) on a thread of its
 //! own, its steps and the JVM's answer going to the session's console;
 //! a refusal fails the session with the reason. The page's Stop ends the
 //! profile in that JVM the same way (the option string `stop`); the
 //! program runs on.
 
-use super::launch::{accept_agent, agent_port};
+use super::launch::{accept_agent, SessionPort};
 use super::model::Kind;
 use super::{lock, Shared, Ui};
 use crate::cli::attach::{self as tool, ProtocolChoice};
@@ -56,7 +58,8 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
         "" => crate::options::TOOL_DEFAULT_OPTIONS,
         given => given,
     };
-    let (listener, opts, text) = agent_port(ui, opts)?;
+    let port = SessionPort::open(ui, opts, false)?;
+    let (opts, text) = (port.options.clone(), port.text);
     let h = ui
         .new_session(Kind::Attach, format!("JVM {pid}"), None)
         .map_err(|e| (503, e))?;
@@ -64,13 +67,20 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
     if text {
         lock(&h.data).log("the profile needs the text format (monitor=y, cpu=times|old or format=a): monitors, CPU samples, sites and threads are read from text".into());
     }
+    for note in super::launch::cost_notes(&opts) {
+        lock(&h.data).log(format!("note: {note}"));
+    }
     let lib = lib.display().to_string();
     {
         let h = h.clone();
+        // The session's secret is in the options: it never reaches the
+        // console.
+        let secret = port.secret.clone();
         let _ = std::thread::Builder::new()
             .name("ui-attach-load".into())
             .spawn(move || {
-                let mut log = |s: String| lock(&h.data).log(s);
+                let hide = |s: &str| s.replace(&secret, "***");
+                let mut log = |s: String| lock(&h.data).log(hide(&s));
                 let loaded = tool::load(
                     pid,
                     &lib,
@@ -87,14 +97,14 @@ pub fn start(ui: &Ui, pid: &str, opts: &str) -> Result<u32, (u16, String)> {
                 });
                 match outcome {
                     Ok(done) => done.into_iter().for_each(log),
-                    Err(e) => lock(&h.data).fail(e),
+                    Err(e) => lock(&h.data).fail(hide(&e)),
                 }
             });
     }
     let id = h.id;
     let _ = std::thread::Builder::new()
         .name("ui-attach-agent".into())
-        .spawn(move || accept_agent(&h, listener));
+        .spawn(move || accept_agent(&h, port));
     Ok(id)
 }
 

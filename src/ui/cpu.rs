@@ -9,7 +9,7 @@
 
 use super::filter::MethodFilter;
 use super::model::Session;
-use super::tree::{Open, Tree};
+use super::tree::{Open, Tree, TreeView};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -58,6 +58,9 @@ pub struct CpuModel {
     methods: Vec<Method>,
     pub kept: u64,
     pub total: u64,
+    /// Set when the traces were cut at this many frames by the agent's
+    /// `depth` (as `hprof-rs flame` tells, `cli::flame::cut_at`).
+    pub cut_at: Option<usize>,
 }
 
 #[derive(Default)]
@@ -102,13 +105,22 @@ impl Session {
                 methods: Vec::new(),
                 kept: 0,
                 total: 0,
+                cut_at: None,
             };
         };
         let mut path: Vec<u32> = Vec::new();
         let mut seen: FxHashSet<u32> = FxHashSet::default();
+        // (frames, samples, whole) of every trace, for the depth note.
+        let mut lengths: Vec<(usize, u64, bool)> = Vec::with_capacity(cpu.entries.len());
         for e in &cpu.entries {
             let count = u64::from(e.count);
             total += count;
+            if let Some(frames) = self.trace_frames(e.trace_serial) {
+                let whole = frames
+                    .last()
+                    .is_some_and(|&f| crate::cli::flame::is_thread_entry(&self.frame_label(f)));
+                lengths.push((frames.len(), count, whole));
+            }
             if !threads.is_empty() && !threads.contains(&self.trace_thread(e.trace_serial)) {
                 continue;
             }
@@ -173,11 +185,13 @@ impl Session {
                 .then(b.total.cmp(&a.total))
                 .then_with(|| a.name.cmp(&b.name))
         });
+        let depth = self.control.map(|(_, d)| usize::from(d));
         CpuModel {
             tree,
             methods,
             kept,
             total,
+            cut_at: crate::cli::flame::cut_at(&lengths, depth),
         }
     }
 
@@ -210,7 +224,9 @@ impl Session {
         let lost = self.cpu_lost_json();
         let Some(m) = self.cpu_model(q) else {
             return json!({"available": false, "total": 0, "kept": 0, "rows": [], "methods": 0,
-                          "threads": threads, "flame": {"n": "all", "v": 0, "c": []}});
+                          "threads": threads, "flame": {"n": "all", "v": 0, "c": []},
+                          "cpuTime": self.cpu_time_sections,
+                          "ended": self.state != super::model::State::Live});
         };
         let pct = |n: u64| {
             if m.kept == 0 {
@@ -243,6 +259,7 @@ impl Session {
             "threads": threads,
             "lost": lost,
             "flame": if flame { m.tree.flame(0, min) } else { Value::Null },
+            "notes": m.notes(),
         })
     }
 
@@ -265,21 +282,40 @@ impl Session {
         }
     }
 
-    /// Collapsed stacks of the filtered profile, for the SVG export; the
-    /// samples not counted are a stack of their own per reason,
-    /// `[lost samples: reason]`, as `hprof-rs flame` draws them.
-    pub fn cpu_collapsed(
-        &mut self,
-        q: &CpuQuery,
-    ) -> Option<std::collections::BTreeMap<String, u64>> {
+    /// The filtered profile as an SVG flame graph (the one `hprof-rs
+    /// flame --svg` draws), with its notes. The samples not counted are a
+    /// stack of their own per reason, `[lost samples: reason]`, as `hprof-rs
+    /// flame` draws them (on a copy of the tree: the page's views count
+    /// only the samples the report counted).
+    pub fn cpu_svg(&mut self, q: &CpuQuery, title: &str) -> Option<String> {
         let lost = self.cpu_lost.clone();
-        let mut stacks = self.cpu_model(q).map(|m| m.tree.collapsed(0))?;
-        for (why, n) in lost.iter().flat_map(|l| &l.reasons) {
-            *stacks
-                .entry(crate::cli::flame::lost_frame(why))
-                .or_default() += n;
+        let m = self.cpu_model(q)?;
+        let notes = m.notes();
+        let reasons = lost.map(|l| l.reasons).unwrap_or_default();
+        if reasons.is_empty() {
+            return Some(crate::cli::flame::svg::draw(
+                &m.tree, 0, title, &notes, "samples",
+            ));
         }
-        Some(stacks)
+        let mut tree = m.tree.clone();
+        for (why, n) in &reasons {
+            let name = tree.intern(&crate::cli::flame::lost_frame(why));
+            tree.add(&[name], [*n]);
+        }
+        tree.finish(0);
+        Some(crate::cli::flame::svg::draw(
+            &tree, 0, title, &notes, "samples",
+        ))
+    }
+}
+
+impl CpuModel {
+    /// What the flame graph should say with it: stacks cut by `depth`.
+    pub fn notes(&self) -> Vec<String> {
+        self.cut_at
+            .map(crate::cli::flame::depth_note)
+            .into_iter()
+            .collect()
     }
 }
 
@@ -361,9 +397,18 @@ mod tests {
             json!({"lost": 4, "taken": 104, "pct": 4.0 * 100.0 / 104.0,
                    "reasons": [["deoptimizing", 1], ["unknown frame in Java", 3]]})
         );
-        let stacks = s.cpu_collapsed(&q("", "", "")).unwrap();
-        assert_eq!(stacks["[lost samples: unknown frame in Java]"], 3);
-        assert_eq!(stacks["Main.main;Main.hot"], 75);
+        let svg = s.cpu_svg(&q("", "", ""), "t").unwrap();
+        assert!(
+            svg.contains("<title>[lost samples: unknown frame in Java] (3 samples, 2.88%)</title>"),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>Main.hot (75 samples, 72.12%)</title>"));
+        assert!(
+            !s.cpu_view(&q("", "", ""), 0, 10, true)["flame"]
+                .to_string()
+                .contains("lost samples"),
+            "the page's flame graph has only the samples counted"
+        );
         cpu(&mut s, &[(5, 2)]);
         assert_eq!(
             s.cpu_view(&q("", "", ""), 0, 10, false)["lost"],
@@ -430,9 +475,12 @@ mod tests {
         assert_eq!(rows[1]["n"], "Main.hot");
         assert_eq!(rows[1]["d"], 1);
         assert_eq!(rows[1]["s"][0], 75);
-        let c = s.cpu_collapsed(&q("", "", "")).unwrap();
-        assert_eq!(c.get("Main.main;Main.hot"), Some(&75));
-        assert_eq!(c.get("Main.main;java.io.X.read"), Some(&25));
+        let svg = s.cpu_svg(&q("", "", ""), "t").unwrap();
+        assert!(
+            svg.contains("<title>Main.hot (75 samples, 75.00%)</title>"),
+            "{svg}"
+        );
+        assert!(svg.contains("<title>java.io.X.read (25 samples, 25.00%)</title>"));
     }
 
     #[test]

@@ -1,11 +1,16 @@
 //! The Heap view: a class histogram (instances and shallow bytes per class)
-//! of the last complete heap dump in a session, counted by the reader's
+//! of a complete heap dump of the session (the latest, or one the page
+//! chooses among the last [`KEPT_DUMPS`]), counted by the reader's
 //! [`HistoBuilder`] while the dump streams by, so a dump costs memory per
 //! class, not per object.
 
 use super::model::Session;
 use crate::reader::{HistoBuilder, HistoEntry, ShallowSizeModel};
 use serde_json::{json, Value};
+use std::collections::VecDeque;
+
+/// Complete dumps kept for the chooser (the oldest goes first).
+pub const KEPT_DUMPS: usize = 8;
 
 /// A dump being read, or the last one read.
 pub struct Dump {
@@ -22,11 +27,13 @@ pub struct HeapState {
     building: Option<Dump>,
     /// Segments of the dump being read (1.0.2 streams).
     segments: u32,
-    last: Option<Dump>,
+    /// The last [`KEPT_DUMPS`] complete dumps, oldest first.
+    done: VecDeque<Dump>,
     dumps: u32,
     /// Dumps read to their end.
     pub complete: u32,
-    /// Rows of `last`, named, with the count of class names they used.
+    /// Rows of one kept dump (by number), named, with the count of class
+    /// names they used.
     rows: Option<(u32, usize, Vec<HistoEntry>)>,
     /// The stream's identifier size (from its header).
     pub id_size: u32,
@@ -89,8 +96,10 @@ impl HeapState {
     fn complete(&mut self, d: Dump) {
         self.complete += 1;
         self.segments = 0;
-        self.last = Some(d);
-        self.rows = None;
+        if self.done.len() == KEPT_DUMPS {
+            self.done.pop_front();
+        }
+        self.done.push_back(d);
     }
 
     pub fn dumps(&self) -> u32 {
@@ -102,17 +111,44 @@ impl HeapState {
     }
 
     pub fn last(&self) -> Option<&Dump> {
-        self.last.as_ref()
+        self.done.back()
+    }
+
+    /// A kept dump by number (from 1), or the latest for `None`.
+    pub fn dump(&self, number: Option<u32>) -> Option<&Dump> {
+        match number {
+            None => self.last(),
+            Some(n) => self.done.iter().find(|d| d.number == n),
+        }
+    }
+
+    /// The kept dumps, for the chooser: number and time.
+    pub fn kept(&self) -> Vec<Value> {
+        self.done
+            .iter()
+            .map(|d| json!({"number": d.number, "atMs": d.at_ms, "objects": d.histo.objects()}))
+            .collect()
     }
 }
 
 impl Session {
-    /// The histogram of the last complete dump, rows with `class` in their
-    /// name, `offset`/`limit` paged, sorted by bytes or instances.
-    pub fn heap_view(&mut self, class: &str, sort: &str, offset: usize, limit: usize) -> Value {
+    /// The histogram of a complete dump (`dump`, from 1; the latest for
+    /// `None`), rows with `class` in their name, `offset`/`limit` paged,
+    /// sorted by bytes or instances.
+    pub fn heap_view(
+        &mut self,
+        dump: Option<u32>,
+        class: &str,
+        sort: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Value {
         let reading = self.heap.reading();
-        let Some(d) = self.heap.last() else {
-            return json!({"available": false, "reading": reading, "dumps": self.heap.dumps()});
+        let kept = self.heap.kept();
+        let Some(d) = self.heap.dump(dump) else {
+            let gone = dump.is_some() && self.heap.last().is_some();
+            return json!({"available": false, "reading": reading, "dumps": self.heap.dumps(),
+                          "kept": kept, "gone": gone});
         };
         let (number, roots, classes, objects, at_ms) =
             (d.number, d.roots, d.classes, d.histo.objects(), d.at_ms);
@@ -148,6 +184,7 @@ impl Session {
             "available": true,
             "reading": reading,
             "dumps": self.heap.dumps(),
+            "kept": kept,
             "number": number,
             "atMs": at_ms,
             "roots": roots,
@@ -166,6 +203,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::super::model::{Kind, Session};
+    use super::KEPT_DUMPS;
     use crate::reader::{
         BasicType, HeapSubRecord, InstanceDump, LoadClass, PrimitiveArrayDump, RecordBody,
     };
@@ -225,12 +263,12 @@ mod tests {
                     data: None,
                 }));
             s.heap.put_back(d, true);
-            let v = s.heap_view("", "bytes", 0, 10);
+            let v = s.heap_view(None, "", "bytes", 0, 10);
             assert_eq!(v["available"], false, "not complete before HEAP DUMP END");
         }
         s.apply(0, "HEAP DUMP END", RecordBody::HeapDumpEnd)
             .unwrap();
-        let v = s.heap_view("", "instances", 0, 10);
+        let v = s.heap_view(None, "", "instances", 0, 10);
         assert_eq!(v["available"], true);
         assert_eq!(v["dumps"], 1);
         assert_eq!(v["objects"], 9);
@@ -238,10 +276,40 @@ mod tests {
         assert_eq!(v["rows"][0]["instances"], 7);
         assert_eq!(v["rows"][1]["class"], "int[]");
         assert_eq!(v["rows"][1]["bytes"], 2 * 56);
-        let v = s.heap_view("int", "bytes", 0, 10);
+        let v = s.heap_view(None, "int", "bytes", 0, 10);
         assert_eq!(v["matched"], 1);
         // One console line per dump, not per segment.
         let c = s.console_view(0).to_string();
         assert_eq!(c.matches("heap dump follows").count(), 1);
+    }
+
+    /// Every dump of a session can be chosen, not only the last (the
+    /// last [`KEPT_DUMPS`] of them).
+    #[test]
+    fn each_kept_dump_can_be_chosen() {
+        let mut s = Session::new(1, Kind::File, "x".into());
+        for dump in 1..=(KEPT_DUMPS as u32 + 2) {
+            s.apply(0, "HEAP DUMP", RecordBody::HeapDumpStart { segment: false })
+                .unwrap();
+            let mut d = s.heap.take_building();
+            for _ in 0..dump {
+                d.histo.add(&instance(77));
+            }
+            s.heap.put_back(d, false);
+        }
+        let last = KEPT_DUMPS as u32 + 2;
+        let v = s.heap_view(None, "", "bytes", 0, 10);
+        assert_eq!(v["number"], last);
+        assert_eq!(v["objects"], last);
+        assert_eq!(v["kept"].as_array().unwrap().len(), KEPT_DUMPS);
+        assert_eq!(v["kept"][0]["number"], 3);
+        let v = s.heap_view(Some(3), "", "bytes", 0, 10);
+        assert_eq!(
+            (v["number"].as_u64(), v["objects"].as_u64()),
+            (Some(3), Some(3))
+        );
+        let v = s.heap_view(Some(1), "", "bytes", 0, 10);
+        assert_eq!(v["available"], false);
+        assert_eq!(v["gone"], true, "dropped for the newer ones");
     }
 }

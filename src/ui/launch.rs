@@ -19,6 +19,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Words of a command line.
@@ -118,9 +120,11 @@ pub fn split_command_line(s: &str) -> Result<Vec<String>, String> {
 }
 
 /// The agent options for a launch: the user's, checked by the agent's
-/// parser, then this UI's address. `format=b` is added unless the profile
-/// needs text (monitor=y, cpu=times|old, or format=a asked for).
-pub fn agent_options(user: &str, net: &str) -> Result<(String, bool), String> {
+/// parser, then `wiring` (this UI's address and how the agent proves
+/// itself: `net=HOST:PORT,tokenfile=FILE` or `...,token=SECRET`).
+/// `format=b` is added unless the profile needs text (monitor=y,
+/// cpu=times|old, or format=a asked for).
+pub fn agent_options(user: &str, wiring: &str) -> Result<(String, bool), String> {
     let user = user.trim().trim_matches(',');
     if user.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(
@@ -131,18 +135,28 @@ pub fn agent_options(user: &str, net: &str) -> Result<(String, bool), String> {
     if user == "help" {
         return Err("profile options: help is not a profile".into());
     }
-    let parsed = options::parse(user).map_err(|e| format!("profile options: {}", e.description))?;
-    if parsed.file.is_some() || parsed.net.is_some() {
+    if user
+        .split(',')
+        .any(|o| o.starts_with("token=") || o.starts_with("tokenfile="))
+    {
         return Err(
-            "profile options: file= and net= are set by the UI (the stream comes here)".into(),
+            "profile options: token= and tokenfile= are set by the UI (each session has its own)"
+                .into(),
+        );
+    }
+    let parsed = options::parse(user).map_err(|e| format!("profile options: {}", e.description))?;
+    if parsed.file.is_some() || parsed.net.is_some() || parsed.listen.is_some() {
+        return Err(
+            "profile options: file=, net= and listen= are set by the UI (the stream comes here)"
+                .into(),
         );
     }
     let asked_text = user.split(',').any(|o| o.trim() == "format=a");
     let text = parsed.monitor || parsed.cpu_timing() || asked_text;
     let mut full = if user.is_empty() {
-        format!("net={net}")
+        wiring.to_string()
     } else {
-        format!("{user},net={net}")
+        format!("{user},{wiring}")
     };
     if !text {
         full += ",format=b";
@@ -151,20 +165,104 @@ pub fn agent_options(user: &str, net: &str) -> Result<(String, bool), String> {
     Ok((full, text))
 }
 
-/// A port of its own for one program's agent, so the connection on it is
-/// that program's, and the agent options (checked) that connect to it.
-pub(super) fn agent_port(
-    ui: &Ui,
-    user_options: &str,
-) -> Result<(TcpListener, String, bool), (u16, String)> {
-    let listener = TcpListener::bind((ui.agents_addr.ip(), 0))
-        .and_then(|l| l.set_nonblocking(true).map(|_| l))
-        .map_err(|e| (500, format!("cannot open an agent port: {e}")))?;
-    let port = listener.local_addr().map_err(|e| (500, e.to_string()))?;
-    let net = super::agent_options(port);
-    let net = net.trim_end_matches(",format=b").trim_start_matches("net=");
-    let (opts, text) = agent_options(user_options, net).map_err(|e| (400, e))?;
-    Ok((listener, opts, text))
+/// What the profile in `options` (checked) will cost, when it is one of
+/// the expensive modes: said on the session's console when it starts.
+pub fn cost_notes(options: &str) -> Vec<String> {
+    let Ok(o) = options::parse(options) else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    if o.heap_sites && o.heap_sample_bytes == 0 {
+        notes.push(
+            "exact allocation sites (heap=sites without heapsample=) count every allocation: \
+             allocation-heavy code runs 10-50 times slower; heapsample=524288 samples instead \
+             (docs/alloc_sites.md)"
+                .to_string(),
+        );
+    }
+    if o.heap_dump {
+        notes.push(
+            "heap=dump (or heap=all, the agent's default when no profile is named) writes the \
+             whole heap at the end and at each DUMP HEAP: the program pauses while it is written"
+                .to_string(),
+        );
+    }
+    if o.cpu_timing() {
+        notes.push(
+            "cpu=times instruments every method: programs run several times slower \
+             (cpu=samples is cheap)"
+                .to_string(),
+        );
+    }
+    if o.monitor {
+        notes.push(
+            "monitor=y reports every contended monitor and wait: costly where threads contend"
+                .to_string(),
+        );
+    }
+    notes
+}
+
+/// The port of one Launch or Attach: only the agent that sends `secret`
+/// first is taken (an impostor that connects first is refused), so the
+/// session's stream is that program's.
+pub(super) struct SessionPort {
+    pub listener: TcpListener,
+    pub secret: String,
+    /// Launch: the file the agent reads the secret from (its command line
+    /// is visible to every user); removed once the agent connected.
+    pub token_file: Option<std::path::PathBuf>,
+    /// The agent options, checked, that connect here.
+    pub options: String,
+    /// The profile streams text.
+    pub text: bool,
+}
+
+impl SessionPort {
+    /// `in_file`: the secret goes in a private file (`tokenfile=`), else
+    /// in the options (`token=`: Attach, whose options no one else sees
+    /// and whose JVM may not see our files).
+    pub fn open(ui: &Ui, user_options: &str, in_file: bool) -> Result<SessionPort, (u16, String)> {
+        let listener = TcpListener::bind((ui.agents_addr.ip(), 0))
+            .and_then(|l| l.set_nonblocking(true).map(|_| l))
+            .map_err(|e| (500, format!("cannot open an agent port: {e}")))?;
+        let port = listener.local_addr().map_err(|e| (500, e.to_string()))?;
+        let net = super::net_option(port);
+        let (secret, token_file, wiring) = if in_file {
+            let (secret, file) = ui.secrets.launch_file().map_err(|e| (500, e))?;
+            let wiring = format!("{net},tokenfile={}", file.display());
+            (secret, Some(file), wiring)
+        } else {
+            let secret = super::secrets::new_secret().map_err(|e| (500, e))?;
+            let wiring = format!("{net},token={secret}");
+            (secret, None, wiring)
+        };
+        match agent_options(user_options, &wiring) {
+            Ok((options, text)) => Ok(SessionPort {
+                listener,
+                secret,
+                token_file,
+                options,
+                text,
+            }),
+            Err(e) => {
+                if let Some(f) = &token_file {
+                    let _ = std::fs::remove_file(f);
+                }
+                Err((400, e))
+            }
+        }
+    }
+}
+
+/// True for a JVM option that loads an hprof agent, ours or the
+/// original: `-agentpath:…hprof…`, `-agentlib:hprof…`, `-Xrunhprof…`
+/// (the old form of -agentlib). The UI adds its own agent; a second one
+/// would profile the program twice and write elsewhere.
+fn loads_hprof(arg: &str) -> bool {
+    (arg.starts_with("-agentpath:") && arg.contains("hprof"))
+        || arg.starts_with("-agentlib:hprof")
+        || arg.starts_with("-Xrunhprof")
 }
 
 /// Check and start; the new session's ID, or the status and why not.
@@ -181,9 +279,7 @@ pub fn start(ui: &Ui, command: &str, opts: &str, cwd: &str) -> Result<u32, (u16,
             ),
         ));
     }
-    if let Some(a) = argv.iter().find(|a| {
-        (a.starts_with("-agentpath:") && a.contains("hprof")) || a.starts_with("-agentlib:hprof")
-    }) {
+    if let Some(a) = argv.iter().find(|a| loads_hprof(a)) {
         return Err((
             400,
             format!("command line: the UI adds the agent itself; remove {a:?}"),
@@ -193,11 +289,16 @@ pub fn start(ui: &Ui, command: &str, opts: &str, cwd: &str) -> Result<u32, (u16,
     if !cwd.is_empty() && !Path::new(cwd).is_dir() {
         return Err((400, format!("working directory {cwd:?} does not exist")));
     }
-    let (listener, opts, text) = agent_port(ui, opts)?;
-    let agent_arg = format!("-agentpath:{}={opts}", lib.display());
-    let h = ui
-        .new_session(Kind::Launch, argv.join(" "), None)
-        .map_err(|e| (503, e))?;
+    let port = SessionPort::open(ui, opts, true)?;
+    let agent_arg = format!("-agentpath:{}={}", lib.display(), port.options);
+    let text = port.text;
+    let h = match ui.new_session(Kind::Launch, argv.join(" "), None) {
+        Ok(h) => h,
+        Err(e) => {
+            port.forget();
+            return Err((503, e));
+        }
+    };
     let mut cmd = Command::new(&argv[0]);
     cmd.arg(&agent_arg)
         .args(&argv[1..])
@@ -212,6 +313,7 @@ pub fn start(ui: &Ui, command: &str, opts: &str, cwd: &str) -> Result<u32, (u16,
         Err(e) => {
             let msg = format!("cannot start {}: {e}", argv[0]);
             lock(&h.data).fail(msg.clone());
+            port.forget();
             return Err((400, msg));
         }
     };
@@ -226,6 +328,9 @@ pub fn start(ui: &Ui, command: &str, opts: &str, cwd: &str) -> Result<u32, (u16,
         ));
         if text {
             g.log("the profile needs the text format (monitor=y, cpu=times|old or format=a): monitors, CPU samples, sites and threads are read from text".into());
+        }
+        for note in cost_notes(&port.options) {
+            g.log(format!("note: {note}"));
         }
         g.process = Some(ProcessInfo {
             pid: child.id(),
@@ -267,7 +372,7 @@ pub fn start(ui: &Ui, command: &str, opts: &str, cwd: &str) -> Result<u32, (u16,
     }
     let _ = std::thread::Builder::new()
         .name("ui-launch-agent".into())
-        .spawn(move || accept_agent(&h, listener));
+        .spawn(move || accept_agent(&h, port));
     Ok(id)
 }
 
@@ -335,23 +440,72 @@ fn describe(st: std::process::ExitStatus) -> String {
     }
 }
 
-/// Wait for the program's agent on its own port; give up when the
-/// program ends first, the session failed (an attach was refused), or
-/// after [`CONNECT_WITHIN`].
-pub(super) fn accept_agent(h: &Shared, listener: TcpListener) {
+/// Refusals logged on a session's console; later ones are not.
+const REFUSALS_LOGGED: usize = 10;
+
+impl SessionPort {
+    /// Remove the token file (the agent has read it, or never will).
+    fn forget(&self) {
+        if let Some(f) = &self.token_file {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+/// Wait for the program's agent on its own port: each connection proves
+/// the session's secret on a thread of its own (at most
+/// `MAX_WAITING_AGENTS` at once, the oldest turned away); the first that
+/// does is the session's stream, every other is refused. Gives up when
+/// the program ends first, the session failed (an attach was refused),
+/// or after [`CONNECT_WITHIN`].
+pub(super) fn accept_agent(h: &Shared, port: SessionPort) {
     let start = Instant::now();
+    let waiting = super::gate::Waiting::new(super::MAX_WAITING_AGENTS);
+    let claimed = Arc::new(AtomicBool::new(false));
+    let refused = Arc::new(AtomicUsize::new(0));
+    let secret: Arc<str> = Arc::from(port.secret.as_str());
     loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
+        if claimed.load(Ordering::Acquire) {
+            break;
+        }
+        match port.listener.accept() {
+            Ok((stream, peer)) => {
                 let _ = stream.set_nonblocking(false);
-                lock(&h.data).log("agent connected".into());
-                agent_connection(h, stream);
-                return;
+                let ticket = waiting.enter(&stream);
+                let (h, claimed, refused, secret) =
+                    (h.clone(), claimed.clone(), refused.clone(), secret.clone());
+                let _ = std::thread::Builder::new()
+                    .name("ui-session-agent".into())
+                    .spawn(move || {
+                        let proven = super::gate::prove(stream, secret.as_bytes());
+                        drop(ticket);
+                        let why = match proven {
+                            Ok(p) if !claimed.swap(true, Ordering::AcqRel) => {
+                                lock(&h.data).log(format!(
+                                    "agent connected from {peer} (it sent this session's secret)"
+                                ));
+                                agent_connection(&h, p);
+                                return;
+                            }
+                            Ok(p) => {
+                                let r = super::gate::Refusal::Busy;
+                                super::gate::refuse(&p.stream, &r);
+                                r
+                            }
+                            Err(r) => r,
+                        };
+                        if refused.fetch_add(1, Ordering::Relaxed) < REFUSALS_LOGGED {
+                            lock(&h.data).log(format!(
+                                "refused a connection from {peer} on this session's agent port: {}",
+                                why.why()
+                            ));
+                        }
+                    });
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => {
                 lock(&h.data).fail(format!("agent port: {e}"));
-                return;
+                break;
             }
         }
         let (ended, failed) = {
@@ -359,12 +513,17 @@ pub(super) fn accept_agent(h: &Shared, listener: TcpListener) {
             let ended = g.process.as_ref().is_some_and(|p| !p.running);
             (ended, g.state != State::Live)
         };
-        if failed {
-            return;
+        if failed || claimed.load(Ordering::Acquire) {
+            break;
         }
         if ended || start.elapsed() > CONNECT_WITHIN {
+            // A proof may be under way: give it the time it has.
+            let until = Instant::now() + super::gate::PROVE_WITHIN;
+            while !waiting.is_empty() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let mut g = lock(&h.data);
-            if g.state == State::Live {
+            if g.state == State::Live && !claimed.load(Ordering::Acquire) {
                 let why = if ended {
                     "the program ended before its agent connected (see its output above)"
                 } else {
@@ -372,10 +531,12 @@ pub(super) fn accept_agent(h: &Shared, listener: TcpListener) {
                 };
                 g.fail(why.into());
             }
-            return;
+            break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Closing the port refuses whoever comes later.
+    port.forget();
 }
 
 /// Kill a launched program (the page's Stop button).
@@ -412,29 +573,72 @@ mod tests {
     }
 
     #[test]
+    fn expensive_profiles_are_named() {
+        assert!(cost_notes("cpu=samples,heap=sites,heapsample=524288,depth=64").is_empty());
+        let n = cost_notes("heap=sites");
+        assert_eq!(n.len(), 1);
+        assert!(n[0].starts_with("exact allocation sites"), "{n:?}");
+        let n = cost_notes("net=h:1");
+        assert_eq!(n.len(), 2, "the agent's default is heap=all: {n:?}");
+        assert!(cost_notes("cpu=times")[0].contains("cpu=times"));
+        assert!(cost_notes("monitor=y")[0].starts_with("monitor=y"));
+    }
+
+    #[test]
+    fn every_way_of_loading_hprof_is_seen() {
+        for a in [
+            "-agentpath:/opt/libhprof_rs.so=cpu=samples",
+            "-agentlib:hprof_rs=cpu=samples",
+            "-agentlib:hprof",
+            "-Xrunhprof_rs:cpu=samples",
+            "-Xrunhprof:cpu=samples",
+        ] {
+            assert!(loads_hprof(a), "{a}");
+        }
+        for a in [
+            "-agentpath:/opt/libyourkit.so",
+            "-Xmx1g",
+            "-Dhprof=1",
+            "hprof",
+        ] {
+            assert!(!loads_hprof(a), "{a}");
+        }
+    }
+
+    #[test]
     fn agent_options_are_checked_by_the_agent_parser() {
-        let (o, text) = agent_options("cpu=samples,depth=16", "127.0.0.1:9").unwrap();
-        assert_eq!(o, "cpu=samples,depth=16,net=127.0.0.1:9,format=b");
+        let w = "net=127.0.0.1:9,tokenfile=/run/t";
+        let (o, text) = agent_options("cpu=samples,depth=16", w).unwrap();
+        assert_eq!(
+            o,
+            "cpu=samples,depth=16,net=127.0.0.1:9,tokenfile=/run/t,format=b"
+        );
         assert!(!text);
-        let (o, text) = agent_options("monitor=y", "127.0.0.1:9").unwrap();
-        assert_eq!(o, "monitor=y,net=127.0.0.1:9");
+        let (o, text) = agent_options("monitor=y", w).unwrap();
+        assert_eq!(o, "monitor=y,net=127.0.0.1:9,tokenfile=/run/t");
         assert!(text);
         assert_eq!(
-            agent_options("", "127.0.0.1:9").unwrap().0,
-            "net=127.0.0.1:9,format=b"
+            agent_options("", "net=127.0.0.1:9,token=abc").unwrap().0,
+            "net=127.0.0.1:9,token=abc,format=b"
         );
-        assert!(agent_options("cpu=bogus", "h:1")
+        assert!(agent_options("cpu=bogus", w)
             .unwrap_err()
             .contains("profile options"));
-        assert!(agent_options("file=/etc/passwd", "h:1")
+        assert!(agent_options("file=/etc/passwd", w)
             .unwrap_err()
             .contains("set by the UI"));
-        assert!(agent_options("net=evil:1", "h:1")
+        assert!(agent_options("net=evil:1", w)
             .unwrap_err()
             .contains("set by the UI"));
-        assert!(agent_options("cpu=samples, depth=4", "h:1")
+        assert!(agent_options("listen=9000", w)
+            .unwrap_err()
+            .contains("set by the UI"));
+        assert!(agent_options("token=mine", w)
+            .unwrap_err()
+            .contains("each session has its own"));
+        assert!(agent_options("cpu=samples, depth=4", w)
             .unwrap_err()
             .contains("no spaces"));
-        assert!(agent_options("monitor=y,format=b", "h:1").is_err());
+        assert!(agent_options("monitor=y,format=b", w).is_err());
     }
 }

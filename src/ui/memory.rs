@@ -11,7 +11,7 @@
 
 use super::filter::MethodFilter;
 use super::model::{Session, SITES_ESTIMATED};
-use super::tree::{Open, Tree};
+use super::tree::{Open, Tree, TreeView};
 use crate::reader::{AllocSite, AllocSites};
 use serde_json::{json, Value};
 use std::collections::HashMap;

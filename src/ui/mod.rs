@@ -10,14 +10,22 @@
 //! Modules by role: `http` (the protocol), `guard` (the checks), `api`
 //! (JSON routes), `transfer` (uploads, downloads, exports), `events`
 //! (server-sent events), `sessions` (streams, recordings, readers),
-//! `launch`, `source`, and the model with its views (`model`, `cpu`,
-//! `memory`, `heap`, `monitors`, `text`, `tree`, `filter`, `pprof`).
+//! `launch`, `source`, `secrets` (the agents' tokens and their files),
+//! `gate` (connections not yet proven: bounded, brief, never a session),
+//! and the model with its views (`model`, `cpu`, `memory`, `heap`,
+//! `monitors`, `text`, `tree`, `filter`, `pprof`).
+//!
+//! Every port authenticates its peer: page requests carry the URL's token,
+//! agents on the agents port send the printed `tokenfile=`'s secret first,
+//! and each Launch or Attach port takes only the agent that sends that
+//! session's own secret.
 
 pub mod api;
 pub mod attach;
 pub mod cpu;
 pub mod events;
 pub mod filter;
+pub mod gate;
 pub mod guard;
 pub mod heap;
 pub mod http;
@@ -26,6 +34,7 @@ pub mod memory;
 pub mod model;
 pub mod monitors;
 pub mod pprof;
+pub mod secrets;
 pub mod sessions;
 pub mod source;
 pub mod text;
@@ -34,21 +43,28 @@ pub mod tree;
 
 use model::{Kind, State};
 use sessions::{Handle, Recording, Shared, Tee};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Page connections served at once (event streams included); more wait
-/// in the accept queue.
+/// Page connections served at once (event streams included), after their
+/// token was checked; more are answered 503.
 const MAX_CONNECTIONS: usize = 64;
+/// Page connections whose request head is still being read; one more
+/// turns the oldest away.
+const MAX_WAITING_PAGES: usize = 32;
+/// How long a page connection has to send its whole request head.
+const HEAD_WITHIN: Duration = Duration::from_secs(5);
 /// Sessions at once (agents, launches, files, uploads); more are refused
 /// until some are closed from the page.
 pub const MAX_SESSIONS: usize = 256;
 /// Agents connected at once; more are refused (closed at once).
 const MAX_AGENTS: usize = 64;
+/// Connections on one agent port that have not sent their token yet.
+pub const MAX_WAITING_AGENTS: usize = 16;
 
 pub struct UiArgs {
     pub bind: String,
@@ -64,10 +80,12 @@ pub struct UiArgs {
 pub struct Ui {
     token: String,
     /// Host header values that name this server.
-    hosts: Vec<String>,
+    hosts: guard::Hosts,
     sessions: Mutex<Vec<Shared>>,
     next_id: AtomicU32,
     agents_addr: SocketAddr,
+    /// The agents port's token and the files of tokens.
+    secrets: secrets::Secrets,
     /// The agent library Launch uses, or why there is none.
     agent_lib: Result<PathBuf, String>,
     source_roots: Vec<PathBuf>,
@@ -82,13 +100,13 @@ pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Start-up lines printed on stdout (the contract of docs/ui.md).
-pub fn startup_lines(page: SocketAddr, agents: SocketAddr, token: &str) -> [String; 2] {
+pub fn startup_lines(page: SocketAddr, agents: &str, token: &str) -> [String; 2] {
     [
         format!(
             "hprof-rs ui: open http://{}/?token={token}",
             host_port(page)
         ),
-        format!("hprof-rs ui: agent options: {}", agent_options(agents)),
+        format!("hprof-rs ui: agent options: {agents}"),
     ]
 }
 
@@ -99,9 +117,27 @@ fn host_port(a: SocketAddr) -> String {
     }
 }
 
-/// What to append to a profile's options to stream to this UI.
-pub fn agent_options(agents: SocketAddr) -> String {
-    format!("net={},format=b", host_port(agents))
+/// What to append to a profile's options to stream to `agents`, proving
+/// the secret in `token_file`. `format=b` comes last: a text profile drops
+/// it.
+pub fn agent_options(agents: SocketAddr, token_file: &std::path::Path) -> String {
+    format!(
+        "{},tokenfile={},format=b",
+        net_option(agents),
+        token_file.display()
+    )
+}
+
+/// `net=HOST:PORT` for an agent port.
+pub fn net_option(port: SocketAddr) -> String {
+    format!("net={}", host_port(port))
+}
+
+impl Ui {
+    /// The options of the agents port (printed, and shown on the page).
+    pub fn agents_port_options(&self) -> String {
+        agent_options(self.agents_addr, &self.secrets.agents_file)
+    }
 }
 
 /// The agent library next to the running program, or `--agent`.
@@ -141,7 +177,16 @@ pub fn run(args: UiArgs) -> Result<(), String> {
     if !web_addr.ip().is_loopback() {
         eprintln!(
             "hprof-rs ui: warning: the page is reachable from other hosts at {web_addr}; \
-             anyone holding the token can drive the profiler"
+             anyone holding the token can drive the profiler, and the token and the \
+             profiles travel in clear (tunnel the port with ssh -L rather than open it)"
+        );
+    }
+    if !agents_addr.ip().is_loopback() {
+        eprintln!(
+            "hprof-rs ui: warning: the agents port and the port of each Launch and Attach \
+             are reachable from other hosts on {}; agents prove their token there, but \
+             tokens and streams travel in clear",
+            agents_addr.ip()
         );
     }
     let mut source_roots = Vec::new();
@@ -154,12 +199,19 @@ pub fn run(args: UiArgs) -> Result<(), String> {
         }
         source_roots.push(p);
     }
+    let secrets = secrets::Secrets::create()?;
+    // Before any other thread starts: they inherit the blocked signals.
+    if let Err(e) = secrets::remove_on_termination(secrets.dir().to_path_buf()) {
+        secrets.remove();
+        return Err(e);
+    }
     let ui = Arc::new(Ui {
         token: guard::random_token()?,
         hosts: guard::host_names(web_addr),
         sessions: Mutex::new(Vec::new()),
         next_id: AtomicU32::new(1),
         agents_addr,
+        secrets,
         agent_lib: find_agent(args.agent.as_deref()),
         source_roots,
         streams: AtomicUsize::new(0),
@@ -174,28 +226,25 @@ pub fn run(args: UiArgs) -> Result<(), String> {
             .spawn(move || accept_agents(ui, agents))
             .map_err(|e| e.to_string())?;
     }
-    let [page, opts] = startup_lines(web_addr, agents_addr, &ui.token);
+    let [page, opts] = startup_lines(web_addr, &ui.agents_port_options(), &ui.token);
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{page}\n{opts}");
     let _ = out.flush();
     drop(out);
 
-    let busy = Arc::new(AtomicUsize::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
+    let waiting = gate::Waiting::new(MAX_WAITING_PAGES);
     for conn in web.incoming() {
         let Ok(stream) = conn else { continue };
-        if busy.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
-            continue; // dropped: the browser retries
-        }
-        let slot = Slot::take(&busy);
+        // Its place among the connections whose head is being read, taken
+        // here, before the thread: a flood of connections turns its own
+        // oldest away rather than piling up threads.
+        let ticket = waiting.enter(&stream);
         let ui = ui.clone();
-        // The slot is given back when the thread ends, however it ends (or
-        // at once if it cannot start).
+        let served = served.clone();
         let _ = std::thread::Builder::new()
             .name("ui-http".into())
-            .spawn(move || {
-                let _slot = slot;
-                serve(&ui, stream);
-            });
+            .spawn(move || serve(&ui, stream, ticket, &served));
     }
     Ok(())
 }
@@ -204,48 +253,69 @@ pub fn run(args: UiArgs) -> Result<(), String> {
 struct Slot(Arc<AtomicUsize>);
 
 impl Slot {
-    fn take(count: &Arc<AtomicUsize>) -> Slot {
-        count.fetch_add(1, Ordering::Relaxed);
-        Slot(count.clone())
+    /// A slot, or `None` when all are taken.
+    fn take(count: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(count.clone()))
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
+/// The agents port: each connection proves the printed token on a thread
+/// of its own (few at a time, see `gate`); only then is it a session.
 fn accept_agents(ui: Arc<Ui>, listener: TcpListener) {
+    let waiting = gate::Waiting::new(MAX_WAITING_AGENTS);
     for conn in listener.incoming() {
         let Ok(stream) = conn else { continue };
-        let agents = ui
-            .all()
-            .iter()
-            .filter(|h| lock(&h.sender).is_some())
-            .count();
-        if agents >= MAX_AGENTS {
-            continue;
-        }
-        let peer = stream
-            .peer_addr()
-            .map_or_else(|_| "agent".to_string(), |a| a.to_string());
-        let Ok(h) = ui.new_session(Kind::Listen, peer, None) else {
-            continue; // too many sessions: the connection is closed
-        };
+        let ticket = waiting.enter(&stream);
+        let ui = ui.clone();
         let _ = std::thread::Builder::new()
             .name("ui-agent".into())
-            .spawn(move || agent_connection(&h, stream));
+            .spawn(move || {
+                let peer = stream
+                    .peer_addr()
+                    .map_or_else(|_| "agent".to_string(), |a| a.to_string());
+                let proven = gate::prove(stream, ui.secrets.agents.as_bytes());
+                drop(ticket);
+                let proven = match proven {
+                    Ok(p) => p,
+                    Err(r) => return gate::say_refused("agents port", &peer, &r),
+                };
+                let agents = ui
+                    .all()
+                    .iter()
+                    .filter(|h| lock(&h.sender).is_some())
+                    .count();
+                if agents >= MAX_AGENTS {
+                    gate::refuse(&proven.stream, &gate::Refusal::Busy);
+                    return gate::say_refused("agents port", &peer, &gate::Refusal::Busy);
+                }
+                let Ok(h) = ui.new_session(Kind::Listen, peer, None) else {
+                    return; // too many sessions: the connection is closed
+                };
+                agent_connection(&h, proven);
+            });
     }
 }
 
 /// Read an agent's stream into its session, recording it; its commands go
 /// back on the same connection.
-pub fn agent_connection(h: &Shared, stream: TcpStream) {
+pub fn agent_connection(h: &Shared, agent: gate::Proven) {
+    let gate::Proven { stream, leftover } = agent;
     if let Ok(w) = stream.try_clone() {
         *lock(&h.sender) = Some(w);
     }
-    let mut input = std::io::BufReader::with_capacity(1 << 16, stream);
+    let mut input =
+        std::io::Cursor::new(leftover).chain(std::io::BufReader::with_capacity(1 << 16, stream));
     match h.recording() {
         Some(rec) => {
             let mut tee = Tee { inner: input, rec };
@@ -260,26 +330,33 @@ pub fn agent_connection(h: &Shared, stream: TcpStream) {
     *lock(&h.sender) = None;
 }
 
-fn serve(ui: &Arc<Ui>, mut stream: TcpStream) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+fn serve(ui: &Arc<Ui>, mut stream: TcpStream, waiting: gate::Ticket, served: &Arc<AtomicUsize>) {
+    let _ = stream.set_read_timeout(Some(HEAD_WITHIN));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
-    // A whole head within 10 s: a client sending a byte now and then
-    // cannot hold one of the connections for long.
-    let mut timed = http::Deadline::new(&stream, Duration::from_secs(10));
+    // A whole head within a few seconds: a client sending a byte now and
+    // then cannot hold a place for long.
+    let mut timed = http::Deadline::new(&stream, HEAD_WITHIN);
     let head = http::read_head(&mut timed);
     let mut req = match head {
         Ok(r) => r,
         Err((status, msg)) => {
+            drop(waiting);
             let _ = http::respond(&mut stream, status, "text/plain", msg.as_bytes());
             return;
         }
     };
+    drop(waiting);
     // Uploads read on with a plain per-read timeout: they may be long.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     if let Err(why) = guard::allowed(&ui.token, &ui.hosts, &req) {
         let _ = http::respond(&mut stream, 403, "text/plain", why.as_bytes());
         return;
     }
+    // Only a request with the token takes one of the served places.
+    let Some(_slot) = Slot::take(served, MAX_CONNECTIONS) else {
+        let _ = http::respond(&mut stream, 503, "text/plain", b"too many requests at once");
+        return;
+    };
     // Endpoints that stream their body or their answer.
     let parts: Vec<String> = req
         .path
@@ -418,13 +495,17 @@ mod tests {
 
     #[test]
     fn startup_lines_follow_the_contract() {
-        let [p, a] = startup_lines(
-            "127.0.0.1:8080".parse().unwrap(),
+        let opts = agent_options(
             "127.0.0.1:9000".parse().unwrap(),
-            "abc",
+            std::path::Path::new("/run/user/1/hprof-rs-ui-1/agents.token"),
         );
+        let [p, a] = startup_lines("127.0.0.1:8080".parse().unwrap(), &opts, "abc");
         assert_eq!(p, "hprof-rs ui: open http://127.0.0.1:8080/?token=abc");
-        assert_eq!(a, "hprof-rs ui: agent options: net=127.0.0.1:9000,format=b");
+        assert_eq!(
+            a,
+            "hprof-rs ui: agent options: net=127.0.0.1:9000,\
+             tokenfile=/run/user/1/hprof-rs-ui-1/agents.token,format=b"
+        );
     }
 
     #[test]

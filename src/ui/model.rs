@@ -7,8 +7,9 @@
 //! Memory stays bounded: the console keeps the last [`CONSOLE_LINES`]
 //! lines, CPU and site views keep only the latest section (CPU SAMPLES are
 //! cumulative, docs/socket-protocol.md) plus the two marks, heap dumps are
-//! reduced to per-class counts, and the name tables stop a session with an
-//! error once they hold more than [`MAX_SYMBOLS`] entries.
+//! reduced to per-class counts, names are cut at [`MAX_NAME`] bytes, and
+//! a session whose names, classes, frames, traces and threads take more
+//! than [`MAX_RETAINED`] is stopped with an error.
 
 use super::cpu::CpuCache;
 use super::heap::HeapState;
@@ -21,8 +22,15 @@ use std::collections::{HashMap, VecDeque};
 
 /// Console lines kept per session (older ones are dropped).
 pub const CONSOLE_LINES: usize = 5000;
-/// Names, classes, frames, traces and threads a session may define.
-pub const MAX_SYMBOLS: usize = 20_000_000;
+/// Longest name kept (of a class, method, file or thread); a longer one
+/// is cut, with `…`. Thousands of threads may share one name: each keeps
+/// its copy.
+pub const MAX_NAME: usize = 4096;
+/// What one session may keep of names, classes, frames, traces and
+/// threads, each counted with the maps that hold it: far above a real
+/// profile (100 000 traces of depth 16 take some 20 MiB), so that a
+/// hostile stream cannot grow the UI.
+pub const MAX_RETAINED: u64 = 512 << 20;
 /// ALLOC SITES flag bit: counts are estimates from heap sampling
 /// (docs/alloc_sites.md, "Sampled mode").
 pub const SITES_ESTIMATED: u16 = 0x8;
@@ -42,6 +50,19 @@ impl State {
             State::Failed => "error",
         }
     }
+}
+
+/// `s`, cut at [`MAX_NAME`] bytes (at a character) with `…`.
+pub fn cut_name(mut s: String) -> String {
+    if s.len() > MAX_NAME {
+        let mut at = MAX_NAME;
+        while !s.is_char_boundary(at) {
+            at -= 1;
+        }
+        s.truncate(at);
+        s.push('…');
+    }
+    s
 }
 
 /// Where a session's stream comes from.
@@ -78,8 +99,13 @@ pub struct ThreadInfo {
     pub object_id: u64,
     pub name: String,
     pub group: String,
-    pub start_ms: f64,
+    /// When it started, in ms since the agent loaded (`None` in text
+    /// streams, whose THREAD START lines carry no time).
+    pub start_ms: Option<f64>,
+    /// When it ended (`None` while it runs, or in text streams).
     pub end_ms: Option<f64>,
+    /// An END THREAD (THREAD END) was seen.
+    pub ended: bool,
 }
 
 /// The process of a Launch session.
@@ -109,6 +135,9 @@ pub struct Session {
     pub bytes: u64,
     /// Bumped on every change (the event stream and view caches follow it).
     pub version: u64,
+    /// Estimated bytes of the name tables and threads, against
+    /// [`MAX_RETAINED`].
+    retained: u64,
     pub(super) strings: HashMap<u64, String>,
     /// class serial -> name string ID
     pub(super) classes: HashMap<u32, u64>,
@@ -125,6 +154,9 @@ pub struct Session {
     /// or record after it, `format::lost`).
     pub cpu_lost: Option<LostSamples>,
     pub cpu_sections: u32,
+    /// CPU TIME sections of a text stream (cpu=times|old: shown on the
+    /// console, not in the CPU views).
+    pub cpu_time_sections: u32,
     pub(super) cpu_cache: CpuCache,
     pub sites: Option<AllocSites>,
     pub sites_reports: u32,
@@ -160,6 +192,7 @@ impl Session {
             records: 0,
             bytes: 0,
             version: 0,
+            retained: 0,
             strings: HashMap::new(),
             classes: HashMap::new(),
             class_ids: HashMap::new(),
@@ -171,6 +204,7 @@ impl Session {
             cpu: None,
             cpu_lost: None,
             cpu_sections: 0,
+            cpu_time_sections: 0,
             cpu_cache: CpuCache::default(),
             sites: None,
             sites_reports: 0,
@@ -209,13 +243,32 @@ impl Session {
         }
     }
 
-    fn symbols(&self) -> usize {
-        self.strings.len()
-            + self.classes.len()
-            + self.class_ids.len()
-            + self.frames.len()
-            + self.traces.len()
-            + self.threads.len()
+    /// Count `bytes` (and the maps' overhead) kept for this session.
+    pub(super) fn keep(&mut self, bytes: usize) -> Result<(), String> {
+        self.grow(bytes as u64 + 64)
+    }
+
+    /// Count a definition that replaces one of `old` bytes (`None`: a new
+    /// one) with one of `new`: only what it adds. A stream that defines
+    /// the same names again (each VM dump announces every class) costs
+    /// once.
+    fn keep_again(&mut self, old: Option<usize>, new: usize) -> Result<(), String> {
+        match old {
+            None => self.keep(new),
+            Some(old) => self.grow(new.saturating_sub(old) as u64),
+        }
+    }
+
+    fn grow(&mut self, bytes: u64) -> Result<(), String> {
+        self.retained += bytes;
+        if self.retained > MAX_RETAINED {
+            return Err(format!(
+                "the stream defines more than {} MiB of names, frames, traces and threads: \
+                 stopped to bound the UI's memory",
+                MAX_RETAINED >> 20
+            ));
+        }
+        Ok(())
     }
 
     pub(super) fn string(&self, id: u64) -> &str {
@@ -348,42 +401,52 @@ impl Session {
     pub fn take(&mut self, t: f64, body: RecordBody) -> Result<Option<String>, String> {
         self.records += 1;
         self.version += 1;
-        if self.symbols() > MAX_SYMBOLS {
-            return Err(format!(
-                "more than {MAX_SYMBOLS} names, frames and traces: stream refused to bound memory"
-            ));
-        }
         let detail = match body {
             RecordBody::Utf8 { id, text } => {
                 if let Some(lost) = LostSamples::parse(&text) {
                     self.cpu_lost = Some(lost);
-                    return Ok(Some(text));
+                    return Ok(Some(cut_name(text)));
                 }
+                let text = cut_name(text);
+                let old = self.strings.get(&id).map(String::len);
+                self.keep_again(old, text.len())?;
                 self.strings.insert(id, text);
                 return Ok(None);
             }
             RecordBody::LoadClass(c) => {
+                let old = self.class_ids.contains_key(&c.class_id)
+                    && self.classes.contains_key(&c.class_serial);
+                self.keep_again(old.then_some(32), 32)?;
                 self.classes.insert(c.class_serial, c.name_id);
                 self.class_ids.insert(c.class_id, c.name_id);
                 return Ok(None);
             }
             RecordBody::Frame(f) => {
+                let size = std::mem::size_of::<Frame>();
+                let old = self.frames.contains_key(&f.id).then_some(size);
+                self.keep_again(old, size)?;
                 self.frames.insert(f.id, f);
                 return Ok(None);
             }
             RecordBody::Trace(tr) => {
+                let cost = |t: &Trace| 8 * t.frame_ids.len() + 32;
+                let old = self.traces.get(&tr.serial).map(cost);
+                self.keep_again(old, cost(&tr))?;
                 self.traces.insert(tr.serial, tr);
                 return Ok(None);
             }
             RecordBody::UnloadClass { class_serial } => format!("class serial {class_serial}"),
             RecordBody::StartThread(s) => {
+                let (name, group) = (self.string(s.name_id), self.string(s.group_name_id));
+                self.keep(name.len() + group.len() + std::mem::size_of::<ThreadInfo>())?;
                 let info = ThreadInfo {
                     serial: s.thread_serial,
                     object_id: s.thread_id,
                     name: self.string(s.name_id).to_string(),
                     group: self.string(s.group_name_id).to_string(),
-                    start_ms: t,
+                    start_ms: (!self.text).then_some(t),
                     end_ms: None,
+                    ended: false,
                 };
                 self.thread_events += 1;
                 let line = format!("thread {} \"{}\"", info.serial, info.name);
@@ -395,7 +458,8 @@ impl Session {
             RecordBody::EndThread { thread_serial } => {
                 self.thread_events += 1;
                 if let Some(&i) = self.thread_index.get(&thread_serial) {
-                    self.threads[i].end_ms = Some(t);
+                    self.threads[i].end_ms = (!self.text).then_some(t);
+                    self.threads[i].ended = true;
                     format!("thread {thread_serial} \"{}\"", self.threads[i].name)
                 } else {
                     format!("thread {thread_serial} (never started)")
@@ -476,6 +540,7 @@ impl Session {
             "version": self.version,
             "threads": self.threads.len(),
             "cpuSections": self.cpu_sections,
+            "cpuTimeSections": self.cpu_time_sections,
             "sitesReports": self.sites_reports,
             "heapDumps": self.heap.dumps(),
             "heapDumpsRead": self.heap.complete,
@@ -531,7 +596,8 @@ impl Session {
             .map(|t| {
                 let (samples, top) = doing(t.serial);
                 json!({"serial": t.serial, "objectId": t.object_id, "name": t.name, "group": t.group,
-                       "startMs": t.start_ms, "endMs": t.end_ms, "samples": samples, "top": top})
+                       "startMs": t.start_ms, "endMs": t.end_ms, "ended": t.ended,
+                       "samples": samples, "top": top})
             })
             .collect();
         // Threads that only appear in samples (`main` starts before the
@@ -543,8 +609,11 @@ impl Session {
         unlisted.sort();
         for &serial in unlisted {
             let (samples, top) = doing(serial);
-            rows.push(json!({"serial": serial, "objectId": 0, "name": format!("thread {serial}"),
-                             "group": "", "startMs": null, "endMs": null, "samples": samples, "top": top}));
+            rows.push(
+                json!({"serial": serial, "objectId": 0, "name": format!("thread {serial}"),
+                             "group": "", "startMs": null, "endMs": null, "ended": null,
+                             "samples": samples, "top": top}),
+            );
         }
         json!({"threads": rows, "perThreadSamples": !per_thread.is_empty()})
     }
@@ -674,6 +743,7 @@ pub(super) mod tests {
         assert_eq!(t[0]["objectId"], 0x5000_0001u64);
         assert_eq!(t[0]["startMs"], 2.0);
         assert_eq!(t[0]["endMs"], 5.0);
+        assert_eq!(t[0]["ended"], true);
         // What each thread was doing, from the per-thread traces.
         assert_eq!(t[0]["samples"], 75);
         assert_eq!(t[0]["top"][0]["method"], "Main.hot");
@@ -705,5 +775,36 @@ pub(super) mod tests {
         let lines = c["lines"].as_array().unwrap();
         assert_eq!(lines.len(), CONSOLE_LINES);
         assert_eq!(lines[0][1], "line 10");
+    }
+
+    /// Names are cut at [`MAX_NAME`]; a name defined again (every VM dump
+    /// announces every class) costs once, new ones count to the bound.
+    #[test]
+    fn names_are_cut_and_counted_once() {
+        let mut s = Session::new(1, Kind::File, "t".into());
+        utf8(&mut s, 1, &"x".repeat(1 << 20));
+        assert_eq!(s.string(1).len(), MAX_NAME + '…'.len_utf8());
+        let once = s.retained;
+        for _ in 0..1000 {
+            utf8(&mut s, 1, &"x".repeat(MAX_NAME));
+        }
+        assert_eq!(s.retained, once);
+        utf8(&mut s, 2, &"y".repeat(MAX_NAME));
+        assert_eq!(
+            s.retained,
+            once + (MAX_NAME + 64) as u64,
+            "a new name counts"
+        );
+        s.retained = MAX_RETAINED - 10;
+        let e = s
+            .take(
+                0.0,
+                RecordBody::Utf8 {
+                    id: 3,
+                    text: "z".repeat(100),
+                },
+            )
+            .unwrap_err();
+        assert!(e.contains("more than 512 MiB"), "{e}");
     }
 }

@@ -12,16 +12,14 @@
 //! parse ends the session with an error naming the line. Lines longer than
 //! [`MAX_LINE`] are refused, so memory stays bounded.
 
-use super::model::Session;
+use super::model::{cut_name, Session, MAX_NAME};
 use super::monitors::{DumpMonitor, DumpThread, MonitorDump, MonitorRow, MonitorTime};
 use crate::reader::{
     AllocSite, AllocSites, CpuSample, CpuSamples, Frame, LoadClass, RecordBody, StartThread, Trace,
 };
 use std::collections::HashMap;
-use std::io::BufRead;
 
-/// Longest line accepted.
-pub const MAX_LINE: usize = 1 << 20;
+pub use crate::cli::lines::{read_line, MAX_LINE};
 
 /// How a text report starts (its first line).
 pub const TEXT_START: &str = "JAVA PROFILE 1.0.1, created";
@@ -56,37 +54,6 @@ impl Default for TextFeed {
     }
 }
 
-/// Read one line of at most [`MAX_LINE`] bytes (without its newline) into
-/// `buf`; false at the end of the stream.
-pub fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
-    buf.clear();
-    loop {
-        let chunk = r.fill_buf()?;
-        if chunk.is_empty() {
-            return Ok(!buf.is_empty());
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(p) => (p + 1, true),
-            None => (chunk.len(), false),
-        };
-        let keep = if done { take - 1 } else { take };
-        if buf.len() + keep > MAX_LINE {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("a line longer than {MAX_LINE} bytes"),
-            ));
-        }
-        buf.extend_from_slice(&chunk[..keep]);
-        r.consume(take);
-        if done {
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            return Ok(true);
-        }
-    }
-}
-
 /// "a, b" / "thread 1, thread 2" helpers.
 fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
     s.trim().parse().map_err(|_| format!("bad {what} {s:?}"))
@@ -112,19 +79,21 @@ impl TextFeed {
         }
     }
 
+    /// The ID of a name (cut at `MAX_NAME`, as the session keeps it).
     fn string(&mut self, s: &mut Session, text: &str) -> Result<u64, String> {
-        if let Some(&id) = self.strings.get(text) {
+        let text = if text.len() > MAX_NAME {
+            cut_name(text.to_string())
+        } else {
+            text.to_string()
+        };
+        if let Some(&id) = self.strings.get(&text) {
             return Ok(id);
         }
         let id = self.strings.len() as u64 + 1;
-        self.strings.insert(text.to_string(), id);
-        s.take(
-            0.0,
-            RecordBody::Utf8 {
-                id,
-                text: text.to_string(),
-            },
-        )?;
+        // The key here and the session's copy.
+        s.keep(text.len())?;
+        self.strings.insert(text.clone(), id);
+        s.take(0.0, RecordBody::Utf8 { id, text })?;
         Ok(id)
     }
 
@@ -133,6 +102,7 @@ impl TextFeed {
             return Ok(serial);
         }
         let name_id = self.string(s, name)?;
+        s.keep(name.len())?;
         let serial = self.classes.len() as u32 + 1;
         self.classes.insert(name.to_string(), serial);
         s.take(
@@ -173,6 +143,7 @@ impl TextFeed {
         };
         let class_serial = self.class(s, class)?;
         let method_name_id = self.string(s, method)?;
+        s.keep(text.len())?;
         let source_file_id = if file == "<Unknown Source>" {
             0
         } else {
@@ -487,6 +458,9 @@ impl TextFeed {
         {
             // HEAP DUMP, CPU TIME (ms), ...: shown as their first and last
             // lines only.
+            if title.starts_with("CPU TIME") {
+                s.cpu_time_sections += 1;
+            }
             self.section = Section::Other(format!("{title} END"));
         }
         Ok(())

@@ -5,42 +5,16 @@
 //! children, or for a flame graph pruned to what is wide enough to see, so
 //! 100 000 nodes stay cheap to show.
 
-use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+
+pub use crate::cli::flame::tree::{Node, StackTree as Tree};
 
 /// Rows of one answer, whatever the page opened.
 pub const MAX_ROWS: usize = 5000;
 /// Levels of a flame graph answer; deeper frames are left out (a JSON tree
 /// that deep is also unsafe to build recursively).
 pub const MAX_FLAME_DEPTH: usize = 256;
-
-/// No node (end of a sibling list).
-const NONE: u32 = u32::MAX;
-
-/// A node with `N` counters (the CPU tree has one, the memory tree four).
-/// Children are a sibling list while the tree is built, then a slice of
-/// one shared array: no allocation per node, which matters at hundreds of
-/// thousands of nodes.
-pub struct Node<const N: usize> {
-    pub name: u32,
-    pub total: [u64; N],
-    pub own: [u64; N],
-    first: u32,
-    next: u32,
-    /// After [`Tree::finish`]: the children are `kids[start..start + len]`.
-    start: u32,
-    len: u32,
-}
-
-pub struct Tree<const N: usize> {
-    names: Vec<String>,
-    name_index: FxHashMap<String, u32>,
-    pub nodes: Vec<Node<N>>,
-    kids: Vec<u32>,
-    /// (parent, name) -> child, while the tree is being built.
-    lookup: FxHashMap<(u32, u32), u32>,
-}
 
 /// An opened node: its path of names from the root, and how many children
 /// to show.
@@ -50,124 +24,17 @@ pub struct Open {
     pub limit: usize,
 }
 
-impl<const N: usize> Default for Tree<N> {
-    fn default() -> Self {
-        Self::new()
-    }
+/// The page's views of a tree: rows of opened nodes, a pruned flame graph.
+pub trait TreeView {
+    fn rows(&self, open: &[Open], default_limit: usize) -> Value;
+    fn flame(&self, key: usize, min: u64) -> Value;
 }
 
-impl<const N: usize> Tree<N> {
-    pub fn new() -> Self {
-        let mut t = Tree {
-            names: Vec::new(),
-            name_index: FxHashMap::default(),
-            nodes: Vec::new(),
-            kids: Vec::new(),
-            lookup: FxHashMap::default(),
-        };
-        let all = t.intern("all");
-        t.nodes.push(Node::new(all));
-        t
-    }
-
-    pub fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.name_index.get(s) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        self.names.push(s.to_string());
-        self.name_index.insert(s.to_string(), i);
-        i
-    }
-
-    /// An interned name by its ID (from [`Tree::intern`]).
-    pub fn name_of(&self, name_id: u32) -> &str {
-        self.names.get(name_id as usize).map_or("?", String::as_str)
-    }
-
-    /// The name of a node.
-    pub fn name(&self, node: u32) -> &str {
-        self.nodes
-            .get(node as usize)
-            .and_then(|n| self.names.get(n.name as usize))
-            .map_or("?", String::as_str)
-    }
-
-    /// Add `vals` along `path` (interned names, root first); the last node
-    /// gets them as its own.
-    pub fn add(&mut self, path: &[u32], vals: [u64; N]) {
-        let mut at = 0u32;
-        add_to(&mut self.nodes[0].total, &vals);
-        for &name in path {
-            let next = match self.lookup.get(&(at, name)) {
-                Some(&c) => c,
-                None => {
-                    let c = self.nodes.len() as u32;
-                    let mut node = Node::new(name);
-                    node.next = self.nodes[at as usize].first;
-                    self.nodes.push(node);
-                    self.nodes[at as usize].first = c;
-                    self.lookup.insert((at, name), c);
-                    c
-                }
-            };
-            add_to(&mut self.nodes[next as usize].total, &vals);
-            at = next;
-        }
-        add_to(&mut self.nodes[at as usize].own, &vals);
-    }
-
-    /// Lay the children out in one array, each node's ordered by counter
-    /// `key` (largest first, then name), and drop the build index.
-    pub fn finish(&mut self, key: usize) {
-        self.lookup = FxHashMap::default();
-        let key = key.min(N.saturating_sub(1));
-        let mut kids = Vec::with_capacity(self.nodes.len());
-        for i in 0..self.nodes.len() {
-            let start = kids.len();
-            let mut c = self.nodes[i].first;
-            while c != NONE {
-                kids.push(c);
-                c = self.nodes[c as usize].next;
-            }
-            let slice = &mut kids[start..];
-            slice.sort_by(|&a, &b| {
-                let (na, nb) = (&self.nodes[a as usize], &self.nodes[b as usize]);
-                nb.total[key]
-                    .cmp(&na.total[key])
-                    .then_with(|| self.names[na.name as usize].cmp(&self.names[nb.name as usize]))
-            });
-            self.nodes[i].start = start as u32;
-            self.nodes[i].len = (kids.len() - start) as u32;
-        }
-        self.kids = kids;
-    }
-
-    /// The children of a node, in order (after [`Tree::finish`]).
-    pub fn children(&self, node: u32) -> &[u32] {
-        let n = &self.nodes[node as usize];
-        self.kids
-            .get(n.start as usize..(n.start + n.len) as usize)
-            .unwrap_or(&[])
-    }
-
-    pub fn root(&self) -> &Node<N> {
-        &self.nodes[0]
-    }
-
-    /// The node at a path of names from the root.
-    pub fn find(&self, path: &[String]) -> Option<u32> {
-        let mut at = 0u32;
-        for name in path {
-            at = *self.children(at).iter().find(|&&c| self.name(c) == name)?;
-        }
-        Some(at)
-    }
-
+impl<const N: usize> TreeView for Tree<N> {
     /// The visible rows, depth first: the root's children and, under every
     /// opened node, its first `limit` children, then a row saying how many
     /// more there are. At most [`MAX_ROWS`] rows.
-    pub fn rows(&self, open: &[Open], default_limit: usize) -> Value {
+    fn rows(&self, open: &[Open], default_limit: usize) -> Value {
         let mut limits: HashMap<u32, usize> = HashMap::new();
         for o in open {
             if let Some(n) = self.find(&o.path) {
@@ -199,7 +66,7 @@ impl<const N: usize> Tree<N> {
                         "n": self.name(n),
                         "t": node.total.as_slice(),
                         "s": node.own.as_slice(),
-                        "k": node.len,
+                        "k": self.children(n).len(),
                         "o": opened.is_some(),
                     }));
                     if let Some(limit) = opened {
@@ -213,65 +80,23 @@ impl<const N: usize> Tree<N> {
 
     /// Flame graph JSON `{n, v, c}` by counter `key`, leaving out nodes
     /// below `min` and below [`MAX_FLAME_DEPTH`] levels.
-    pub fn flame(&self, key: usize, min: u64) -> Value {
-        self.flame_node(0, key.min(N.saturating_sub(1)), min, 0)
+    fn flame(&self, key: usize, min: u64) -> Value {
+        flame_node(self, 0, key.min(N.saturating_sub(1)), min, 0)
     }
+}
 
-    fn flame_node(&self, n: u32, key: usize, min: u64, depth: usize) -> Value {
-        let node = &self.nodes[n as usize];
-        let c: Vec<Value> = if depth >= MAX_FLAME_DEPTH {
-            Vec::new()
-        } else {
-            self.children(n)
-                .iter()
-                .filter(|&&k| self.nodes[k as usize].total[key] >= min)
-                .map(|&k| self.flame_node(k, key, min, depth + 1))
-                .collect()
-        };
-        json!({"n": self.name(n), "v": node.total[key], "c": c})
-    }
-
-    /// Collapsed stacks (`root;...;leaf` -> own count of `key`), the input
-    /// of the SVG flame graph.
-    pub fn collapsed(&self, key: usize) -> BTreeMap<String, u64> {
-        let key = key.min(N.saturating_sub(1));
-        let mut out = BTreeMap::new();
-        let mut stack: Vec<(u32, String)> = self
-            .children(0)
+fn flame_node<const N: usize>(t: &Tree<N>, n: u32, key: usize, min: u64, depth: usize) -> Value {
+    let node = &t.nodes[n as usize];
+    let c: Vec<Value> = if depth >= MAX_FLAME_DEPTH {
+        Vec::new()
+    } else {
+        t.children(n)
             .iter()
-            .map(|&c| (c, self.name(c).to_string()))
-            .collect();
-        while let Some((n, path)) = stack.pop() {
-            let node = &self.nodes[n as usize];
-            if node.own[key] > 0 {
-                *out.entry(path.clone()).or_insert(0) += node.own[key];
-            }
-            for &c in self.children(n) {
-                stack.push((c, format!("{path};{}", self.name(c))));
-            }
-        }
-        out
-    }
-}
-
-impl<const N: usize> Node<N> {
-    fn new(name: u32) -> Self {
-        Node {
-            name,
-            total: [0; N],
-            own: [0; N],
-            first: NONE,
-            next: NONE,
-            start: 0,
-            len: 0,
-        }
-    }
-}
-
-fn add_to<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
-    for (x, y) in a.iter_mut().zip(b) {
-        *x = x.saturating_add(*y);
-    }
+            .filter(|&&k| t.nodes[k as usize].total[key] >= min)
+            .map(|&k| flame_node(t, k, key, min, depth + 1))
+            .collect()
+    };
+    json!({"n": t.name(n), "v": node.total[key], "c": c})
 }
 
 enum Item {
@@ -373,7 +198,11 @@ mod tests {
             1,
             "b is under min"
         );
-        let c = t.collapsed(0);
+        let mut c = std::collections::BTreeMap::new();
+        t.each_stack(0, |path, n| {
+            let names: Vec<&str> = path.iter().map(|&p| t.name_of(p)).collect();
+            c.insert(names.join(";"), n);
+        });
         assert_eq!(c.get("main;a"), Some(&5));
         assert_eq!(c.get("main;b"), Some(&1));
         assert_eq!(c.get("main"), Some(&2));

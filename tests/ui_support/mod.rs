@@ -17,9 +17,61 @@ pub struct UiProc {
 }
 
 impl Drop for UiProc {
+    /// SIGTERM, as a user ends it (the UI removes its token directory),
+    /// then SIGKILL if it is still there after 5 s.
     fn drop(&mut self) {
+        // SAFETY: kill() with the pid of our own child, which we have not
+        // waited for yet (so the pid is not reused).
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl UiProc {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `HOST:PORT` of the agents port (the printed `net=`).
+    pub fn agents_addr(&self) -> String {
+        self.agent_option("net").expect("net= in the agent options")
+    }
+
+    /// One value of the printed agent options.
+    pub fn agent_option(&self, name: &str) -> Option<String> {
+        self.agent_opts
+            .split(',')
+            .find_map(|o| o.strip_prefix(&format!("{name}=")[..]))
+            .map(str::to_string)
+    }
+
+    /// The agents port's token: the first line of the printed
+    /// `tokenfile=`.
+    pub fn agent_token(&self) -> String {
+        let file = self
+            .agent_option("tokenfile")
+            .expect("tokenfile= in the agent options");
+        let text = std::fs::read_to_string(&file).expect("read the token file");
+        text.lines().next().unwrap_or("").to_string()
+    }
+
+    /// A connection to the agents port that has proved the token, as an
+    /// agent started with the printed options does first.
+    pub fn agent_connection(&self) -> TcpStream {
+        let mut s = TcpStream::connect(self.agents_addr()).expect("connect to the agents port");
+        s.write_all(format!("{}\n", self.agent_token()).as_bytes())
+            .unwrap();
+        s
     }
 }
 
@@ -30,10 +82,33 @@ pub fn start_ui(files: &[&str]) -> UiProc {
 
 /// Start the tool with extra options (`--agent`, `--source`) and files.
 pub fn start_ui_with(opts: &[&str], files: &[&str]) -> UiProc {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hprof-rs"))
-        .arg("ui")
-        .args(opts)
-        .args(files)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hprof-rs"));
+    cmd.arg("ui").args(opts).args(files);
+    start_ui_command(cmd)
+}
+
+/// Start the tool in at most `bytes` of address space (no Launch: a JVM
+/// started from it would inherit the limit).
+pub fn start_ui_limited(bytes: u64) -> UiProc {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hprof-rs"));
+    cmd.arg("ui");
+    // SAFETY: only async-signal-safe setrlimit runs between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &limit);
+            Ok(())
+        });
+    }
+    start_ui_command(cmd)
+}
+
+fn start_ui_command(mut cmd: Command) -> UiProc {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

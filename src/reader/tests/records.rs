@@ -386,3 +386,46 @@ fn open_path_and_read_all_handle_plain_and_gz_files() {
     };
     assert!(matches!(e.kind, ErrorKind::Io(_)), "{e}");
 }
+
+/// A name longer than [`MAX_NAME`] is cut at a character (the rest
+/// skipped, `…` added) and the records after it read as usual.
+#[test]
+fn long_names_are_cut_at_a_character() {
+    let mut f = FileBuilder::new("1.0.2", 4);
+    // 'é' is two bytes: the cut at MAX_NAME falls inside one.
+    let long = format!("a{}", "é".repeat(MAX_NAME));
+    f.utf8(1, &long).utf8(2, "next");
+    let mut r = reader(&f.out.bytes);
+    let Some(RecordBody::Utf8 { id: 1, text }) = r.next_record().unwrap().map(|r| r.body) else {
+        panic!("UTF8 first")
+    };
+    assert!(text.ends_with("é…"), "cut at a character");
+    assert_eq!(text.len(), 1 + (MAX_NAME - 1) / 2 * 2 + '…'.len_utf8());
+    let next = r.next_record().unwrap().unwrap();
+    assert_eq!(
+        next.body,
+        RecordBody::Utf8 {
+            id: 2,
+            text: "next".into()
+        }
+    );
+}
+
+/// A record claiming more than [`MAX_RECORD`] is refused before it is
+/// read, and says so (here it would otherwise be "truncated").
+#[test]
+fn records_over_the_limit_are_refused_by_their_length() {
+    let mut f = FileBuilder::new("1.0.2", 4);
+    let at = f.pos();
+    f.raw_record(tag::TRACE, 0, MAX_RECORD + 1, &[0; 64]);
+    let e = reader(&f.out.bytes).next_record().unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::Limit(_)), "{e}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "refused TRACE record at offset {at}: its length {} is over 64 MiB, the longest \
+             record this reader decodes (a damaged or hostile file?)",
+            MAX_RECORD + 1
+        )
+    );
+}

@@ -92,6 +92,9 @@ function renderHead(s) {
   $("error").hidden = !s.error;
   $("error").textContent = s.error ? "Error: " + s.error : "";
   for (const b of document.querySelectorAll("#commands button, #dumpheap, #threads button")) b.disabled = !s.commands;
+  // Auto-refresh sends a command: off once the session takes none.
+  $("autocpu").disabled = !s.commands;
+  if (!s.commands) $("autocpu").checked = false;
   // Files take no commands at all; agent sessions keep the bar, disabled
   // once they end.
   $("commands").hidden = s.kind === "file" || s.kind === "upload";
@@ -111,6 +114,7 @@ function renderHead(s) {
 }
 
 function select(id) {
+  if (id !== current) $("autocpu").checked = false;
   current = id; zoom = []; consoleSince = 0; shownKey = null;
   hotOffset = 0; sitesOffset = 0; heapOffset = 0;
   cpuOpen = new Map(); memOpen = new Map();
@@ -185,7 +189,7 @@ async function loadView() {
       renderTree($("alloctree").tBodies[0], t.rows, (r) => r.t.map((v) => `<td>${mark}${fmt(v)}</td>`).join(""));
     }
   } else if (tab === "monitors") renderMonitors(await api(base + "monitors"));
-  else if (tab === "heap") renderHeap(await api(base + "heap", { class: $("heapfilter").value, sort: $("heapsort").value, offset: heapOffset, limit: PAGE_ROWS }));
+  else if (tab === "heap") renderHeap(await api(base + "heap", { dump: $("heapdump").value, class: $("heapfilter").value, sort: $("heapsort").value, offset: heapOffset, limit: PAGE_ROWS }));
   else if (tab === "threads") renderThreads(await api(base + "threads"));
   else if (tab === "console") renderConsole(await api(base + "console", { since: consoleSince }));
 }
@@ -199,8 +203,13 @@ function renderCpu(d, view) {
   ts.disabled = !(d.threads || []).length;
   ts.title = ts.disabled ? "per-thread samples need the agent option thread=y" : "";
   const body = $("hot").tBodies[0];
+  const notes = d.notes || [];
+  $("cpunote").hidden = !notes.length;
+  $("cpunote").textContent = notes.join(" · ");
   if (!d.available) {
-    $("cpusum").textContent = "No CPU SAMPLES yet: run with cpu=samples and press “CPU samples” (or wait for the end).";
+    $("cpusum").textContent = d.cpuTime ? "This profile measured CPU TIME (cpu=times or cpu=old): its sections are in the Console; these views show CPU SAMPLES (cpu=samples). hprof-rs flame FILE draws CPU time as a flame graph." :
+      d.ended ? "No CPU SAMPLES in this session: the profile ran without cpu=samples." :
+      "No CPU SAMPLES yet: run with cpu=samples and press “CPU samples” (or wait for the end).";
     body.innerHTML = ""; $("flame").innerHTML = ""; $("calltree").tBodies[0].innerHTML = ""; return;
   }
   const lost = d.lost ? ` · ${fmt(d.lost.lost)} of ${fmt(d.lost.taken)} samples (${pct(d.lost.pct)}) not counted, their stacks unknown${d.lost.reasons.length ? ": " + d.lost.reasons.map(([w, n]) => `${w} ${fmt(n)}`).join(", ") : ""}` : "";
@@ -273,7 +282,7 @@ function renderTree(tbody, rows, cells) {
     const toggle = r.k ? (r.o ? "▾" : "▸") : "·";
     const leaf = r.n.startsWith("new ") && !r.k ? " leaf" : "";
     const src = frameSrc(r.n) ? " src" : "";
-    return `<tr data-path="${esc(JSON.stringify(stack))}"><td style="padding-left:${r.d * 14}px"><span class="toggle">${toggle}</span><span class="nm${leaf}${src}">${esc(r.n)}</span></td>${cells(r)}</tr>`;
+    return `<tr data-path="${esc(JSON.stringify(stack))}" data-kids="${r.k ? 1 : 0}"${r.k ? ' class="opens"' : ""}><td style="padding-left:${r.d * 14}px"><span class="toggle">${toggle}</span><span class="nm${leaf}${src}">${esc(r.n)}</span></td>${cells(r)}</tr>`;
   }).join("");
 }
 
@@ -289,13 +298,14 @@ function treeClick(e, open) {
   }
   const path = JSON.parse(tr.dataset.path || "null");
   if (!path) return;
-  if (e.target.classList.contains("toggle")) {
+  if (e.target.classList.contains("src")) {
+    const s = frameSrc(path[path.length - 1]);
+    if (s) openSource(s[0], s[1], s[2]);
+  } else if (tr.dataset.kids === "1") {
+    // Anywhere on the row opens or closes it, not only its ▸.
     const key = JSON.stringify(path);
     if (open.has(key)) open.delete(key); else open.set(key, { path, limit: TREE_CHILDREN });
     refreshView();
-  } else if (e.target.classList.contains("src")) {
-    const s = frameSrc(path[path.length - 1]);
-    if (s) openSource(s[0], s[1], s[2]);
   }
 }
 $("calltree").addEventListener("click", (e) => treeClick(e, cpuOpen));
@@ -357,8 +367,14 @@ function renderMonitors(d) {
 
 function renderHeap(d) {
   const body = $("heaptable").tBodies[0];
+  const chooser = $("heapdump");
+  const want = chooser.value;
+  chooser.innerHTML = `<option value="">latest</option>` + (d.kept || []).map((k) =>
+    `<option value="${k.number}">dump ${k.number} (${fmt(k.objects)} objects, at ${(k.atMs / 1000).toFixed(1)} s)</option>`).join("");
+  chooser.value = [...chooser.options].some((o) => o.value === want) ? want : "";
+  chooser.disabled = (d.kept || []).length < 2;
   if (!d.available) {
-    $("heapsum").textContent = d.reading ? "A heap dump is being read…" :
+    $("heapsum").textContent = d.gone ? "That dump is no longer kept (the UI keeps a session's last 8)." : d.reading ? "A heap dump is being read…" :
       "No heap dump yet: run with heap=dump (or heap=all) and press “Dump heap now”, or open a dump file.";
     body.innerHTML = ""; $("heappage").textContent = ""; return;
   }
@@ -375,11 +391,14 @@ function renderThreads(d) {
   $("threadnote").textContent = d.perThreadSamples ? "" : "What each thread was doing needs per-thread samples: run the agent with cpu=samples,thread=y.";
   $("threads").tBodies[0].innerHTML = d.threads.map((t) => {
     const doing = t.top.map((x) => `${esc(x.method)} (${fmt(x.samples)})`).join("<br>");
-    const can = s && s.commands && t.objectId > 0 && t.objectId <= 0xffffffff && t.endMs === null;
+    const can = s && s.commands && t.objectId > 0 && t.objectId <= 0xffffffff && !t.ended;
     const id = "0x" + Number(t.objectId).toString(16);
     const buttons = can ? `<button data-cmd="sampling-off ${id}">off</button><button data-cmd="sampling-on ${id}">on</button>` : "";
-    const time = (v) => v === null ? "" : v.toFixed(1);
-    return `<tr><td>${t.serial}</td><td>${esc(t.name)}</td><td>${esc(t.group)}</td><td>${time(t.startMs)}</td><td>${t.endMs === null && t.startMs !== null ? "running" : time(t.endMs)}</td><td>${fmt(t.samples)}</td><td class="name">${doing}</td><td>${buttons}</td></tr>`;
+    // Text streams have no times: their cells stay empty ("ended" when a
+    // THREAD END was seen).
+    const time = (v) => v === null || v === undefined ? "" : v.toFixed(1);
+    const end = t.ended === null ? "" : t.endMs !== null ? time(t.endMs) : t.ended ? "ended" : "running";
+    return `<tr><td>${t.serial}</td><td>${esc(t.name)}</td><td>${esc(t.group)}</td><td>${time(t.startMs)}</td><td>${end}</td><td>${fmt(t.samples)}</td><td class="name">${doing}</td><td>${buttons}</td></tr>`;
   }).join("");
 }
 $("threads").addEventListener("click", (e) => { if (e.target.dataset.cmd) send(e.target.dataset.cmd); });
@@ -510,7 +529,7 @@ for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => {
   for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + tab;
   refreshView();
 };
-for (const id of ["filter", "threadsel", "gran", "search", "classfilter", "memfilter", "sort", "between", "heapfilter", "heapsort"]) {
+for (const id of ["filter", "threadsel", "gran", "search", "classfilter", "memfilter", "sort", "between", "heapfilter", "heapsort", "heapdump"]) {
   $(id).addEventListener("input", () => {
     sitesOffset = 0; hotOffset = 0; heapOffset = 0;
     if (id !== "search") { cpuOpen = new Map(); memOpen = new Map(); }
