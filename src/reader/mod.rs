@@ -26,8 +26,8 @@ pub mod histo;
 pub mod model;
 mod names;
 mod records;
-mod scan;
 mod retained;
+mod scan;
 mod source;
 mod stream;
 
@@ -52,11 +52,11 @@ pub use records::{
     decode_java_utf8, record_name, tag, AllocSite, AllocSites, ControlSettings, CpuSample,
     CpuSamples, Frame, HeapSummary, LoadClass, Record, RecordBody, StartThread, Trace,
 };
+pub use retained::Retained;
 pub use scan::{
     decode_object_head, ArrayHead, ArrayKind, HeapVisitor, InstanceView, ObjectHead,
     OBJECT_HEAD_MAX,
 };
-pub use retained::Retained;
 pub use source::SkipForward;
 pub use stream::{
     open_path, HprofReader, DEFINITIONS_LIMIT, DEFINITION_OVERHEAD, MAX_NAME, MAX_RECORD,
