@@ -801,15 +801,19 @@ fn cpu_samples_command_charges_only_cpu_per_thread() {
             _ => None,
         })
         .collect();
-    let worker = recs
+    let thread_names: std::collections::HashMap<u32, &str> = recs
         .iter()
-        .find_map(|r| match &r.body {
-            RecordBody::StartThread(t) if names[&t.name_id] == "worker" => Some(t.thread_serial),
+        .filter_map(|r| match &r.body {
+            RecordBody::StartThread(t) => Some((t.thread_serial, names[&t.name_id].as_str())),
             _ => None,
         })
+        .collect();
+    let worker = thread_names
+        .iter()
+        .find_map(|(&serial, &name)| (name == "worker").then_some(serial))
         .expect("worker's THREAD START");
     let t = traces(&recs);
-    let mut in_work = 0u64;
+    let (mut in_work, mut in_idle) = (0u64, 0u64);
     for e in &c.entries {
         let tr = &t[&e.trace_serial];
         let top = &method_of_frame[&tr.frame_ids[0]];
@@ -817,15 +821,30 @@ fn cpu_samples_command_charges_only_cpu_per_thread() {
             assert_eq!(tr.thread_serial, worker, "work traces are the worker's");
             in_work += u64::from(e.count);
         }
+        let name = thread_names.get(&tr.thread_serial).copied().unwrap_or("");
+        if ["accept-", "read-", "park-", "wait-", "sleep-"]
+            .iter()
+            .any(|p| name.starts_with(p))
+        {
+            in_idle += u64::from(e.count);
+        }
     }
     eprintln!(
-        "CPU SAMPLES command: {in_work} of {} in the worker's methods",
+        "CPU SAMPLES command: {in_work} of {} in the worker's methods, {in_idle} in blocked threads",
         c.total
     );
     assert!(c.total >= 300, "{c:?}");
+    // The rest is the main thread setting up the sockets and threads, real
+    // CPU whose share grows with a slow start (JDK 11 on a loaded machine:
+    // 5.3 % of 2003): the worker leads, the blocked threads get nothing.
     assert!(
-        in_work as f64 >= 0.95 * f64::from(c.total),
+        in_work as f64 >= 0.5 * f64::from(c.total),
         "{in_work} of {}",
+        c.total
+    );
+    assert!(
+        (in_idle as f64) < 0.01 * f64::from(c.total),
+        "{in_idle} of {} in blocked, parked, waiting or sleeping threads",
         c.total
     );
 }
