@@ -311,20 +311,7 @@ fn the_agents_port_takes_only_agents_with_the_token() {
     );
 
     // The printed options work.
-    let dir = common::scratch("ui_sec_token");
-    let out = Command::new(common::java())
-        .current_dir(&dir)
-        .arg(format!(
-            "-agentpath:{}=cpu=samples,interval=2,{}",
-            common::agent_path().display(),
-            ui.agent_opts
-        ))
-        .arg("-cp")
-        .arg(common::fixture_classes())
-        .args(["CpuSplit", "1"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    run_cpu_split_with_the_printed_options(&ui, "ui_sec_token");
     let v = ui.wait_for("the JVM's session", MINUTE, |v| {
         v["sessions"][0]["state"] == "ended" && v["sessions"][0]["cpuSections"] == 1
     });
@@ -640,20 +627,7 @@ fn peers_without_the_token_cannot_exhaust_the_ui() {
     );
     assert_eq!(up.status, 200, "{}", up.text());
 
-    let dir = common::scratch("ui_sec_flood");
-    let out = Command::new(common::java())
-        .current_dir(&dir)
-        .arg(format!(
-            "-agentpath:{}=cpu=samples,interval=2,{}",
-            common::agent_path().display(),
-            ui.agent_opts
-        ))
-        .arg("-cp")
-        .arg(common::fixture_classes())
-        .args(["CpuSplit", "1"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    run_cpu_split_with_the_printed_options(&ui, "ui_sec_flood");
     let v = ui.wait_for("the JVM's session", MINUTE, |v| {
         v["sessions"][1]["state"] == "ended" && v["sessions"][1]["cpuSections"] == 1
     });
@@ -852,4 +826,24 @@ fn launch_refuses_another_hprof_agent() {
         );
     }
     assert_eq!(sessions(&ui), Vec::<Value>::new());
+}
+
+/// A JVM started with the agent options the UI printed (its token file
+/// included) runs CpuSplit for a second in scratch directory `name` and
+/// ends cleanly.
+fn run_cpu_split_with_the_printed_options(ui: &UiProc, name: &str) {
+    let dir = common::scratch(name);
+    let out = Command::new(common::java())
+        .current_dir(&dir)
+        .arg(format!(
+            "-agentpath:{}=cpu=samples,interval=2,{}",
+            common::agent_path().display(),
+            ui.agent_opts
+        ))
+        .arg("-cp")
+        .arg(common::fixture_classes())
+        .args(["CpuSplit", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
 }
