@@ -1,5 +1,5 @@
 /**
- * Method call counts known exactly, for cpu=times (tests/cpu_times.rs):
+ * Method call counts known exactly, for cpu=times (crates/hprof-e2e/tests/cpu_times.rs):
  *
  *   main 1; mid 7; leaf 26 (21 from mid, 5 from main); fib 177 (fib(10));
  *   catcher 1; thrower 10 (5 leave by an exception caught in catcher);

@@ -4,7 +4,7 @@ import java.nio.file.*;
 
 /**
  * Object graphs of known shape for the heap analyser's tests
- * (tests/heap_analyser.rs). Usage: HeapShapes <marker-file> [max-seconds].
+ * (crates/hprof-e2e/tests/heap_analyser.rs). Usage: HeapShapes <marker-file> [max-seconds].
  * Builds the graphs, prints "ready" and the identity hash codes nobody
  * needs, waits for the marker file, then exits (everything stays reachable
  * from the statics until then).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compile the cpu=times Tracker (java.lang.HprofTracker) into the class file
 # the agent embeds. Run after editing HprofTracker.java and commit both;
-# tests/cpu_times.rs checks that the committed class matches the source.
+# crates/hprof-e2e/tests/cpu_times.rs checks that the committed class matches the source.
 # Class-file version 55 (-source/-target 11): the oldest JDK the agent
 # supports. Not --release 11: the Tracker reads native memory with
 # java.base's own jdk.internal.misc.Unsafe, which --release hides; the class
@@ -9,7 +9,7 @@
 # methods JDK 11 to 25 all have (getUnsafe, getLongVolatile(Object, long)).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-src=src/profile/cpu_times/java
+src=crates/hprof-agent/src/profile/cpu_times/java
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "${JAVAC:-javac}" -source 11 -target 11 -Xlint:-options --patch-module java.base="$src" -g:none -d "$out" \

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Installs the Debian packages some tests drive, so that a clean machine runs
 # every test instead of skipping some:
-#   chromium, chromium-driver  headless browser for the UI test (tests/ui_browser.rs)
+#   chromium, chromium-driver  headless browser for the UI test (crates/hprof-e2e/tests/ui_browser.rs)
 #   golang-go                  `go tool pprof`, the independent reader of
-#                              `hprof-rs export --pprof` output (tests/ui_export.rs)
+#                              `hprof-rs export --pprof` output (crates/hprof-e2e/tests/ui_export.rs)
 # Run as root (or with sudo available). Safe to run again: it does nothing when
 # everything is already there.
 set -eu

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long stress runs of the asynchronous CPU sampler (tests/cpu_stress.rs):
+# Long stress runs of the asynchronous CPU sampler (crates/hprof-e2e/tests/cpu_stress.rs):
 # every scenario (javac on 400 files, class loading/unloading storm, 64
 # threads being deoptimised, virtual threads), each with SIGQUIT dumps every
 # 250 ms, ROUNDS times per JDK, on the JDK on the PATH and on JDK 11, 21 and

@@ -10,7 +10,7 @@ export CARGO_TERM_COLOR=never
 # The browser and `go tool pprof` used by the UI tests (Debian packages).
 # Without them those two tests say SKIPPED and the rest still runs.
 scripts/install-test-tools.sh || echo "WARNING: test tools could not be installed; the UI browser and pprof tests will be skipped"
-# hprof-slurp, one of the readers every heap dump must open (tests/heap_dump.rs).
+# hprof-slurp, one of the readers every heap dump must open (crates/hprof-e2e/tests/heap_dump.rs).
 if slurp="$(scripts/install-hprof-slurp.sh)"; then
   export HPROF_SLURP="$slurp"
 else
@@ -26,6 +26,6 @@ if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # layouts differ by JDK).
   scripts/install-jdks.sh 11 21 25 | while read -r major home; do
     echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
-    HPROF_TEST_JDK="$home" cargo test --release --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool --test attach_agent --test heap_analyser
+    HPROF_TEST_JDK="$home" cargo test --release -p hprof-e2e --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool --test attach_agent --test heap_analyser
   done
 fi

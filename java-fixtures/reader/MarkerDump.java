@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Fixture for the reader's HotSpot test (tests/reader_hotspot.rs): holds
+ * Fixture for the reader's HotSpot test (crates/hprof-e2e/tests/reader_hotspot.rs): holds
  * exactly 1234 Marker and 10 SubMarker instances plus a few arrays, then
  * writes a live-objects heap dump of its own VM to the path given as the
  * first argument. With "wait" as second argument it dumps nothing, prints

@@ -25,7 +25,7 @@
     non_snake_case,
     non_upper_case_globals
 )]
-#[path = "../../../src/jvmti/sys/mod.rs"]
+#[path = "../../../crates/hprof-jvmti/src/sys/mod.rs"]
 mod sys;
 
 use std::ffi::{c_char, c_void, CStr};

@@ -5,7 +5,7 @@ import java.util.function.IntUnaryOperator;
 /**
  * Exercises every byte-code family the rewriter relocates. The number of
  * calls and normal returns of each method is fixed and asserted by
- * tests/bci_verify.rs; "RESULT" lines must equal those of an uninstrumented run.
+ * crates/hprof-e2e/tests/bci_verify.rs; "RESULT" lines must equal those of an uninstrumented run.
  */
 public class Main {
     static int counter = initCounter();

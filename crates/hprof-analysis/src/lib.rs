@@ -1,0 +1,17 @@
+//! The tool's model of what the agent and the JVM wrote: the heap analyser
+//! ([`heap`], docs/heap-analyser.md), CPU samples as stacks and their flame
+//! graph ([`flame`]), reading an input with progress ([`progress`]) and
+//! bounded lines ([`lines`]). Plain types only: no JSON, no HTTP; the
+//! command line (`hprof-cli`) and the UI (`hprof-ui`) render the answers.
+
+#![forbid(unsafe_code)]
+
+use hprof_core::{format, os, reader, transcode, vocab};
+
+pub mod flame;
+pub mod heap;
+pub mod lines;
+pub mod progress;
+
+/// A failure of the tool's model: a message for the user.
+pub type ToolResult<T> = Result<T, String>;

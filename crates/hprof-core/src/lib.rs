@@ -1,0 +1,14 @@
+//! What both products of hprof-rs speak (docs/design.md, "Code map"): the
+//! record vocabulary, messages, options, the socket protocol, HPROF in its
+//! binary and text forms (`format` writes, `reader` reads, `transcode`
+//! turns one into the other). No JVM, no HTTP, no JSON, no command line.
+
+pub mod build_info;
+pub mod diag;
+pub mod format;
+pub mod options;
+pub mod os;
+pub mod protocol;
+pub mod reader;
+pub mod transcode;
+pub mod vocab;

@@ -1,0 +1,122 @@
+//! The walls between the crates (docs/design.md, "Code map"), read from
+//! `cargo metadata`: the tool never reaches into the agent, the agent never
+//! carries the tool, `hprof-core` pulls in neither `jni`, `clap` nor
+//! `serde_json`, only `hprof-jvmti` links the `jni` crate, only the UI and
+//! the command line speak JSON, and the tool's model has no `unsafe`.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+const AGENT_SIDE: [&str; 3] = ["hprof-agent", "hprof-jvmti", "hprof-bci"];
+const TOOL: [&str; 4] = ["hprof-analysis", "hprof-attach", "hprof-ui", "hprof-cli"];
+
+/// Package name -> names of its normal (not dev, not build) dependencies.
+fn normal_deps() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(env!("HPROF_REPO"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name_of: BTreeMap<&str, &str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let mut deps = BTreeMap::new();
+    for node in meta["resolve"]["nodes"].as_array().unwrap() {
+        let name = name_of[node["id"].as_str().unwrap()].to_string();
+        let normal: BTreeSet<String> = node["deps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| {
+                d["dep_kinds"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|k| k["kind"].is_null())
+            })
+            .map(|d| name_of[d["pkg"].as_str().unwrap()].to_string())
+            .collect();
+        deps.insert(name, normal);
+    }
+    deps
+}
+
+/// Everything `root` pulls in through normal dependencies.
+fn reach(deps: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![root.to_string()];
+    while let Some(p) = todo.pop() {
+        for d in deps.get(&p).into_iter().flatten() {
+            if seen.insert(d.clone()) {
+                todo.push(d.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn crates_depend_only_through_their_walls() {
+    let deps = normal_deps();
+    let mut broken = Vec::new();
+    for tool in TOOL {
+        let r = reach(&deps, tool);
+        for a in AGENT_SIDE.iter().filter(|a| r.contains(**a)) {
+            broken.push(format!("tool crate {tool} depends on {a}"));
+        }
+    }
+    for agent in AGENT_SIDE {
+        let r = reach(&deps, agent);
+        for t in TOOL.iter().filter(|t| r.contains(**t)) {
+            broken.push(format!("agent crate {agent} depends on {t}"));
+        }
+    }
+    let core = reach(&deps, "hprof-core");
+    for forbidden in ["jni", "clap", "serde_json"] {
+        if core.contains(forbidden) {
+            broken.push(format!("hprof-core pulls in {forbidden}"));
+        }
+    }
+    if core.iter().any(|d| d.starts_with("hprof-")) {
+        broken.push(format!(
+            "hprof-core depends on another hprof crate: {core:?}"
+        ));
+    }
+    for (pkg, direct) in &deps {
+        if direct.contains("jni") && pkg != "hprof-jvmti" && pkg != "jvmti-floor" {
+            broken.push(format!("{pkg} links the jni crate; only hprof-jvmti may"));
+        }
+        if direct.contains("serde_json") && pkg != "hprof-ui" && pkg != "hprof-cli" {
+            broken.push(format!(
+                "{pkg} speaks JSON; only hprof-ui and hprof-cli may"
+            ));
+        }
+    }
+    for p in TOOL.iter().chain(&AGENT_SIDE).chain(&["hprof-core"]) {
+        assert!(deps.contains_key(*p), "{p} is not in the workspace");
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn the_tools_model_has_no_unsafe_code() {
+    let lib = std::fs::read_to_string(concat!(
+        env!("HPROF_REPO"),
+        "/crates/hprof-analysis/src/lib.rs"
+    ))
+    .unwrap();
+    assert!(
+        lib.contains("#![forbid(unsafe_code)]"),
+        "hprof-analysis must forbid unsafe code"
+    );
+}
