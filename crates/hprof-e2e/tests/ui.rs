@@ -39,15 +39,47 @@ fn requests_without_the_token_or_from_elsewhere_are_refused() {
     let ui = start_ui(&[]);
     let p = ui.port;
     let tok = ui.token.clone();
-    let (st, page) = request(p, "GET", &format!("/?token={tok}"), &[], "");
-    assert_eq!(st, 200);
+    // The page, its script and its style sheet, each on its own route
+    // (issue 28): nothing inline, so the policy allows no inline code.
+    let page = request_bytes(p, "GET", &format!("/?token={tok}"), &[], b"");
+    assert_eq!(page.status, 200);
+    let csp = page.header("content-security-policy").unwrap_or("");
     assert!(
-        page.contains("<title>hprof-rs</title>") && page.contains("function drawFlame"),
-        "page with its script inlined"
+        csp.contains("script-src 'self'")
+            && csp.contains("style-src 'self'")
+            && !csp.contains("unsafe-inline"),
+        "{csp}"
     );
-    assert!(!page.contains("/*SCRIPT*/"));
-    let endpoints: [(&str, &str); 22] = [
+    let html = page.text();
+    assert!(html.contains("<title>hprof-rs</title>"), "{html}");
+    assert!(
+        html.contains(&format!("<script src=\"app.js?token={tok}\"></script>"))
+            && html.contains(&format!(
+                "<link rel=\"stylesheet\" href=\"style.css?token={tok}\">"
+            )),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<style") && !html.contains("<script>") && !html.contains("style=\""),
+        "inline code or style in the page"
+    );
+    let script = request_bytes(p, "GET", &format!("/app.js?token={tok}"), &[], b"");
+    assert_eq!(script.status, 200);
+    assert!(script
+        .header("content-type")
+        .unwrap_or("")
+        .starts_with("text/javascript"));
+    assert!(script.text().contains("function drawFlame") && !script.text().contains("style=\""));
+    let style = request_bytes(p, "GET", &format!("/style.css?token={tok}"), &[], b"");
+    assert_eq!(style.status, 200);
+    assert!(style
+        .header("content-type")
+        .unwrap_or("")
+        .starts_with("text/css"));
+    let endpoints: [(&str, &str); 24] = [
         ("GET", "/"),
+        ("GET", "/app.js"),
+        ("GET", "/style.css"),
         ("GET", "/api/sessions"),
         ("GET", "/api/attach"),
         ("POST", "/api/attach"),

@@ -369,6 +369,17 @@ fn the_page_shows_the_hot_method_and_the_sites_of_real_jvms() {
         &json!(true),
         LIMIT,
     );
+    // The style sheet is its own file and the frames' geometry is set
+    // through the DOM (the policy allows no inline style): frames are
+    // placed by it, the root spans the graph, callees sit a row lower.
+    browser.wait_js(
+        "const f = [...document.querySelectorAll('#flame .fr')]; \
+         const cs = (e) => getComputedStyle(e); \
+         return cs(f[0]).position === 'absolute' && parseFloat(cs(f[0]).width) > 200 \
+           && f.some((e) => parseFloat(cs(e).top) === 17) && f.every((e) => cs(e).backgroundColor !== 'rgba(0, 0, 0, 0)')",
+        &json!(true),
+        Duration::from_secs(10),
+    );
     browser.screenshot("cpu-flame.png");
     // Search marks the matching frames.
     browser.type_into("search", "work30");

@@ -248,8 +248,8 @@ pub fn write_head(
     // the CSP forbids loading anything from elsewhere.
     h += "Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
           Referrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n\
-          Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; \
-          style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-ancestors 'none'\r\n\r\n";
+          Content-Security-Policy: default-src 'none'; script-src 'self'; \
+          style-src 'self'; connect-src 'self'; img-src data:; frame-ancestors 'none'\r\n\r\n";
     w.write_all(h.as_bytes())
 }
 

@@ -244,13 +244,23 @@ function drawFlame(root) {
   const el = $("flame");
   const width = el.clientWidth || 1000;
   const term = $("search").value.trim();
-  const out = [];
+  // Elements with their geometry set through the DOM: the page's
+  // Content-Security-Policy allows no inline style attributes.
+  const frames = document.createDocumentFragment();
   let depthMax = 0;
   const walk = (n, x, w, depth, path) => {
     if (w < 1) return;
     depthMax = Math.max(depthMax, depth);
-    const hit = term && n.n.includes(term) ? " hit" : "";
-    out.push(`<div class="fr${hit}" data-path="${esc(JSON.stringify(path))}" style="left:${x}px;top:${depth * 17}px;width:${w}px;background:${color(n.n)}" title="${esc(n.n)} — ${fmt(n.v)} samples">${w > 30 ? esc(n.n) : ""}</div>`);
+    const d = document.createElement("div");
+    d.className = term && n.n.includes(term) ? "fr hit" : "fr";
+    d.dataset.path = JSON.stringify(path);
+    d.style.left = x + "px";
+    d.style.top = depth * 17 + "px";
+    d.style.width = w + "px";
+    d.style.background = color(n.n);
+    d.title = `${n.n} — ${fmt(n.v)} samples`;
+    if (w > 30) d.textContent = n.n;
+    frames.appendChild(d);
     let cx = x;
     for (const k of n.c || []) {
       const kw = node.v ? (k.v / node.v) * width : 0;
@@ -260,7 +270,7 @@ function drawFlame(root) {
   };
   walk(node, 0, width, 0, zoom.slice());
   el.style.height = (depthMax + 1) * 17 + 4 + "px";
-  el.innerHTML = out.join("");
+  el.replaceChildren(frames);
 }
 $("flame").addEventListener("click", (e) => {
   const p = e.target.dataset && e.target.dataset.path;
@@ -275,15 +285,20 @@ function renderTree(tbody, rows, cells) {
   tbody.innerHTML = rows.map((r) => {
     if (r.more !== undefined) {
       const parent = stack.slice(0, r.d);
-      return `<tr class="more" data-parent="${esc(JSON.stringify(parent))}" data-shown="${r.shown}"><td style="padding-left:${r.d * 14 + 18}px">… ${fmt(r.more)} more: show 100 more</td><td colspan="4"></td></tr>`;
+      return `<tr class="more" data-parent="${esc(JSON.stringify(parent))}" data-shown="${r.shown}"><td data-indent="${r.d * 14 + 18}">… ${fmt(r.more)} more: show 100 more</td><td colspan="4"></td></tr>`;
     }
     stack.length = r.d;
     stack.push(r.n);
     const toggle = r.k ? (r.o ? "▾" : "▸") : "·";
     const leaf = r.n.startsWith("new ") && !r.k ? " leaf" : "";
     const src = frameSrc(r.n) ? " src" : "";
-    return `<tr data-path="${esc(JSON.stringify(stack))}" data-kids="${r.k ? 1 : 0}"${r.k ? ' class="opens"' : ""}><td style="padding-left:${r.d * 14}px"><span class="toggle">${toggle}</span><span class="nm${leaf}${src}">${esc(r.n)}</span></td>${cells(r)}</tr>`;
+    return `<tr data-path="${esc(JSON.stringify(stack))}" data-kids="${r.k ? 1 : 0}"${r.k ? ' class="opens"' : ""}><td data-indent="${r.d * 14}"><span class="toggle">${toggle}</span><span class="nm${leaf}${src}">${esc(r.n)}</span></td>${cells(r)}</tr>`;
   }).join("");
+  // Indents through the DOM: the Content-Security-Policy allows no inline
+  // style attributes.
+  for (const td of tbody.querySelectorAll("td[data-indent]")) {
+    td.style.paddingLeft = td.dataset.indent + "px";
+  }
 }
 
 function treeClick(e, open) {
