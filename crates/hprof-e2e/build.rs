@@ -2,7 +2,8 @@
 //! (`hprof-rs`) and the agent (`libhprof_rs.so`) of the same profile
 //! directory. Cargo names a binary of another package to no test, so this
 //! script tells the tests where that directory is (`HPROF_RS_TOOL`) and
-//! where the repository's fixtures and documents are (`HPROF_REPO`).
+//! where the repository's fixtures and documents are (`HPROF_REPO`), and
+//! for which platform they are built (`HPROF_TARGET`).
 //! `scripts/test.sh` builds the workspace before it runs the tests.
 
 use std::path::PathBuf;
@@ -24,5 +25,11 @@ fn main() {
         .and_then(|p| p.parent())
         .expect("crates/hprof-e2e lies two levels below the repository");
     println!("cargo:rustc-env=HPROF_REPO={}", repo.display());
+    // The platform the tests run on (crate_walls.rs asks cargo metadata
+    // about it alone, which needs no other platform's packages).
+    println!(
+        "cargo:rustc-env=HPROF_TARGET={}",
+        std::env::var("TARGET").expect("cargo sets TARGET")
+    );
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -1,7 +1,7 @@
 //! The tool's model of what the agent and the JVM wrote: the heap analyser
 //! ([`heap`], docs/heap-analyser.md), CPU samples as stacks and their flame
-//! graph ([`flame`]), reading an input with progress ([`progress`]) and
-//! bounded lines ([`lines`]). Plain types only: no JSON, no HTTP; the
+//! graph ([`flame`]), one way to open any input ([`input`]: gzip or not,
+//! binary or text, with progress, [`progress`]) and bounded lines ([`lines`]). Plain types only: no JSON, no HTTP; the
 //! command line (`hprof-cli`) and the UI (`hprof-ui`) render the answers.
 
 #![forbid(unsafe_code)]
@@ -10,6 +10,7 @@ use hprof_core::{format, os, reader, transcode, vocab};
 
 pub mod flame;
 pub mod heap;
+pub mod input;
 pub mod lines;
 pub mod progress;
 

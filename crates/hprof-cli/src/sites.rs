@@ -54,38 +54,19 @@ impl std::str::FromStr for Order {
 }
 
 pub fn read_file(path: &str) -> CliResult<Report> {
-    let file = super::progress::open(path)?;
-    let mut input: Box<dyn Read> = Box::new(std::io::BufReader::new(file));
-    let head = head_of(&mut input, 2).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let gzip = head == crate::reader::GZIP_MAGIC;
-    let rest = std::io::Cursor::new(head).chain(input);
-    let mut input: Box<dyn Read> = if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(rest))
-    } else {
-        Box::new(rest)
-    };
-    let start = head_of(&mut input, 27).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let text = start.starts_with(b"JAVA PROFILE 1.0.1, created");
-    let rest = std::io::Cursor::new(start).chain(input);
-    let report = if text {
+    let (form, input) = hprof_analysis::input::open(path)?;
+    let report = if form == hprof_analysis::input::Form::Text {
         let mut text = String::new();
-        std::io::BufReader::new(rest)
+        std::io::BufReader::new(input)
             .read_to_string(&mut text)
             .map_err(|e| format!("{path} is not a text report: {e}"))?;
         from_text(&text)?
     } else {
-        from_binary(rest)?
+        from_binary(input)?
     };
     report.ok_or_else(|| {
         format!("no allocation sites in {path} (run the agent with heap=sites, or heap=sites,heapsample=524288)")
     })
-}
-
-/// The first `n` bytes of `r` (fewer at its end).
-fn head_of(r: &mut impl Read, n: u64) -> std::io::Result<Vec<u8>> {
-    let mut head = Vec::new();
-    Read::take(r, n).read_to_end(&mut head)?;
-    Ok(head)
 }
 
 /// The last ALLOC SITES record of a binary file, with class names and top

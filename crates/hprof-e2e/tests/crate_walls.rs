@@ -15,6 +15,7 @@ fn normal_deps() -> BTreeMap<String, BTreeSet<String>> {
     let cargo = option_env!("CARGO").unwrap_or("cargo");
     let out = std::process::Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", env!("HPROF_TARGET")])
         .current_dir(env!("HPROF_REPO"))
         .output()
         .expect("cargo metadata runs");
@@ -68,20 +69,59 @@ fn reach(deps: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<Stri
 #[test]
 fn crates_depend_only_through_their_walls() {
     let deps = normal_deps();
+    for p in TOOL.iter().chain(&AGENT_SIDE).chain(&["hprof-core"]) {
+        assert!(deps.contains_key(*p), "{p} is not in the workspace");
+    }
+    let broken = walls_broken(&deps);
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The check sees a wall broken two steps away and a forbidden library.
+#[test]
+fn the_check_fails_on_a_broken_wall() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut m: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in edges {
+            m.entry(a.to_string()).or_default().insert(b.to_string());
+        }
+        m
+    };
+    let fine = graph(&[
+        ("hprof-ui", "hprof-core"),
+        ("hprof-agent", "hprof-jvmti"),
+        ("hprof-jvmti", "jni"),
+    ]);
+    assert!(walls_broken(&fine).is_empty());
+    let bad = graph(&[
+        ("hprof-ui", "hprof-analysis"),
+        ("hprof-analysis", "hprof-jvmti"),
+        ("hprof-core", "serde_json"),
+    ]);
+    let said = walls_broken(&bad);
+    assert!(
+        said.contains(&"tool crate hprof-ui depends on hprof-jvmti".to_string()),
+        "{said:?}"
+    );
+    assert!(said.contains(&"tool crate hprof-analysis depends on hprof-jvmti".to_string()));
+    assert!(said.contains(&"hprof-core pulls in serde_json".to_string()));
+    assert!(said.contains(&"hprof-core speaks JSON; only hprof-ui and hprof-cli may".to_string()));
+}
+
+fn walls_broken(deps: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
     let mut broken = Vec::new();
     for tool in TOOL {
-        let r = reach(&deps, tool);
+        let r = reach(deps, tool);
         for a in AGENT_SIDE.iter().filter(|a| r.contains(**a)) {
             broken.push(format!("tool crate {tool} depends on {a}"));
         }
     }
     for agent in AGENT_SIDE {
-        let r = reach(&deps, agent);
+        let r = reach(deps, agent);
         for t in TOOL.iter().filter(|t| r.contains(**t)) {
             broken.push(format!("agent crate {agent} depends on {t}"));
         }
     }
-    let core = reach(&deps, "hprof-core");
+    let core = reach(deps, "hprof-core");
     for forbidden in ["jni", "clap", "serde_json"] {
         if core.contains(forbidden) {
             broken.push(format!("hprof-core pulls in {forbidden}"));
@@ -92,7 +132,7 @@ fn crates_depend_only_through_their_walls() {
             "hprof-core depends on another hprof crate: {core:?}"
         ));
     }
-    for (pkg, direct) in &deps {
+    for (pkg, direct) in deps {
         if direct.contains("jni") && pkg != "hprof-jvmti" && pkg != "jvmti-floor" {
             broken.push(format!("{pkg} links the jni crate; only hprof-jvmti may"));
         }
@@ -102,10 +142,7 @@ fn crates_depend_only_through_their_walls() {
             ));
         }
     }
-    for p in TOOL.iter().chain(&AGENT_SIDE).chain(&["hprof-core"]) {
-        assert!(deps.contains_key(*p), "{p} is not in the workspace");
-    }
-    assert!(broken.is_empty(), "{}", broken.join("\n"));
+    broken
 }
 
 #[test]

@@ -9,8 +9,9 @@
 
 use super::lock;
 use super::model::{Kind, Session, State};
-use super::text::{read_line, TextFeed, TEXT_START};
-use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody, GZIP_MAGIC};
+use super::text::{read_line, TextFeed};
+use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};
+use hprof_analysis::input::Form;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::net::TcpStream;
@@ -165,56 +166,23 @@ impl<R: Read> Read for Tee<R> {
 /// strict reader) or text (`text.rs`). Any error ends this session only,
 /// with the error on the page.
 pub fn feed(s: &Mutex<Session>, r: &mut impl Read) {
-    let (head, got) = match peek(r, 2) {
-        Ok(x) => x,
-        Err(e) => return lock(s).fail(format!("read: {e}")),
-    };
-    let chained = std::io::Cursor::new(head[..got].to_vec()).chain(r);
-    if got == 2 && head[..2] == GZIP_MAGIC {
-        let mut gz = flate2::read::MultiGzDecoder::new(chained);
-        feed_plain(s, &mut gz);
-    } else {
-        let mut plain = chained;
-        feed_plain(s, &mut plain);
+    match hprof_analysis::input::sniff(r) {
+        Ok((Form::Empty, _)) => lock(s).fail("empty stream: no HPROF header".into()),
+        Ok((form, plain)) => {
+            let result = if form == Form::Text {
+                read_text(s, plain)
+            } else {
+                read_records(s, plain)
+            };
+            if let Err(e) = result {
+                lock(s).fail(e);
+            }
+        }
+        Err(e) => lock(s).fail(format!("read: {e}")),
     }
     let mut g = lock(s);
     if g.state == State::Live {
         g.end();
-    }
-}
-
-/// Up to `n` first bytes.
-fn peek(r: &mut impl Read, n: usize) -> std::io::Result<([u8; 32], usize)> {
-    let mut b = [0u8; 32];
-    let n = n.min(b.len());
-    let mut got = 0;
-    while got < n {
-        match r.read(&mut b[got..n]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok((b, got))
-}
-
-fn feed_plain(s: &Mutex<Session>, r: &mut impl Read) {
-    let (head, got) = match peek(r, TEXT_START.len()) {
-        Ok(x) => x,
-        Err(e) => return lock(s).fail(format!("read: {e}")),
-    };
-    if got == 0 {
-        return lock(s).fail("empty stream: no HPROF header".into());
-    }
-    let chained = std::io::Cursor::new(head[..got].to_vec()).chain(r);
-    let result = if &head[..got] == TEXT_START.as_bytes() {
-        read_text(s, chained)
-    } else {
-        read_records(s, chained)
-    };
-    if let Err(e) = result {
-        lock(s).fail(e);
     }
 }
 

@@ -138,40 +138,13 @@ pub fn svg(flame: &Flame, title: &str) -> String {
 }
 
 pub fn collapse_file(path: &str, all: bool) -> ToolResult<Flame> {
-    let mut head = [0u8; 2];
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
-    let n = f
-        .read(&mut head)
-        .map_err(|e| format!("cannot read {path}: {e}"))?;
-    drop(f);
-    let gz = n == 2 && head == crate::reader::GZIP_MAGIC;
-    let file = super::progress::open(path)?;
-    let mut input: Box<dyn Read> = if gz {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
-    let mut start = vec![0u8; 32];
-    let got = read_up_to(&mut input, &mut start).map_err(|e| format!("cannot read {path}: {e}"))?;
-    start.truncate(got);
-    let rest = std::io::Cursor::new(start.clone()).chain(input);
-    if start.starts_with(b"JAVA PROFILE 1.0.1, created") {
-        collapse_text(std::io::BufReader::with_capacity(1 << 16, rest), all)
+    let (form, input) = crate::input::open(path)?;
+    if form == crate::input::Form::Text {
+        collapse_text(std::io::BufReader::with_capacity(1 << 16, input), all)
             .map_err(|e| format!("{path}: {e}"))
     } else {
-        collapse_binary(rest, all).map_err(|e| format!("{path}: {e}"))
+        collapse_binary(input, all).map_err(|e| format!("{path}: {e}"))
     }
-}
-
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..])? {
-            0 => break,
-            n => got += n,
-        }
-    }
-    Ok(got)
 }
 
 /// Rows of a CPU section: (trace serial, count or time).
