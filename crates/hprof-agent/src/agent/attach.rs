@@ -15,15 +15,13 @@
 //! report goes and what the profile costs.
 
 use super::lifecycle;
-use super::onload::{self, JNI_ERR, JNI_OK};
+use super::onload::{JNI_ERR, JNI_OK};
 use super::{agent, events, Agent};
 use crate::diag;
 use crate::jvmti::sys::{event, jint, JavaVM};
 use crate::jvmti::{with_current_jni, Jvmti};
 use crate::options::{self, Options};
 use crate::protocol::load_outcome::{self, LoadOutcome, Status};
-use crate::sink::Writer;
-use crate::vm::{output, Context};
 
 /// What a load did: Agent_OnAttach's return code and what to tell the
 /// tool.
@@ -141,45 +139,13 @@ fn start(opts: Options) -> Result<Vec<String>, String> {
         let _ = jvmti.dispose();
         e
     };
-    onload::check_version(jvmti).map_err(give_back)?;
     diag::configure(false, opts.dumps_core());
-    let profiles = crate::profile::list(&opts);
-    onload::add_capabilities(jvmti, &profiles).map_err(give_back)?;
-    let output = onload::open_output(&opts).map_err(give_back)?;
-    let format = output::new_format(&opts, true);
-    let net = output.net;
-    let out = match Writer::spawn(output.sink, format) {
-        Ok(w) => w,
-        Err(e) => {
-            net.stop();
-            net.close();
-            return Err(give_back(format!("cannot start the writer thread: {e}")));
-        }
-    };
-    onload::register_exit_handler();
     let raw = opts.raw.clone();
     let verbose = opts.verbose;
     let warnings = opts.cost_warnings();
-    let mut told = vec![destination(&opts, output.file.as_deref())];
+    let agent = super::setup::set_up(jvmti, opts, true).map_err(give_back)?;
+    let mut told = vec![destination(&agent.ctx.opts, agent.output_file.as_deref())];
     told.extend(warnings.iter().map(|w| format!("warning: {w}")));
-    let session = Agent::new(
-        Context::new(jvmti, opts, out, true),
-        profiles,
-        net,
-        output.file,
-    );
-    let agent = match super::install(session) {
-        Ok(a) => a,
-        Err(session) => {
-            session.net.stop();
-            session.ctx.out.stop();
-            session.net.close();
-            return Err(give_back(format!(
-                "this JVM has had {} profiling sessions, the most one process may have",
-                super::MAX_SESSIONS
-            )));
-        }
-    };
     let started = with_current_jni(|jni| {
         let Some(jni) = jni else {
             return Err("the attach thread has no JNI environment".to_string());

@@ -19,6 +19,7 @@ pub mod check;
 pub mod events;
 pub mod lifecycle;
 pub mod onload;
+mod setup;
 
 use crate::net::NetState;
 use crate::profile::{Event, Profile};

@@ -3,14 +3,14 @@
 //! no JVM_OnLoad), Agent_OnAttach (`attach.rs` does the work) and
 //! Agent_OnUnload; and the set-up both starts share.
 
-use super::{attach, events, Agent};
+use super::{attach, events};
 use crate::diag;
 use crate::jvmti::sys::{cap, event, jint, jvmtiCapabilities, JavaVM};
 use crate::jvmti::Jvmti;
 use crate::options::{self, Options, TokenSource};
 use crate::sink::record::Recording;
-use crate::sink::{Sink, Writer};
-use crate::vm::{log, output, Context};
+use crate::sink::Sink;
+use crate::vm::log;
 use std::ffi::CStr;
 use std::io::Write;
 use std::os::raw::{c_char, c_void};
@@ -177,31 +177,9 @@ fn on_load(vm: *mut JavaVM, cmdline: &str) -> jint {
         )),
     };
     crate::jvmti::jni::set_vm(vm);
-    if let Err(e) = check_version(jvmti) {
-        startup_error(&e);
-    }
-    let profiles = crate::profile::list(&opts);
-    if let Err(e) = add_capabilities(jvmti, &profiles) {
-        startup_error(&e);
-    }
-
-    let output = match open_output(&opts) {
-        Ok(o) => o,
+    let agent = match super::setup::set_up(jvmti, opts, false) {
+        Ok(a) => a,
         Err(e) => startup_error(&e),
-    };
-    let format = output::new_format(&opts, true);
-    let out = match Writer::spawn(output.sink, format) {
-        Ok(w) => w,
-        Err(e) => startup_error(&format!("cannot start the writer thread: {e}")),
-    };
-    register_exit_handler();
-    let Ok(agent) = super::install(Agent::new(
-        Context::new(jvmti, opts, out, false),
-        profiles,
-        output.net,
-        output.file,
-    )) else {
-        startup_error("no room for another profiling session");
     };
     if let Err(e) = crate::jvmti::callbacks::install(jvmti, &events::Handler) {
         startup_error(&format!("cannot set JVMTI event callbacks: {e}"));
