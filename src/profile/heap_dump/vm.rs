@@ -485,10 +485,12 @@ impl VmStream {
     fn open(&mut self) -> Result<bool, String> {
         use std::os::unix::fs::OpenOptionsExt;
         let state = self.vm_state();
-        // Read-write when the file may become the output.
+        // Read-write: the file may become the output, and what is copied
+        // of it is freed as it goes (`Input::punch_to`), which a file
+        // open only for reading refuses (EBADF).
         let f = match std::fs::OpenOptions::new()
             .read(true)
-            .write(self.adoptable)
+            .write(true)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&self.path)
         {
@@ -1162,6 +1164,19 @@ mod tests {
     /// binary 1.0.2 file that already holds a header: what the stream said
     /// and what the file holds.
     fn stream_into_file(name: &str, symbols: u64) -> (Outcome, crate::reader::Parsed, PathBuf) {
+        let (o, p, dir, _) = stream_vm_file(name, &hotspot_like_with(symbols), 1);
+        (o, p, dir)
+    }
+
+    /// `vm_dump` as the VM's complete file, streamed as the run's dump
+    /// `number`; also how many bytes of the VM's file the disk still held
+    /// when the stream ended.
+    fn stream_vm_file(
+        name: &str,
+        vm_dump: &[u8],
+        number: u32,
+    ) -> (Outcome, crate::reader::Parsed, PathBuf, u64) {
+        use std::os::unix::fs::MetadataExt;
         let dir =
             std::env::temp_dir().join(format!("hprof-rs-vmstream-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -1176,7 +1191,7 @@ mod tests {
         w.submit(|f, b| f.header(b, Stamp::default()));
         let scratch = ScratchDir::create(out.to_str().unwrap()).unwrap();
         let vm_file = scratch.dump_file();
-        std::fs::write(&vm_file, hotspot_like_with(symbols)).unwrap();
+        std::fs::write(&vm_file, vm_dump).unwrap();
         let shared = Arc::new(Shared::default());
         shared.vm_state.store(FINISHED, Ordering::Release);
         let (tx, rx) = crossbeam_channel::bounded(1);
@@ -1189,7 +1204,7 @@ mod tests {
             shared,
             tx,
             false,
-            1,
+            number,
             ours,
             Arc::new(AtomicU64::new(0)),
             Stamp::default(),
@@ -1200,10 +1215,11 @@ mod tests {
             .recv_timeout(Duration::from_secs(20))
             .expect("the stream ends");
         w.stop();
+        let held = std::fs::metadata(scratch.dump_file()).map_or(0, |m| m.blocks() * 512);
         drop(scratch);
         let bytes = std::fs::read(&out).unwrap();
         let p = collect(HprofReader::new(&bytes[..]).unwrap()).unwrap();
-        (outcome, p, dir)
+        (outcome, p, dir, held)
     }
 
     fn check_dump(p: &crate::reader::Parsed) {
@@ -1252,6 +1268,65 @@ mod tests {
             o.how
         );
         check_dump(&p);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A later dump's heap records are tagged as they are copied, and what
+    /// is copied of the VM's file is freed on the way (its file used to be
+    /// opened read-only, so every hole punched failed, EBADF, and the file
+    /// kept all its bytes until the dump ended).
+    #[test]
+    fn a_tagged_dump_frees_what_it_copied_of_the_vm_file() {
+        const ARRAYS: u64 = 4;
+        const BYTES: usize = 8 << 20;
+        let mut vm = hotspot_like_with(0);
+        // Before the HEAP DUMP END: four segments of one 8 MiB byte[] each.
+        vm.truncate(vm.len() - 9);
+        for k in 0..ARRAYS {
+            hotspot::record(&mut vm, tag::HEAP_DUMP_SEGMENT, 0, |r| {
+                r.push(sub_tag::PRIMITIVE_ARRAY_DUMP);
+                r.extend_from_slice(&(0xE001_0000 + k * 0x1000).to_be_bytes());
+                r.extend_from_slice(&1u32.to_be_bytes());
+                r.extend_from_slice(&(BYTES as u32).to_be_bytes());
+                r.push(crate::vocab::BasicType::Byte.code());
+                r.resize(r.len() + BYTES, k as u8 + 1);
+            });
+        }
+        hotspot::record(&mut vm, tag::HEAP_DUMP_END, 0, |_| {});
+        let (o, p, dir, held) = stream_vm_file("tagged-punch", &vm, 2);
+        assert!(o.result.is_ok(), "{o:?}");
+        assert_eq!(o.how, "tagged as they were copied");
+        let d = &p.heap_dumps[0];
+        assert_eq!(d.instances[0].object_id, (2 << 48) + 0xE000_1000);
+        let arrays: Vec<_> = d
+            .primitive_arrays
+            .iter()
+            .map(|a| {
+                (
+                    a.array_id,
+                    a.length,
+                    a.data.as_ref().map(|v| (v[0], v[BYTES - 1])),
+                )
+            })
+            .collect();
+        let expected: Vec<_> = (0..ARRAYS)
+            .map(|k| {
+                (
+                    (2 << 48) + 0xE001_0000 + k * 0x1000,
+                    BYTES as u32,
+                    Some((k as u8 + 1, k as u8 + 1)),
+                )
+            })
+            .collect();
+        assert_eq!(arrays, expected);
+        // Freed up to the start of the last segment at least (every
+        // PUNCH_STEP, at record boundaries): what is left is the last
+        // segment and what preceded it within one step.
+        let size = vm.len() as u64;
+        assert!(
+            held <= size - 2 * PUNCH_STEP,
+            "the VM's file of {size} bytes still holds {held}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
