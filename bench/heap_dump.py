@@ -22,7 +22,8 @@ the same heap every time, so the JVMs of one run of this script compare:
           (bench/jvmti_floor.py).
   multi   three of our dumps into one output (heap=dump,format=b) and
           three `jcmd GC.heap_dump` in the same JVM, in pairs whose order
-          alternates (ours first, then HotSpot's first, ...), after one
+          alternates (ours first, then HotSpot's first, ...; the other way
+          round in every other JVM), after one
           `jcmd GC.run` that starts the attach listener; the page cache as
           it is (no sync, no drop between them: a user's SIGQUITs do not
           wait for the disk either); prints per dump both times and their
@@ -56,7 +57,9 @@ read with it and the instance counts of the workload's classes compared
 
 Usage: bench/heap_dump.py [runs=3] [mb=1024] [modes=vm,copy,text,walk,floor]
 (`multi` is not in the default set: bench/heap_dump.py 1 200 multi.)
-(HPROF_TEST_JDK=<java home> selects the JDK.)"""
+(HPROF_TEST_JDK=<java home> selects the JDK; HEAP_BENCH_AGENT=<libhprof_rs.so>
+another build of the agent, e.g. an earlier commit's, instead of this
+checkout's.)"""
 import collections
 import json
 import os
@@ -228,10 +231,11 @@ def one_run(agent, classes, jdk, mb, tmp, agent_arg=None, out_name="ours.hprof",
     return Run(t_ours, t_hs, growth, size_ours, size_hs, sampled, retained, release, stderr_lines, gc_before, gc_after)
 
 
-def multi_run(agent, classes, jdk, mb, tmp, dumps=3):
+def multi_run(agent, classes, jdk, mb, tmp, dumps=3, ours_first=True):
     """One JVM: `dumps` of ours into one output and as many `jcmd
-    GC.heap_dump`, in pairs whose order alternates (ours first in the 1st,
-    3rd... pair, HotSpot's first in the others), the page cache as it is.
+    GC.heap_dump`, in pairs whose order alternates (with `ours_first` ours
+    first in the 1st, 3rd... pair, HotSpot's first in the others; the other
+    way round without), the page cache as it is.
     Each is timed the same way: from the start of its `jcmd` to its end
     (ours: `jcmd JVMTI.data_dump`, whose DataDumpRequest the agent answers
     before jcmd returns; " done." on the agent's stderr is waited for too).
@@ -290,13 +294,14 @@ def multi_run(agent, classes, jdk, mb, tmp, dumps=3):
 
     rows = []
     for k in range(dumps):
-        if k % 2 == 0:
+        first = (k % 2 == 0) == ours_first
+        if first:
             o, h = ours(), hotspot(k)
         else:
             h = hotspot(k)
             o = ours()
         rows.append({"ours": o[0], "cpu_ours": o[1], "writer": o[2],
-                     "hs": h[0], "cpu_hs": h[1], "hs_inside": h[2], "ours_first": k % 2 == 0})
+                     "hs": h[0], "cpu_hs": h[1], "hs_inside": h[2], "ours_first": first})
     open(marker, "w").close()
     p.wait(timeout=120)
     reader.join(timeout=10)
@@ -343,13 +348,15 @@ def load():
 def multi(agent, classes, jdk, mb, tmp, runs):
     """The `multi` mode: see the module documentation."""
     print(f"three dumps into one output, ~{mb} MB live data (HeapBench), JDK {jdk};"
-          " in each JVM ours and `jcmd GC.heap_dump` in pairs, alternating which goes first,"
+          " in each JVM ours and `jcmd GC.heap_dump` in pairs, alternating which goes first"
+          " (and which goes first in the first pair between JVMs),"
           f" page cache as it is; load average {load()} (1/5/15 min)")
     print("  wall: from the start of each jcmd to its end (ours: jcmd JVMTI.data_dump);"
           " inside: HotSpot's own timer vs the agent's (its dump call to its end), without jcmd's start-up")
     all_rows = []
     for r in range(runs):
-        rows = multi_run(agent, classes, jdk, mb, tmp)
+        # Which goes first in a JVM's first pair alternates between JVMs.
+        rows = multi_run(agent, classes, jdk, mb, tmp, ours_first=r % 2 == 0)
         all_rows.extend(rows)
         print(f"  JVM {r + 1}:")
         for k, x in enumerate(rows):
@@ -436,7 +443,9 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     mb = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
     modes = (sys.argv[3] if len(sys.argv) > 3 else "vm,copy,text,walk,floor").split(",")
-    agent = harness.build_agent()
+    # Another build of the agent (an earlier commit's, to compare), else
+    # this checkout's.
+    agent = os.environ.get("HEAP_BENCH_AGENT") or harness.build_agent()
     classes = harness.compile_fixtures()
     jdk = harness.java_home()
     tmp = os.path.join(harness.ROOT, "target", "bench-heap-dump")
