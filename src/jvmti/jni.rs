@@ -339,13 +339,15 @@ pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), Str
             "(Ljava/lang/String;)V",
             &[JValue::Object(&lib)],
         )?;
+        // Present in this JDK (a missing one is not a failed dump).
+        env.get_method_id(&class, "dumpHeap0", DUMP_HEAP_SIG)?;
         let bean = env.new_object(&class, "()V", &[])?;
         let jpath = env.new_string(path)?;
         called = true;
         env.call_method(
             &bean,
             "dumpHeap0",
-            "(Ljava/lang/String;Z)V",
+            DUMP_HEAP_SIG,
             &[JValue::Object(&jpath), JValue::Bool(u8::from(live))],
         )?;
         Ok(())
@@ -363,6 +365,7 @@ pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), Str
 /// 9-25), and the library of its native methods.
 const DIAGNOSTIC_IMPL: &str = "com/sun/management/internal/HotSpotDiagnostic";
 const DIAGNOSTIC_LIBRARY: &str = "management_ext";
+const DUMP_HEAP_SIG: &str = "(Ljava/lang/String;Z)V";
 
 /// `hotspot_dump_heap` through the platform MXBean, for a JVM whose
 /// jdk.management does not have the classes it calls.
