@@ -21,15 +21,23 @@ the same heap every time, so the JVMs of one run of this script compare:
           tagging every object, no output): the least any JVMTI walk costs
           (bench/jvmti_floor.py).
   multi   three of our dumps into one output (heap=dump,format=b) and
-          three `jcmd GC.heap_dump` in the same JVM, taken in turn (ours,
-          HotSpot's, ours, ...), the page cache as it is (no sync, no drop
-          between them: a user's SIGQUITs do not wait for the disk either);
-          prints each of our dumps against the median of HotSpot's three.
+          three `jcmd GC.heap_dump` in the same JVM, in pairs whose order
+          alternates (ours first, then HotSpot's first, ...; the other way
+          round in every other JVM), after one
+          `jcmd GC.run` that starts the attach listener; the page cache as
+          it is (no sync, no drop between them: a user's SIGQUITs do not
+          wait for the disk either); prints per dump both times and their
+          ratio, the dump as the JVM saw it (HotSpot's own timer, the
+          agent's log), the JVM's and our writer's CPU, and the medians.
           Target: every dump of a stream <= 1.1x.
 
 Targets (issue "heap dumps at the VM's cost"): vm <= 1.1x HotSpot's dump
 and RSS growth <= 15 % of the live heap; text <= 2.5x HotSpot's binary
 dump; walk <= 1.2x the floor.
+
+Every JVM's attach listener is started (`jcmd VM.version`, or `jcmd
+GC.run` in `multi`) before the first timed dump: jcmd waits 100 ms or more
+for it at a JVM's first attach, which went to whichever dump came first.
 
 Before each dump, `sync`: without it the second dump of a JVM waited for
 the first one's ~1 GiB of dirty pages to be written back; and, when the
@@ -49,7 +57,9 @@ read with it and the instance counts of the workload's classes compared
 
 Usage: bench/heap_dump.py [runs=3] [mb=1024] [modes=vm,copy,text,walk,floor]
 (`multi` is not in the default set: bench/heap_dump.py 1 200 multi.)
-(HPROF_TEST_JDK=<java home> selects the JDK.)"""
+(HPROF_TEST_JDK=<java home> selects the JDK; HEAP_BENCH_AGENT=<libhprof_rs.so>
+another build of the agent, e.g. an earlier commit's, instead of this
+checkout's.)"""
 import collections
 import json
 import os
@@ -134,6 +144,9 @@ def one_run(agent, classes, jdk, mb, tmp, agent_arg=None, out_name="ours.hprof",
                          cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
     jcmd = os.path.join(jdk, "bin", "jcmd")
+    # The JVM's first attach starts its attach listener, which jcmd waits
+    # for (sleeping 100 ms or more): not part of either dump.
+    subprocess.run([jcmd, str(p.pid), "VM.version"], check=True, capture_output=True)
     stderr_lines = []
     done = threading.Event()
 
@@ -218,10 +231,17 @@ def one_run(agent, classes, jdk, mb, tmp, agent_arg=None, out_name="ours.hprof",
     return Run(t_ours, t_hs, growth, size_ours, size_hs, sampled, retained, release, stderr_lines, gc_before, gc_after)
 
 
-def multi_run(agent, classes, jdk, mb, tmp, dumps=3):
+def multi_run(agent, classes, jdk, mb, tmp, dumps=3, ours_first=True):
     """One JVM: `dumps` of ours into one output and as many `jcmd
-    GC.heap_dump`, in turn, the page cache as it is. Returns (ours, HotSpot's,
-    the agent's stderr)."""
+    GC.heap_dump`, in pairs whose order alternates (with `ours_first` ours
+    first in the 1st, 3rd... pair, HotSpot's first in the others; the other
+    way round without), the page cache as it is.
+    Each is timed the same way: from the start of its `jcmd` to its end
+    (ours: `jcmd JVMTI.data_dump`, whose DataDumpRequest the agent answers
+    before jcmd returns; " done." on the agent's stderr is waited for too).
+    A `jcmd GC.run` first starts the VM's attach listener (the first attach
+    of a JVM waits for it: jcmd sleeps 100 ms or more) and collects, so
+    neither side's first dump pays for that. Returns one dict per dump."""
     out = os.path.join(tmp, "multi.hprof")
     marker = os.path.join(tmp, "marker")
     for f in [out, marker] + [os.path.join(tmp, f"hotspot{k}.hprof") for k in range(dumps)]:
@@ -233,7 +253,7 @@ def multi_run(agent, classes, jdk, mb, tmp, dumps=3):
                          cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "ready"
     jcmd = os.path.join(jdk, "bin", "jcmd")
-    stderr = []
+    phases = []
     done = threading.Semaphore(0)
 
     def read_err():
@@ -246,28 +266,56 @@ def multi_run(agent, classes, jdk, mb, tmp, dumps=3):
             if buf.endswith(" done."):
                 done.release()
             if ch == "\n":
-                stderr.append(buf)
+                if "heap dump phases" in buf:
+                    phases.append(buf.strip())
                 buf = ""
-        stderr.append(buf)
     reader = threading.Thread(target=read_err, daemon=True)
     reader.start()
-    ours, hs, cpu_ours, cpu_hs = [], [], [], []
-    for k in range(dumps):
-        c0, t0 = process_cpu(p.pid), time.perf_counter()
+    subprocess.run([jcmd, str(p.pid), "GC.run"], check=True, capture_output=True)
+
+    def ours():
+        c0, w0, t0 = process_cpu(p.pid), writer_cpu(p.pid), time.perf_counter()
         subprocess.run([jcmd, str(p.pid), "JVMTI.data_dump"], check=True, capture_output=True)
         assert done.acquire(timeout=600), "our dump never finished"
-        ours.append(time.perf_counter() - t0)
-        cpu_ours.append(process_cpu(p.pid) - c0)
+        t = time.perf_counter() - t0
+        return t, process_cpu(p.pid) - c0, writer_cpu(p.pid) - w0
+
+    def hotspot(k):
         path = os.path.join(tmp, f"hotspot{k}.hprof")
         c0, t0 = process_cpu(p.pid), time.perf_counter()
-        subprocess.run([jcmd, str(p.pid), "GC.heap_dump", path], check=True, capture_output=True)
-        hs.append(time.perf_counter() - t0)
-        cpu_hs.append(process_cpu(p.pid) - c0)
+        r = subprocess.run([jcmd, str(p.pid), "GC.heap_dump", path], check=True,
+                           capture_output=True, text=True)
+        t = time.perf_counter() - t0
+        cpu = process_cpu(p.pid) - c0
         os.remove(path)
+        # HotSpot's own timer: "Heap dump file created [N bytes in 0.560 secs]".
+        inside = float(r.stdout.rsplit(" in ", 1)[1].split()[0]) if " in " in r.stdout else None
+        return t, cpu, inside
+
+    rows = []
+    for k in range(dumps):
+        first = (k % 2 == 0) == ours_first
+        if first:
+            o, h = ours(), hotspot(k)
+        else:
+            h = hotspot(k)
+            o = ours()
+        rows.append({"ours": o[0], "cpu_ours": o[1], "writer": o[2],
+                     "hs": h[0], "cpu_hs": h[1], "hs_inside": h[2], "ours_first": first})
     open(marker, "w").close()
     p.wait(timeout=120)
     reader.join(timeout=10)
-    return ours, hs, cpu_ours, cpu_hs, "".join(stderr)
+    for row, line in zip(rows, phases):
+        row["phases"] = line
+        # "the VM's dump 0.43 s, done 0.01 s after it": our dump as the
+        # JVM sees it, from the agent's dump call to its end.
+        try:
+            vm = float(line.split("the VM's dump ", 1)[1].split()[0])
+            after = float(line.split("done ", 1)[1].split()[0])
+            row["ours_inside"] = vm + after
+        except (IndexError, ValueError):
+            row["ours_inside"] = None
+    return rows
 
 
 def process_cpu(pid):
@@ -277,28 +325,73 @@ def process_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def writer_cpu(pid):
+    """CPU seconds the agent's writer thread ("hprof-writer") used so far
+    (the scheduler's nanosecond account)."""
+    total = 0.0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                if f.read().strip() != "hprof-writer":
+                    continue
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0]) / 1e9
+        except OSError:
+            pass
+    return total
+
+
+def load():
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def multi(agent, classes, jdk, mb, tmp, runs):
     """The `multi` mode: see the module documentation."""
-    print(f"three dumps into one output, ~{mb} MB live data (HeapBench), JDK {jdk}; "
-          "in each JVM ours and `jcmd GC.heap_dump` in turn, page cache as it is")
-    worst = 0.0
+    print(f"three dumps into one output, ~{mb} MB live data (HeapBench), JDK {jdk};"
+          " in each JVM ours and `jcmd GC.heap_dump` in pairs, alternating which goes first"
+          " (and which goes first in the first pair between JVMs),"
+          f" page cache as it is; load average {load()} (1/5/15 min)")
+    print("  wall: from the start of each jcmd to its end (ours: jcmd JVMTI.data_dump);"
+          " inside: HotSpot's own timer vs the agent's (its dump call to its end), without jcmd's start-up")
+    all_rows = []
     for r in range(runs):
-        ours, hs, cpu_ours, cpu_hs, err = multi_run(agent, classes, jdk, mb, tmp)
-        base, cpu_base = statistics.median(hs), statistics.median(cpu_hs)
-        ratios = [o / base for o in ours]
-        worst = max(worst, max(ratios))
-        print(f"  JVM {r + 1}: jcmd GC.heap_dump {harness.fmt(hs)}, median {base:.2f} s;"
-              f" the JVM's CPU during it {harness.fmt(cpu_hs)}, median {cpu_base:.2f} s")
-        for k, (o, q, c) in enumerate(zip(ours, ratios, cpu_ours)):
-            print(f"    our dump {k + 1}: {o:.2f} s, ratio {q:.2f}; the JVM's CPU {c:.2f} s,"
-                  f" ratio {c / cpu_base:.2f}")
-        for line in err.splitlines():
-            if "heap dump phases" in line:
-                print(f"      {line.strip()}")
+        # Which goes first in a JVM's first pair alternates between JVMs.
+        rows = multi_run(agent, classes, jdk, mb, tmp, ours_first=r % 2 == 0)
+        all_rows.extend(rows)
+        print(f"  JVM {r + 1}:")
+        for k, x in enumerate(rows):
+            inside = ""
+            if x.get("ours_inside") and x["hs_inside"]:
+                inside = (f"; inside {x['hs_inside']:.2f} / {x['ours_inside']:.2f} s,"
+                          f" ratio {x['ours_inside'] / x['hs_inside']:.2f}")
+            print(f"    dump {k + 1} ({'ours' if x['ours_first'] else 'jcmd'} first): jcmd {x['hs']:.2f} s,"
+                  f" ours {x['ours']:.2f} s, ratio {x['ours'] / x['hs']:.2f}{inside};"
+                  f" the JVM's CPU {x['cpu_hs']:.2f} / {x['cpu_ours']:.2f} s (our writer {x['writer']:.2f} s)")
+        for x in rows:
+            print(f"      {x.get('phases', '')}")
         size = os.path.getsize(os.path.join(tmp, "multi.hprof"))
         print(f"    output: {size / 2**20:.0f} MiB")
-    print(f"  target: every dump <= 1.1x the median jcmd; worst here {worst:.2f}"
-          " (CPU ratios: what the dump costs a machine with no idle core)")
+    print(f"  medians over {len(all_rows)} dumps (load average now {load()}):")
+    for k in range(3):
+        rows = all_rows[k::3]
+        hs, ours = statistics.median(x["hs"] for x in rows), statistics.median(x["ours"] for x in rows)
+        paired = statistics.median(x["ours"] / x["hs"] for x in rows)
+        print(f"    dump {k + 1} of a stream: jcmd {hs:.2f} s, ours {ours:.2f} s, ratio {ours / hs:.2f}"
+              f" (paired ratios' median {paired:.2f})")
+    hs = statistics.median(x["hs"] for x in all_rows)
+    ours = statistics.median(x["ours"] for x in all_rows)
+    print(f"    every dump: jcmd {hs:.2f} s, ours {ours:.2f} s, ratio {ours / hs:.2f}; worst paired ratio"
+          f" {max(x['ours'] / x['hs'] for x in all_rows):.2f}")
+    inside = [x for x in all_rows if x.get("ours_inside") and x["hs_inside"]]
+    if inside:
+        hi = statistics.median(x["hs_inside"] for x in inside)
+        oi = statistics.median(x["ours_inside"] for x in inside)
+        print(f"    inside the JVM: HotSpot's {hi:.2f} s, ours {oi:.2f} s, ratio {oi / hi:.2f}")
+    cpu_hs = statistics.median(x["cpu_hs"] for x in all_rows)
+    cpu_ours = statistics.median(x["cpu_ours"] for x in all_rows)
+    print(f"    the JVM's CPU: jcmd's dump {cpu_hs:.2f} s, ours {cpu_ours:.2f} s, ratio {cpu_ours / cpu_hs:.2f}"
+          " (what a dump costs a machine with no idle core)")
+    print("  target: every dump of a stream <= 1.1x jcmd GC.heap_dump (median of three in one JVM)")
 
 
 # The 5 ms RSS sampler (a cross-check of VmHWM) runs beside our dump only,
@@ -328,9 +421,9 @@ def check_with_slurp(tmp):
     # The workload's own class must match exactly; arrays may differ by the
     # VM's own few objects made between the two dumps (jcmd, attach).
     exact = ours.get(WORKLOAD_CLASSES[0]) == hs.get(WORKLOAD_CLASSES[0]) is not None
-    # Arrays differ by what the agent's first call of the MXBean leaves
-    # live (the platform MBean server and its strings: ~250 byte[] and ~90
-    # Object[] on JDK 17), made between HotSpot's dump and ours.
+    # Arrays may differ by what the agent's first dump leaves live: on JDK
+    # 11, where it looks the MXBean up, the platform MBean providers and
+    # their strings (docs/heap_dump.md, "How the dumper is called").
     close = all(ours.get(c) and hs.get(c) and abs(ours[c] - hs[c]) <= max(500, hs[c] // 1000) for c in WORKLOAD_CLASSES)
     verdict = "agree" if exact and close else "DISAGREE"
     print(f"  hprof-slurp instance counts ours/HotSpot (last run): {', '.join(rows)}: {verdict}")
@@ -350,7 +443,9 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     mb = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
     modes = (sys.argv[3] if len(sys.argv) > 3 else "vm,copy,text,walk,floor").split(",")
-    agent = harness.build_agent()
+    # Another build of the agent (an earlier commit's, to compare), else
+    # this checkout's.
+    agent = os.environ.get("HEAP_BENCH_AGENT") or harness.build_agent()
     classes = harness.compile_fixtures()
     jdk = harness.java_home()
     tmp = os.path.join(harness.ROOT, "target", "bench-heap-dump")

@@ -304,17 +304,72 @@ pub(crate) fn current_env() -> *mut JNIEnv {
     }
 }
 
-/// Ask HotSpot's own heap dumper to write the heap to `path`, through the
-/// public `com.sun.management.HotSpotDiagnosticMXBean.dumpHeap(path, live)`
-/// (what `jcmd GC.heap_dump` and `jmap -dump` reach too): it runs the dump
-/// as a VM operation at a safepoint and returns when the file is complete.
-/// The file must not exist (the VM creates it with O_CREAT|O_EXCL, mode
-/// 0600) and its name must end in `.hprof`. `live` makes it collect
-/// garbage first and dump reachable objects only. Works from any thread
-/// the VM knows (an agent thread, the thread of a DataDumpRequest or of
-/// VM death). `Err` carries the Java exception, e.g. a JVM without the
+/// Ask HotSpot's own heap dumper to write the heap to `path`, through
+/// `com.sun.management.HotSpotDiagnosticMXBean.dumpHeap(path, live)` (what
+/// `jcmd GC.heap_dump` and `jmap -dump` reach too): it runs the dump as a
+/// VM operation at a safepoint and returns when the file is complete. The
+/// file must not exist (the VM creates it with O_CREAT|O_EXCL, mode 0600)
+/// and its name must end in `.hprof`. `live` makes it collect garbage
+/// first and dump reachable objects only. Works from any thread the VM
+/// knows (an agent thread, the thread of a DataDumpRequest or of VM
+/// death). `Err` carries the Java exception, e.g. a JVM without the
 /// `jdk.management` module, or an IOException from the dumper (disk full).
+///
+/// The MXBean's own class is called, straight to its native method
+/// (docs/heap_dump.md, "The VM's dumper"): `ManagementFactory.getPlatformMXBean`
+/// loads every platform MBean provider and their MXBeans first, and on JDK
+/// 11-21 the MXBean's `dumpHeap` and the provider that loads its library
+/// run lambdas, whose first use in a JVM starts the lambda machinery:
+/// together 35-75 ms of the first dump of a JVM (JDK 17, measured) that
+/// `jcmd GC.heap_dump` does not pay, and objects that stay in the
+/// program's heap. Where the classes this needs are missing (JDK 11 has
+/// no `BootLoader.loadLibrary`) the MXBean is looked up instead.
 pub fn hotspot_dump_heap(jni: Jni<'_>, path: &str, live: bool) -> Result<(), String> {
+    // Set once the dumper is about to be called.
+    let mut called = false;
+    let made = java_call(jni, |env| {
+        let class = env.find_class(DIAGNOSTIC_IMPL)?;
+        // The library of its native method, into the boot loader's, which
+        // defines the class (jdk.management), as the module's MBean
+        // provider loads it; once loaded, loading it again does nothing.
+        let lib = env.new_string(DIAGNOSTIC_LIBRARY)?;
+        env.call_static_method(
+            "jdk/internal/loader/BootLoader",
+            "loadLibrary",
+            "(Ljava/lang/String;)V",
+            &[JValue::Object(&lib)],
+        )?;
+        // Present in this JDK (a missing one is not a failed dump).
+        env.get_method_id(&class, "dumpHeap0", DUMP_HEAP_SIG)?;
+        let bean = env.new_object(&class, "()V", &[])?;
+        let jpath = env.new_string(path)?;
+        called = true;
+        env.call_method(
+            &bean,
+            "dumpHeap0",
+            DUMP_HEAP_SIG,
+            &[JValue::Object(&jpath), JValue::Bool(u8::from(live))],
+        )?;
+        Ok(())
+    });
+    match made {
+        // A native method that did not link never ran: no dump was made.
+        Err(e) if !called || e.starts_with("java.lang.UnsatisfiedLinkError") => {
+            dump_heap_through_mxbean(jni, path, live)
+        }
+        r => r,
+    }
+}
+
+/// The class behind the `HotSpotDiagnosticMXBean` (jdk.management, JDK
+/// 9-25), and the library of its native methods.
+const DIAGNOSTIC_IMPL: &str = "com/sun/management/internal/HotSpotDiagnostic";
+const DIAGNOSTIC_LIBRARY: &str = "management_ext";
+const DUMP_HEAP_SIG: &str = "(Ljava/lang/String;Z)V";
+
+/// `hotspot_dump_heap` through the platform MXBean, for a JVM whose
+/// jdk.management does not have the classes it calls.
+fn dump_heap_through_mxbean(jni: Jni<'_>, path: &str, live: bool) -> Result<(), String> {
     java_call(jni, |env| {
         let bean_class = env.find_class("com/sun/management/HotSpotDiagnosticMXBean")?;
         let bean = env
