@@ -112,7 +112,9 @@ fn record(
         .unwrap_or(ctx.system_trace());
         let r = rec.clone();
         let at = ctx.stamp();
-        ctx.out.submit(move |f, out| {
+        // Nobody waits for it: batched with others (a burst of threads
+        // starting does not wake the writer for each).
+        ctx.out.submit_batched(move |f, out| {
             let ts = ThreadStart {
                 thread_serial: r.serial,
                 obj_id: r.object_id as u64,
@@ -140,7 +142,8 @@ pub fn end(ctx: &Context, thread: Obj<'_>) {
         return;
     }
     let at = ctx.stamp();
-    ctx.out.submit(move |f, out| f.thread_end(out, at, serial));
+    ctx.out
+        .submit_batched(move |f, out| f.thread_end(out, at, serial));
 }
 
 /// Start one of the agent's own threads: known as an agent thread before
