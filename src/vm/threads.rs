@@ -106,7 +106,12 @@ fn record(
     // cpu=old output has no THREAD lines (docs/output-formats.md §1.1).
     if start != Start::Silent && !agent_thread && !ctx.opts.cpu_old {
         let trace = match start {
-            Start::Here => super::stacks::thread_trace(ctx, jni, thread, rec.serial),
+            // At its ThreadStart a thread has no frame yet: JVMTI sends the
+            // event "before its initial method executes" (HotSpot 11 to 25
+            // do). Its trace is the empty one, without asking the VM for
+            // the stack (a JVMTI call per thread started).
+            Start::Here => super::stacks::trace_of(ctx, jni, rec.serial, &[], &mut Vec::new())
+                .map(|t| t.serial),
             _ => None,
         }
         .unwrap_or(ctx.system_trace());
