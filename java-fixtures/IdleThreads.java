@@ -1,4 +1,6 @@
+import java.io.BufferedReader;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -14,7 +16,12 @@ import java.util.concurrent.locks.LockSupport;
  * then a worker running ROUNDS rounds of CpuSplit.work60, work30 and
  * work10 (60/30/10 of its CPU time). A profiler whose per-tick cost
  * grows with the threads that exist shows up in the process's CPU time.
- * Usage: IdleThreads READERS PARKED ROUNDS. Prints "rounds=N threads=M".
+ * Usage: IdleThreads READERS PARKED ROUNDS [hold]. Prints "rounds=N
+ * threads=M". With "hold" (for a test that looks at the process between
+ * the phases): prints "started M" once the idle threads run and waits for
+ * a line on standard input before the worker starts, then prints "ended"
+ * once the idle threads have ended and waits for the end of standard input
+ * before it exits.
  */
 public class IdleThreads {
     static volatile long sink;
@@ -24,6 +31,8 @@ public class IdleThreads {
         int readers = Integer.parseInt(args[0]);
         int parked = Integer.parseInt(args[1]);
         long rounds = Long.parseLong(args[2]);
+        boolean hold = args.length > 3 && args[3].equals("hold");
+        BufferedReader stdin = hold ? new BufferedReader(new InputStreamReader(System.in)) : null;
         InetAddress lo = InetAddress.getLoopbackAddress();
         List<Thread> idle = new ArrayList<>();
         List<AutoCloseable> closeAtEnd = new ArrayList<>();
@@ -55,6 +64,11 @@ public class IdleThreads {
         }
         for (Thread t : idle) t.start();
         started.await();
+        if (hold) {
+            System.out.println("started " + idle.size());
+            System.out.flush();
+            stdin.readLine();
+        }
 
         long[] n = new long[1];
         Thread worker = new Thread(() -> {
@@ -74,6 +88,13 @@ public class IdleThreads {
         for (AutoCloseable c : closeAtEnd) c.close();
         for (Thread t : idle) LockSupport.unpark(t);
         for (Thread t : idle) t.join();
+        if (hold) {
+            System.out.println("ended");
+            System.out.flush();
+            while (stdin.readLine() != null) {
+                // until the test closes it
+            }
+        }
         System.out.println("rounds=" + n[0] + " threads=" + idle.size());
     }
 }

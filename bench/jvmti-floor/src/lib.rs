@@ -12,7 +12,12 @@
 //! * `walk` — on `DataDumpRequest` (`jcmd <pid> JVMTI.data_dump`): a full
 //!   GC, then `FollowReferences` in a scratch environment that tags every
 //!   reachable object with a serial and reads every primitive field and
-//!   array (what a heap dump must see), then the environment is disposed.
+//!   array (what a heap dump must see), then the environment is disposed;
+//! * `threads` — `ThreadStart` and `ThreadEnd` events, the callbacks return
+//!   at once (what following threads costs the JVM: monitor=y, cpu=samples);
+//! * `timers` — with `threads`: a POSIX timer on each thread's CPU clock,
+//!   made and armed at its ThreadStart (10 ms, signal ignored), deleted at
+//!   its ThreadEnd (the least a CPU-time trigger per thread costs).
 //!
 //! Counts are printed to stderr at the walk and at VM death.
 
@@ -42,6 +47,8 @@ struct Modes {
     tag: bool,
     free: bool,
     walk: bool,
+    threads: bool,
+    timers: bool,
 }
 
 static MODES: OnceLock<Modes> = OnceLock::new();
@@ -51,6 +58,12 @@ static FRAMES: AtomicU64 = AtomicU64::new(0);
 static FREES: AtomicU64 = AtomicU64::new(0);
 static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
 static FAILED: AtomicBool = AtomicBool::new(false);
+static THREADS: AtomicU64 = AtomicU64::new(0);
+
+std::thread_local! {
+    /// The calling thread's timer (`timers`), 0 for none.
+    static TIMER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// Calls a JVMTI function through the env's table.
 macro_rules! jvmti {
@@ -72,11 +85,16 @@ fn parse(options: &str) -> Result<Modes, String> {
             "tag" => m.tag = true,
             "free" => m.free = true,
             "walk" => m.walk = true,
+            "threads" => m.threads = true,
+            "timers" => m.timers = true,
             other => return Err(format!("unknown option '{other}'")),
         }
     }
     if (m.stack || m.tag) && !m.event {
         return Err("'stack' and 'tag' need 'event'".into());
+    }
+    if m.timers && !m.threads {
+        return Err("'timers' needs 'threads'".into());
     }
     Ok(m)
 }
@@ -139,8 +157,14 @@ pub unsafe extern "system" fn Agent_OnLoad(
         SampledObjectAlloc: Some(on_alloc),
         ObjectFree: Some(on_free),
         DataDumpRequest: Some(on_data_dump),
+        ThreadStart: Some(on_thread_start),
+        ThreadEnd: Some(on_thread_end),
         ..Default::default()
     };
+    if m.timers {
+        // An expiry the probe cannot see must not end the process.
+        libc::signal(libc::SIGPROF, libc::SIG_IGN);
+    }
     let _ = MODES.set(m);
     let m = modes();
     let ok = check("AddCapabilities", jvmti!(env, AddCapabilities, &caps))
@@ -185,6 +209,26 @@ pub unsafe extern "system" fn Agent_OnLoad(
                     SetEventNotificationMode,
                     JVMTI_ENABLE,
                     event::OBJECT_FREE,
+                    ptr::null_mut()
+                ),
+            ))
+        && (!m.threads
+            || check(
+                "ThreadStart",
+                jvmti!(
+                    env,
+                    SetEventNotificationMode,
+                    JVMTI_ENABLE,
+                    event::THREAD_START,
+                    ptr::null_mut()
+                ),
+            ) && check(
+                "ThreadEnd",
+                jvmti!(
+                    env,
+                    SetEventNotificationMode,
+                    JVMTI_ENABLE,
+                    event::THREAD_END,
                     ptr::null_mut()
                 ),
             ))
@@ -244,17 +288,54 @@ unsafe extern "C" fn on_alloc(
     }
 }
 
+unsafe extern "C" fn on_thread_start(_: *mut jvmtiEnv, _: *mut JNIEnv, _: jthread) {
+    THREADS.fetch_add(1, Relaxed);
+    if !modes().timers {
+        return;
+    }
+    let tid = libc::gettid();
+    // glibc's clock id of a thread's CPU clock (CPUCLOCK_SCHED, per thread).
+    let clock = ((!tid) << 3) | 6;
+    let mut sev: libc::sigevent = std::mem::zeroed();
+    sev.sigev_notify = libc::SIGEV_THREAD_ID;
+    sev.sigev_signo = libc::SIGPROF;
+    sev.sigev_notify_thread_id = tid;
+    let mut timer: libc::timer_t = ptr::null_mut();
+    if libc::timer_create(clock, &mut sev, &mut timer) != 0 {
+        FAILED.store(true, Relaxed);
+        return;
+    }
+    let ten_ms = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 10_000_000,
+    };
+    let spec = libc::itimerspec {
+        it_interval: ten_ms,
+        it_value: ten_ms,
+    };
+    libc::timer_settime(timer, 0, &spec, ptr::null_mut());
+    TIMER.with(|t| t.set(timer as usize));
+}
+
+unsafe extern "C" fn on_thread_end(_: *mut jvmtiEnv, _: *mut JNIEnv, _: jthread) {
+    let t = TIMER.with(|t| t.replace(0));
+    if t != 0 {
+        libc::timer_delete(t as libc::timer_t);
+    }
+}
+
 unsafe extern "C" fn on_free(_: *mut jvmtiEnv, _: jlong) {
     FREES.fetch_add(1, Relaxed);
 }
 
 unsafe extern "C" fn on_vm_death(_: *mut jvmtiEnv, _: *mut JNIEnv) {
     eprintln!(
-        "jvmti-floor: {} allocation events, {} frames, {} tags, {} frees{}",
+        "jvmti-floor: {} allocation events, {} frames, {} tags, {} frees, {} threads started{}",
         EVENTS.load(Relaxed),
         FRAMES.load(Relaxed),
         NEXT_TAG.load(Relaxed) - 1,
         FREES.load(Relaxed),
+        THREADS.load(Relaxed),
         if FAILED.load(Relaxed) {
             " (a JVMTI call FAILED)"
         } else {
@@ -417,6 +498,8 @@ mod tests {
         assert!(m.event && m.stack && m.tag && m.free && !m.walk);
         let m = parse("walk").unwrap();
         assert!(m.walk && !m.event);
+        let m = parse("threads,timers").unwrap();
+        assert!(m.threads && m.timers && !m.event);
         assert!(parse("").is_ok());
     }
 
@@ -427,5 +510,6 @@ mod tests {
             "'stack' and 'tag' need 'event'"
         );
         assert_eq!(parse("event,heap").unwrap_err(), "unknown option 'heap'");
+        assert_eq!(parse("timers").unwrap_err(), "'timers' needs 'threads'");
     }
 }

@@ -47,9 +47,9 @@ pub enum How {
 }
 
 /// Fewest and most milliseconds between two takes of the asynchronous
-/// samples (the ring holds far more than a take's worth).
-const TAKE_MIN_MS: u32 = 10;
-const TAKE_MAX_MS: u32 = 100;
+/// samples (see [`take_period_ms`]).
+const TAKE_MIN_MS: u64 = 10;
+const TAKE_MAX_MS: u64 = 100;
 
 /// Least time between two sweeps that make method IDs for every class.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
@@ -295,7 +295,10 @@ impl CpuSamples {
     /// Milliseconds between two passes.
     fn pass_period(&self, ctx: &Context) -> i64 {
         match self.how() {
-            How::Async => i64::from(ctx.opts.interval_ms.clamp(TAKE_MIN_MS, TAKE_MAX_MS)),
+            How::Async => {
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+                take_period_ms(sampler::ring_slots(), ctx.opts.interval_ms, cpus) as i64
+            }
             _ => i64::from(ctx.opts.interval_ms),
         }
     }
@@ -687,6 +690,22 @@ impl CpuSamples {
     }
 }
 
+/// Milliseconds between two takes of the asynchronous samples: as long as
+/// half the ring surely lasts, within [`TAKE_MIN_MS`]..=[`TAKE_MAX_MS`].
+/// Samples come at most from as many threads at once as the process has
+/// processors (`cpus`), each after at least half an `interval` of its CPU
+/// time (periods are drawn from half to one and a half times it): at most
+/// `2 · cpus / interval` a millisecond. Each pass is a wake-up of the
+/// sampler thread, about 50 µs of CPU on a virtual machine (a pass every
+/// 10 ms at `interval=10` was ~1 % of a 2.6 s program, issue 27 item 13);
+/// where the ring may fill fast (many processors, `interval=1`, a deep
+/// `depth` that leaves few slots) passes stay as frequent as before.
+fn take_period_ms(ring_slots: usize, interval_ms: u32, cpus: usize) -> u64 {
+    let lasts =
+        (ring_slots as u64 / 2).saturating_mul(u64::from(interval_ms)) / (2 * cpus.max(1) as u64);
+    lasts.clamp(TAKE_MIN_MS, TAKE_MAX_MS)
+}
+
 /// CompiledMethodLoad: HotSpot records debug information at every
 /// instruction of code compiled while an agent takes it (the asynchronous
 /// sampler names inlined methods with it); with CompiledMethodUnload, where
@@ -925,5 +944,24 @@ impl Profile for CpuSamples {
         } else {
             crate::vm::log::log(ctx, &line);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn takes_are_as_rare_as_the_ring_allows() {
+        // Two processors, default interval and depth: the ring lasts
+        // seconds, a pass every 100 ms (was 10).
+        assert_eq!(take_period_ms(8192, 10, 2), TAKE_MAX_MS);
+        // 64 processors at interval=1: half the ring in 32 ms.
+        assert_eq!(take_period_ms(8192, 1, 64), 32);
+        // A deep depth leaves few slots: as often as ever.
+        assert_eq!(take_period_ms(511, 1, 64), TAKE_MIN_MS);
+        // No ring yet, or nonsense: within the bounds.
+        assert_eq!(take_period_ms(0, 10, 2), TAKE_MIN_MS);
+        assert_eq!(take_period_ms(usize::MAX, u32::MAX, 0), TAKE_MAX_MS);
     }
 }

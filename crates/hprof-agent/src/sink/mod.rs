@@ -5,6 +5,7 @@
 pub mod file_copy;
 pub mod record;
 mod salvage;
+mod wake;
 pub mod writer;
 
 use std::fs::File;

@@ -4,14 +4,17 @@
 //! through the format into the output buffer — over a bounded channel, so
 //! no profiler thread ever blocks on IO (only on back-pressure when the
 //! writer is far behind). A failed write is reported once; from then on
-//! output is dropped, and the JVM keeps running.
+//! output is dropped, and the JVM keeps running. Records nobody waits for
+//! are queued without waking the writer each time (`super::wake`).
 
+use super::wake::{Rest, Urgency, Wake};
 use super::Sink;
-use crossbeam_channel::{bounded, Receiver, Sender};
+use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError, TrySendError};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Serialize something with the format `F` into the output buffer.
 pub type WriterJob<F> = Box<dyn FnOnce(&mut F, &mut Vec<u8>) + Send>;
@@ -81,7 +84,19 @@ pub trait Stream<F>: Send {
 }
 
 /// How long the writer waits for a job before asking a waiting stream again.
-const STREAM_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+const STREAM_POLL: Duration = Duration::from_millis(2);
+
+/// How long jobs submitted with [`Writer::submit_batched`] may wait in the
+/// queue after the writer's last piece of work.
+const NAP: Duration = Duration::from_millis(20);
+
+/// Longest rest of an idle writer with nothing buffered (any message
+/// wakes it before).
+const IDLE_SLEEP: Duration = Duration::from_secs(1);
+
+/// Jobs queued that wake a napping writer whatever their urgency (the
+/// channel holds 8192).
+const BACKLOG: usize = 1024;
 
 /// Output a job left pending, piece by piece (see
 /// `ProfileFormat::drain_staged`): append the next piece and return true,
@@ -109,12 +124,13 @@ const FLUSH_THRESHOLD: usize = 64 * 1024;
 /// header and the records of a quiet program reach the file even if the
 /// process then dies without VM death (killed, or an OutOfMemoryError at
 /// exit). Only an idle writer does it, so busy output stays batched.
-const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_millis(200);
+const IDLE_FLUSH: Duration = Duration::from_millis(200);
 
 pub struct Writer<F> {
     tx: parking_lot::Mutex<Option<Sender<Msg<F>>>>,
     failed: Arc<AtomicBool>,
     thread: parking_lot::Mutex<Option<JoinHandle<()>>>,
+    wake: Arc<Wake>,
 }
 
 impl<F: Pending + Send + 'static> Writer<F> {
@@ -122,25 +138,53 @@ impl<F: Pending + Send + 'static> Writer<F> {
         let (tx, rx) = bounded::<Msg<F>>(8192);
         let failed = Arc::new(AtomicBool::new(false));
         let f2 = failed.clone();
+        let wake = Arc::new(Wake::default());
+        let w2 = wake.clone();
         let thread = std::thread::Builder::new()
             .name("hprof-writer".into())
-            .spawn(move || run(rx, sink, format, f2))?;
+            .spawn(move || run(rx, sink, format, f2, &w2))?;
+        wake.set_thread(thread.thread().clone());
         Ok(Writer {
             tx: parking_lot::Mutex::new(Some(tx)),
             failed,
             thread: parking_lot::Mutex::new(Some(thread)),
+            wake,
         })
     }
 
     /// Queue a job; dropped silently once output has failed or stopped.
     pub fn submit(&self, job: impl FnOnce(&mut F, &mut Vec<u8>) + Send + 'static) {
+        self.queue(Box::new(job), Urgency::Now);
+    }
+
+    /// Queue a job that nobody waits for (a record of an event, written in
+    /// its turn): it may wait for the writer's next batch, up to [`NAP`]
+    /// after the writer last worked, so that a burst of such jobs (a
+    /// thousand threads starting) does not wake the writer for each one.
+    pub fn submit_batched(&self, job: impl FnOnce(&mut F, &mut Vec<u8>) + Send + 'static) {
+        self.queue(Box::new(job), Urgency::Later);
+    }
+
+    fn queue(&self, job: WriterJob<F>, urgency: Urgency) {
         if self.failed.load(Ordering::Relaxed) {
             return;
         }
         let tx = self.tx.lock().clone();
-        if let Some(tx) = tx {
-            let _ = tx.send(Msg::Job(Box::new(job)));
-        }
+        let Some(tx) = tx else { return };
+        let urgency = match tx.try_send(Msg::Job(job)) {
+            Ok(()) if tx.len() < BACKLOG => urgency,
+            Ok(()) => Urgency::Now,
+            Err(TrySendError::Full(msg)) => {
+                // Back-pressure: the writer must run for room to come.
+                self.wake.queued(Urgency::Now);
+                if tx.send(msg).is_err() {
+                    return;
+                }
+                Urgency::Now
+            }
+            Err(TrySendError::Disconnected(_)) => return,
+        };
+        self.wake.queued(urgency);
     }
 
     /// Hand the writer a stream to drain (see [`Stream`]); jobs queued
@@ -154,7 +198,7 @@ impl<F: Pending + Send + 'static> Writer<F> {
         let tx = self.tx.lock().clone();
         match tx {
             Some(tx) => {
-                if let Err(e) = tx.send(Msg::Stream(s)) {
+                if let Err(e) = self.send_now(&tx, Msg::Stream(s)) {
                     if let Msg::Stream(mut s) = e.into_inner() {
                         s.abandon();
                     }
@@ -164,23 +208,46 @@ impl<F: Pending + Send + 'static> Writer<F> {
         }
     }
 
+    /// Send a message someone waits for, waking the writer (first, in case
+    /// the queue is full).
+    fn send_now(
+        &self,
+        tx: &Sender<Msg<F>>,
+        msg: Msg<F>,
+    ) -> Result<(), crossbeam_channel::SendError<Msg<F>>> {
+        let msg = match tx.try_send(msg) {
+            Ok(()) => {
+                self.wake.queued(Urgency::Now);
+                return Ok(());
+            }
+            Err(TrySendError::Full(msg)) => msg,
+            Err(TrySendError::Disconnected(msg)) => return Err(crossbeam_channel::SendError(msg)),
+        };
+        self.wake.queued(Urgency::Now);
+        tx.send(msg)?;
+        self.wake.queued(Urgency::Now);
+        Ok(())
+    }
+
     /// Block until everything queued so far is written to the sink.
     pub fn flush(&self) {
         let tx = self.tx.lock().clone();
         if let Some(tx) = tx {
             let (ack_tx, ack_rx) = bounded(1);
-            if tx.send(Msg::Flush(ack_tx)).is_ok() {
+            if self.send_now(&tx, Msg::Flush(ack_tx)).is_ok() {
                 let _ = ack_rx.recv();
             }
         }
     }
 
     /// Like `flush`, but waits at most `limit` for the writer.
-    pub fn flush_within(&self, limit: std::time::Duration) {
+    pub fn flush_within(&self, limit: Duration) {
         let tx = self.tx.lock().clone();
         if let Some(tx) = tx {
             let (ack_tx, ack_rx) = bounded(1);
+            self.wake.queued(Urgency::Now);
             if tx.send_timeout(Msg::Flush(ack_tx), limit).is_ok() {
+                self.wake.queued(Urgency::Now);
                 let _ = ack_rx.recv_timeout(limit);
             }
         }
@@ -190,6 +257,8 @@ impl<F: Pending + Send + 'static> Writer<F> {
     pub fn stop(&self) {
         self.flush();
         drop(self.tx.lock().take());
+        // It sees the channel closed once it looks.
+        self.wake.queued(Urgency::Now);
         if let Some(t) = self.thread.lock().take() {
             let _ = t.join();
         }
@@ -198,9 +267,20 @@ impl<F: Pending + Send + 'static> Writer<F> {
     pub fn has_failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
     }
+
+    /// Times a submitter woke the writer thread so far.
+    pub fn wakeups(&self) -> u64 {
+        self.wake.wakeups()
+    }
 }
 
-fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: Arc<AtomicBool>) {
+fn run<F: Pending>(
+    rx: Receiver<Msg<F>>,
+    mut sink: Sink,
+    mut format: F,
+    failed: Arc<AtomicBool>,
+    wake: &Wake,
+) {
     let mut buf: Vec<u8> = Vec::with_capacity(FLUSH_THRESHOLD * 2);
     let target = sink.describe();
     let stop_output = |sink: &mut Sink, e: std::io::Error| {
@@ -231,6 +311,10 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
     };
     // Streams being drained, oldest first: only the first one runs.
     let mut streams: std::collections::VecDeque<Box<dyn Stream<F>>> = Default::default();
+    // When the writer last took a message; whether it took one since it
+    // last rested.
+    let mut last_msg = Instant::now();
+    let mut worked = false;
     loop {
         // A stream that has output to give runs before any queued job.
         while let Some(s) = streams.front_mut() {
@@ -289,21 +373,33 @@ fn run<F: Pending>(rx: Receiver<Msg<F>>, mut sink: Sink, mut format: F, failed: 
                 }
             }
         }
-        let wait = if streams.is_empty() {
-            IDLE_FLUSH
-        } else {
-            STREAM_POLL
-        };
-        let msg = match rx.recv_timeout(wait) {
+        let msg = match rx.try_recv() {
             Ok(m) => m,
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                if !buf.is_empty() && streams.is_empty() {
-                    push(&mut sink, &mut buf, true);
-                }
+            Err(TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) => {
+                // Rest: a nap right after work (jobs nobody waits for
+                // gather meanwhile), then sleep; what is buffered is pushed
+                // once no message came for IDLE_FLUSH.
+                let idle = last_msg.elapsed();
+                let (how, limit) = if !streams.is_empty() {
+                    (Rest::Sleep, STREAM_POLL)
+                } else if std::mem::take(&mut worked) {
+                    (Rest::Nap, NAP)
+                } else if idle < IDLE_FLUSH && !buf.is_empty() {
+                    (Rest::Sleep, IDLE_FLUSH - idle)
+                } else {
+                    if !buf.is_empty() {
+                        push(&mut sink, &mut buf, true);
+                    }
+                    // Nothing to do until a message comes.
+                    (Rest::Sleep, IDLE_SLEEP)
+                };
+                wake.rest(how, limit, || !rx.is_empty());
                 continue;
             }
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
         };
+        last_msg = Instant::now();
+        worked = true;
         match msg {
             Msg::Stream(s) => streams.push_back(s),
             Msg::Job(job) => {
@@ -363,6 +459,36 @@ mod tests {
         // After stop, submissions are ignored rather than blocking or panicking.
         w.submit(|_: &mut u32, out: &mut Vec<u8>| out.extend_from_slice(b"late"));
         assert!(!mem.lock().ends_with(b"late"));
+    }
+
+    #[test]
+    fn a_burst_of_batched_jobs_wakes_the_writer_a_few_times_and_is_all_written() {
+        let mem = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let w = Writer::spawn(Sink::Memory(mem.clone()), 0u32).unwrap();
+        // Let it fall asleep, idle.
+        std::thread::sleep(Duration::from_millis(50));
+        let before = w.wakeups();
+        let n = 4000usize;
+        for _ in 0..n {
+            w.submit_batched(|_: &mut u32, out: &mut Vec<u8>| out.push(b'x'));
+        }
+        // No flush: written in batches, then pushed once the writer idles.
+        let t = Instant::now();
+        while mem.lock().len() < n && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(mem.lock().len(), n, "every batched job written unasked");
+        let woken = w.wakeups() - before;
+        // Once for the first job, then after each quiet spell of more than
+        // NAP between two submissions (none while it runs undisturbed).
+        assert!(
+            (1..=20).contains(&woken),
+            "woken {woken} times for {n} jobs"
+        );
+        w.submit(|_: &mut u32, out: &mut Vec<u8>| out.push(b'y'));
+        w.flush();
+        assert_eq!(mem.lock().last(), Some(&b'y'));
+        w.stop();
     }
 
     #[test]

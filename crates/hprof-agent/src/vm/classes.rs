@@ -60,7 +60,9 @@ fn lookup(ctx: &Context, klass: Obj<'_>) -> Option<Arc<ClassEntry>> {
 fn announce(ctx: &Context, e: &Arc<ClassEntry>) {
     let e = e.clone();
     let at = ctx.stamp();
-    ctx.out.submit(move |f, out| {
+    // Nobody waits for it: batched with others (the classes of start-up
+    // do not wake the writer one by one).
+    ctx.out.submit_batched(move |f, out| {
         let lc = LoadClass {
             class_serial: e.serial,
             class_obj_id: e.object_id as u64,

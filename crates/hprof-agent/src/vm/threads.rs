@@ -106,13 +106,20 @@ fn record(
     // cpu=old output has no THREAD lines (docs/output-formats.md §1.1).
     if start != Start::Silent && !agent_thread && !ctx.opts.cpu_old {
         let trace = match start {
-            Start::Here => super::stacks::thread_trace(ctx, jni, thread, rec.serial),
+            // At its ThreadStart a thread has no frame yet: JVMTI sends the
+            // event "before its initial method executes" (HotSpot 11 to 25
+            // do). Its trace is the empty one, without asking the VM for
+            // the stack (a JVMTI call per thread started).
+            Start::Here => super::stacks::trace_of(ctx, jni, rec.serial, &[], &mut Vec::new())
+                .map(|t| t.serial),
             _ => None,
         }
         .unwrap_or(ctx.system_trace());
         let r = rec.clone();
         let at = ctx.stamp();
-        ctx.out.submit(move |f, out| {
+        // Nobody waits for it: batched with others (a burst of threads
+        // starting does not wake the writer for each).
+        ctx.out.submit_batched(move |f, out| {
             let ts = ThreadStart {
                 thread_serial: r.serial,
                 obj_id: r.object_id as u64,
@@ -140,7 +147,8 @@ pub fn end(ctx: &Context, thread: Obj<'_>) {
         return;
     }
     let at = ctx.stamp();
-    ctx.out.submit(move |f, out| f.thread_end(out, at, serial));
+    ctx.out
+        .submit_batched(move |f, out| f.thread_end(out, at, serial));
 }
 
 /// Start one of the agent's own threads: known as an agent thread before

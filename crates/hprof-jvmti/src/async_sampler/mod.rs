@@ -263,6 +263,12 @@ fn reconfigure(cfg: Config, agct: Option<AsgctFn>) {
     }
 }
 
+/// Samples the ring holds (0 before [`install`]).
+pub fn ring_slots() -> usize {
+    // SAFETY: the ring was leaked at install and is never freed (or null).
+    unsafe { RING.load(Ordering::Acquire).as_ref() }.map_or(0, Ring::slots)
+}
+
 pub fn is_installed() -> bool {
     STATE.load(Ordering::Acquire) == INSTALLED
 }

@@ -286,7 +286,7 @@ pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32
             }
             let c = i / CHUNK;
             if CHUNKS[c].load(Ordering::Acquire).is_null() {
-                let chunk: Box<Chunk> = Box::new([const { Slot::new() }; CHUNK]);
+                let chunk = new_chunk().ok_or("slot chunk not built")?;
                 CHUNKS[c].store(Box::into_raw(chunk), Ordering::Release);
             }
             a.used += 1;
@@ -321,6 +321,18 @@ pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32
     Ok(index)
 }
 
+/// A chunk of free slots, built where it lives. `Box::new([...; CHUNK])`
+/// built it on the stack first: that gave `take` an 18 KB frame whose
+/// stack probes touch four pages at every call, chunk or not; at a new
+/// thread's ThreadStart about two of them were not mapped yet (page
+/// faults: 2 more per thread started, about 8 µs of CPU a thread).
+#[cold]
+#[inline(never)]
+fn new_chunk() -> Option<Box<Chunk>> {
+    let slots: Box<[Slot]> = (0..CHUNK).map(|_| Slot::new()).collect();
+    slots.try_into().ok()
+}
+
 /// Delete the slot's timer and give the slot back (its thread ended).
 pub fn give_back(index: u32) {
     if let Ok(mut a) = ALLOC.lock() {
@@ -329,11 +341,21 @@ pub fn give_back(index: u32) {
 }
 
 /// Give back the slot of thread `tid`, if it has one (the thread ends;
-/// whoever registered it).
+/// whoever registered it). Its trigger is stopped outside the allocation
+/// lock: threads ending together (a pool shutting down) would otherwise
+/// queue on the lock behind each other's system calls.
 pub fn give_back_tid(tid: i32) {
-    if let Ok(mut a) = ALLOC.lock() {
-        if let Some(i) = a.by_tid.get(&tid).copied() {
-            release(&mut a, i);
+    let retired = match ALLOC.lock() {
+        Ok(mut a) => match a.by_tid.get(&tid).copied() {
+            Some(i) => retire(&mut a, i).map(|s| (i, s)),
+            None => None,
+        },
+        Err(_) => None,
+    };
+    if let Some((i, s)) = retired {
+        stop_trigger(s);
+        if let Ok(mut a) = ALLOC.lock() {
+            a.free.push(i);
         }
     }
 }
@@ -342,15 +364,32 @@ pub fn give_back_tid(tid: i32) {
 /// second call finds it not live and does nothing (so it cannot enter the
 /// free list twice).
 fn release(a: &mut Alloc, index: u32) {
-    let Some(s) = get(index) else { return };
+    if let Some(s) = retire(a, index) {
+        stop_trigger(s);
+        a.free.push(index);
+    }
+}
+
+/// Take slot `index` out of use (under the allocation lock): unmapped
+/// from its thread, not live, its generation changed (a signal still
+/// queued for it is refused). The caller stops its trigger, then frees it;
+/// meanwhile nobody else reaches it (it is neither live nor free). None
+/// if it was not live.
+fn retire(a: &mut Alloc, index: u32) -> Option<&'static Slot> {
+    let s = get(index)?;
     let tid = s.tid();
     if a.by_tid.get(&tid) == Some(&index) {
         a.by_tid.remove(&tid);
     }
     if !s.live.swap(false, Ordering::AcqRel) {
-        return;
+        return None;
     }
     s.gen.fetch_add(1, Ordering::AcqRel);
+    Some(s)
+}
+
+/// Close a retired slot's perf event and delete its timer.
+fn stop_trigger(s: &Slot) {
     s.with_trigger(|| {
         drop_perf(s);
         let t = s.timer.swap(-1, Ordering::AcqRel);
@@ -358,7 +397,6 @@ fn release(a: &mut Alloc, index: u32) {
             trigger::delete_timer(t);
         }
     });
-    a.free.push(index);
 }
 
 /// Close the slot's perf event, if any (the caller holds its trigger). Its
