@@ -10,8 +10,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 rounds="${1:-20}"
-cargo build --release --quiet --lib
-cargo test --release --quiet --test cpu_stress --no-run
+cargo build --release --quiet --workspace
+cargo test --release --quiet -p hprof-e2e --test e2e --no-run
 homes=("")
 while read -r _major home; do homes+=("$home"); done < <(scripts/install-jdks.sh 11 21 25)
 total=0
@@ -21,7 +21,7 @@ for home in "${homes[@]}"; do
   echo "=== ${home:-JDK on the PATH}: $rounds rounds per scenario"
   # --nocapture mixes the harness's "test ... " lines with ours: a STRESS
   # line may start in the middle of a line.
-  HPROF_STRESS_ROUNDS="$rounds" cargo test --release --quiet --test cpu_stress -- --test-threads=1 --nocapture 2>&1 | tee "$log" | grep -oE "STRESS .*|skipped.*|panicked.*|FAILED.*" || true
+  HPROF_STRESS_ROUNDS="$rounds" cargo test --release --quiet -p hprof-e2e --test e2e -- cpu_stress:: --test-threads=1 --nocapture 2>&1 | tee "$log" | grep -oE "STRESS .*|skipped.*|panicked.*|FAILED.*" || true
   if grep -q "test result: ok" "$log"; then
     n=$(grep -oE "STRESS [a-z_]+ round [0-9]+: ok" "$log" | wc -l)
     total=$((total + n))

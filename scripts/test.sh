@@ -16,8 +16,14 @@ if slurp="$(scripts/install-hprof-slurp.sh)"; then
 else
   echo "WARNING: hprof-slurp could not be installed; the heap dump tests will skip its checks"
 fi
+# Each phase says how long it took (CI must stay under 25 minutes).
+started=$SECONDS
+phase() { echo "=== $1 took $((SECONDS - started)) s"; started=$SECONDS; }
+phase "installing test tools"
 cargo build --release --all-targets --workspace
+phase "build"
 cargo test --release --workspace
+phase "tests on the JDK on the PATH"
 
 if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # Smoke set: start-up, cpu=samples (text and binary), cpu=times, heap=sites, heap=dump (also
@@ -26,6 +32,7 @@ if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # layouts differ by JDK).
   scripts/install-jdks.sh 11 21 25 | while read -r major home; do
     echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
-    HPROF_TEST_JDK="$home" cargo test --release -p hprof-e2e --test cpu_samples --test startup --test binary_output --test monitors --test net --test cpu_times --test alloc_sites --test heap_dump --test heap_dump_races --test live_counts --test attach_tool --test attach_agent --test heap_analyser
+    HPROF_TEST_JDK="$home" cargo test --release -p hprof-e2e --test e2e -- cpu_samples:: startup:: binary_output:: monitors:: net:: cpu_times:: alloc_sites:: heap_dump:: heap_dump_races:: live_counts:: attach_tool:: attach_agent:: heap_analyser::
+    phase "smoke tests on JDK $major"
   done
 fi

@@ -4,7 +4,7 @@
 //! SITES section (text) and ALLOC SITES record (binary) must show exactly
 //! those counts, with live counts taken after a GC.
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use common::sites::{parse_sites, Counts, Row, Sites};

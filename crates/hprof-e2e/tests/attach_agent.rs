@@ -13,7 +13,7 @@
 //! standard input. On the other JDKs (`HPROF_TEST_JDK`, the smoke runs of
 //! scripts/test.sh) the tests marked `full_only` are skipped.
 
-mod common;
+use crate::common;
 
 use common::sites::{parse_sites, Counts};
 use std::collections::HashMap;

@@ -16,7 +16,7 @@
 //! standard input closes, then prints how many objects it held and ends.
 //! Every target is killed when its test ends, whether it passed or not.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

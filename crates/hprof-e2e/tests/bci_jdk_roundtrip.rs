@@ -1,8 +1,7 @@
 //! Every class of the running JDK's module image must parse, write back byte
 //! for byte, and survive `inject` without a panic.
 
-#[path = "bci_support.rs"]
-mod support;
+use crate::bci_support as support;
 
 use hprof_bci::classfile::attributes::AttributeInfo;
 use hprof_bci::classfile::ClassFile;

@@ -1,5 +1,4 @@
-//! Helpers shared by the bci integration tests (included with `#[path]`);
-//! as a test target of its own it contains no tests.
+//! Helpers shared by the bci tests (`bci_verify`, `bci_jdk_roundtrip`).
 #![allow(dead_code)]
 
 use std::io::{BufReader, Read};

@@ -2,8 +2,7 @@
 //! (`-Xverify:all`) and that the injected calls fire exactly as often as the
 //! methods run.
 
-#[path = "bci_support.rs"]
-mod support;
+use crate::bci_support as support;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

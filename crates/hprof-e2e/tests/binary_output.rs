@@ -2,7 +2,7 @@
 //! reader and with an independent parser (the `jvm-hprof` crate), and says
 //! what the text report says.
 
-mod common;
+use crate::common;
 
 use hprof_core::reader::{read_all, Parsed};
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! cpu=samples end to end: a real JVM runs fixtures under the agent and the
 //! text output is parsed and checked.
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use std::collections::HashMap;

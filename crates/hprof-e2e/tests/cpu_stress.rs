@@ -10,7 +10,7 @@
 //! does); `scripts/stress-cpu.sh` runs many rounds on every JDK
 //! (docs/testing.md).
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use std::io::Read;

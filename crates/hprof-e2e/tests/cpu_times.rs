@@ -7,7 +7,7 @@
 //! in `HPROF_EXTRA_JDKS` (colon-separated) and the JDK 25 runtime that
 //! scripts/install-jdks.sh caches, when present.
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use std::collections::BTreeMap;

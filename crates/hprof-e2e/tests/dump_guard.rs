@@ -2,7 +2,7 @@
 //! request and the exit dump still happen (docs/design.md, "One dump at a
 //! time"). The panic is injected with `HPROF_RS_TEST_FAULT=dump-panic`.
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use std::io::BufRead;

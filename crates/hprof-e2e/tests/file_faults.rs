@@ -7,7 +7,7 @@
 //! Device nodes and the small full disk (tmpfs) need root; without it those
 //! checks say SKIPPED and the others run.
 
-mod common;
+use crate::common;
 
 use hprof_core::reader::read_all;
 use std::io::Read;

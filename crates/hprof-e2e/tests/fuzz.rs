@@ -15,7 +15,7 @@
 //! panic, hang, or take long. Crash reproducers found so far are kept in
 //! `crates/hprof-e2e/tests/fuzz-regressions/<target>/` and replayed first on every run.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};

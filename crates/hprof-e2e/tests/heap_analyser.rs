@@ -9,7 +9,7 @@
 //! graphs written as dumps by hand are checked against a reference
 //! computation of dominators.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

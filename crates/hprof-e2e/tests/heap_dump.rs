@@ -3,7 +3,7 @@
 //! checked against the graph, against `jmap -histo:live` on the same
 //! program state, and with an independent parser (the jvm-hprof crate).
 
-mod common;
+use crate::common;
 
 use hprof_core::reader::{read_all, HeapDump, Parsed, Value};
 use std::collections::HashMap;

@@ -7,7 +7,7 @@
 //! The planted names come from another user (uid 65534, through setpriv):
 //! that needs root; without it those checks say SKIPPED.
 
-mod common;
+use crate::common;
 
 use hprof_core::reader::read_all;
 use std::io::{BufRead, BufReader, Read};

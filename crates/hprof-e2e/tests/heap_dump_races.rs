@@ -14,7 +14,7 @@
 //! record of the same dump, and that every INSTANCE DUMP decodes against
 //! its CLASS DUMPs.
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use common::sites::parse_sites;

@@ -9,7 +9,7 @@ use std::mem::{offset_of, size_of};
 use std::path::PathBuf;
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 fn probe() -> HashMap<String, i64> {
     let include = common::jdk_home().join("include");

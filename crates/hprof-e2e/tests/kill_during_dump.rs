@@ -3,7 +3,7 @@
 //! cut inside the last one, which the reader names as truncated, never as
 //! corrupt (docs/options.md, "When the JVM ends abnormally").
 
-mod common;
+use crate::common;
 
 use hprof_core::reader::{ErrorKind, HprofReader};
 use std::io::BufRead;

@@ -5,7 +5,7 @@
 //! fixtures' known counts and against a heap histogram of a real program
 //! (javac, in process) taken at the same moment.
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use common::sites::{parse_sites, Sites};

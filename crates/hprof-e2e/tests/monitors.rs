@@ -2,7 +2,7 @@
 //! waited times; the agent's MONITOR TIME, WAIT/WAITED lines and MONITOR
 //! DUMP are parsed and compared with them.
 
-mod common;
+use crate::common;
 
 use common::ascii;
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //! sends every command and checks the records that come back, to peers
 //! that vanish or send garbage, and to `hprof-rs listen`.
 
-mod common;
+use crate::common;
 
 use hprof_core::protocol::{Command, Control, ThreadRef};
 use hprof_core::reader::{HprofReader, Record, RecordBody};

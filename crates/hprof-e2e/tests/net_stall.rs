@@ -3,7 +3,7 @@
 //! queue) and the VM must exit, with one message saying the stream was cut
 //! (docs/socket-protocol.md, "A front-end that stops reading").
 
-mod common;
+use crate::common;
 
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 //! says the final report could not be written (docs/options.md, "When the
 //! JVM ends abnormally").
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

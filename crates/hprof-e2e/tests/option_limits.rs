@@ -3,7 +3,7 @@
 //! stops start-up with one `HPROF ERROR` line and exit code 1. Nothing may
 //! abort, hang or panic (docs/options.md gives each range).
 
-mod common;
+use crate::common;
 
 use common::{ascii, BoundedRun};
 use hprof_core::reader::read_all;

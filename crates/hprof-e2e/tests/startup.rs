@@ -1,7 +1,7 @@
 //! Start-up behaviour: option errors, help, the three ways of loading the
 //! agent, output-file problems, and profiles this build cannot produce.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! hand-made text and binary files, errors naming the offset of a corrupt
 //! record.
 
-mod common;
+use crate::common;
 
 use hprof_core::format::{self as fmt, BinaryFormat, BinaryOptions, ProfileFormat, Stamp};
 use std::collections::HashMap;

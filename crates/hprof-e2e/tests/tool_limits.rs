@@ -5,8 +5,7 @@
 //! resident memory measured; and a stack of a million frames is drawn and
 //! collapsed in linear time, without recursion.
 
-#[allow(dead_code)]
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! panic. Damaged files get an error naming the offset, in bounded time
 //! and memory (histo used to panic or allocate gigabytes by a length field).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -5,11 +5,9 @@
 //! fetches is checked against what the fixtures make exactly knowable. The
 //! security checks of every endpoint are checked too.
 
-#[allow(dead_code)]
-mod common;
+use crate::common;
 
-#[allow(dead_code)]
-mod ui_support;
+use crate::ui_support;
 
 use serde_json::Value;
 use std::io::{Read, Write};

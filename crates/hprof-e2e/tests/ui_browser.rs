@@ -4,10 +4,8 @@
 //! message. Screenshots are kept as test output under
 //! target/tmp/ui-screenshots/ (docs/ui/ is made by scripts/ui-screenshots.py).
 
-#[allow(dead_code)]
-mod common;
-#[allow(dead_code)]
-mod ui_support;
+use crate::common;
+use crate::ui_support;
 
 use serde_json::{json, Value};
 use std::io::{Read, Write};

@@ -2,10 +2,8 @@
 //! `go tool pprof` (skipped with a message when Go is absent) and its
 //! counts compared with the HPROF file's own records.
 
-#[allow(dead_code)]
-mod common;
-#[allow(dead_code)]
-mod ui_support;
+use crate::common;
+use crate::ui_support;
 
 use hprof_core::reader::{open_path, RecordBody};
 use std::collections::HashMap;

@@ -12,11 +12,9 @@
 //! SKIPPED. The second user's process is a copy of this test binary
 //! running [`attacker_process`].
 
-#[allow(dead_code)]
-mod common;
+use crate::common;
 
-#[allow(dead_code)]
-mod ui_support;
+use crate::ui_support;
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -195,7 +193,7 @@ impl Attacker {
         };
         cmd.args([
             "--exact",
-            "attacker_process",
+            "ui_security::attacker_process",
             "--nocapture",
             "--test-threads=1",
         ])

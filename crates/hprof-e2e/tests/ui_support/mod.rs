@@ -1,5 +1,6 @@
 //! Shared by the `hprof-rs ui` tests: start the tool, talk HTTP to it,
 //! write synthetic HPROF files.
+#![allow(dead_code)]
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
