@@ -157,3 +157,69 @@ fn the_tools_model_has_no_unsafe_code() {
         "hprof-analysis must forbid unsafe code"
     );
 }
+
+/// What in a source line means file I/O or printing.
+const IO_OR_PRINT: [&str; 8] = [
+    "std::fs",
+    "File::",
+    "OpenOptions",
+    "println!",
+    "print!",
+    "eprint",
+    "diag::",
+    "std::process",
+];
+
+/// Lines of `src` (a file's text) that do file I/O or print, outside its
+/// `#[cfg(test)]` part (assumed to be last, as in this workspace) and
+/// outside comments.
+fn io_lines(src: &str) -> Vec<String> {
+    let code = src.split("#[cfg(test)]").next().unwrap_or("");
+    code.lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//"))
+        .filter(|l| IO_OR_PRINT.iter().any(|w| l.contains(w)))
+        .map(str::to_string)
+        .collect()
+}
+
+/// docs/design.md, "Code map": the format writes into the buffer it is
+/// given; files (a 1.0.1 dump's scratch file) and messages are its
+/// caller's, through `Scratch`/`ScratchSource`.
+#[test]
+fn the_format_does_no_file_io_and_prints_nothing() {
+    let root = std::path::Path::new(env!("HPROF_REPO")).join("crates/hprof-core/src/format");
+    let mut dirs = vec![root];
+    let mut found = Vec::new();
+    let mut files = 0;
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && p.file_name().is_some_and(|n| n != "tests.rs")
+            {
+                files += 1;
+                let src = std::fs::read_to_string(&p).unwrap();
+                for l in io_lines(&src) {
+                    found.push(format!("{}: {l}", p.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        files >= 10,
+        "the format's sources were not found ({files} files)"
+    );
+    assert!(
+        found.is_empty(),
+        "file I/O or printing in the format:\n{}",
+        found.join("\n")
+    );
+    // The check sees what it looks for.
+    assert_eq!(
+        io_lines("use std::fs::File;\nfn f() { crate::diag::error(\"x\") }\n// println!\n").len(),
+        2
+    );
+}

@@ -5,6 +5,7 @@
 pub mod file_copy;
 pub mod record;
 mod salvage;
+pub mod scratch;
 mod wake;
 pub mod writer;
 

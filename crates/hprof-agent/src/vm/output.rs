@@ -48,7 +48,7 @@ pub fn new_format(opts: &Options, segmented: bool) -> BoxedFormat {
                     let exists = |n: &str| std::path::Path::new(n).exists();
                     opts.heap_temp_file_name(pid, exists).into()
                 };
-                f.stage_heap_dumps_in(stage);
+                f.stage_heap_dumps_in(Box::new(crate::sink::scratch::ScratchFiles::at(stage)));
             }
             Box::new(f)
         }

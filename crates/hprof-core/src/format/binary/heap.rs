@@ -6,95 +6,68 @@ use super::HprofVersion;
 use crate::format::model::{
     ClassDump, InstanceDump, InstanceValues, ObjArrayDump, PrimArrayDump, PrimElements, Root,
 };
-use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
 
-/// Buffers the sub-records of the current segment (1.0.2) or of the whole
-/// dump (1.0.1) until their record length is known. A 1.0.1 dump can be
-/// staged in a temporary file instead, so memory stays bounded.
+/// Buffers the sub-records of the current segment (1.0.1: of the whole
+/// dump) until their record length is known. A 1.0.1 dump can be staged
+/// in a scratch area the caller provides instead, so memory stays bounded.
 #[derive(Debug)]
 pub struct HeapWriter {
     buf: Vec<u8>,
     begin_time: u32,
     segments: u32,
     stage: Option<Staged>,
-    /// The staging file could not take more: what it holds is kept and
+    /// The scratch area could not take more: what it holds is kept and
     /// copied out first, the rest of the dump stays in memory.
     stage_full: bool,
 }
 
-/// A 1.0.1 heap dump's sub-records put aside in a temporary file while the
-/// dump runs, then copied out behind the HEAP DUMP record header (the
-/// original did the same). The file is removed once copied, or when the
-/// stage is dropped.
+/// Where a 1.0.1 heap dump's sub-records are put aside while the dump runs,
+/// to be read back behind the HEAP DUMP record header once its length is
+/// known (the original did the same with a file). The format only reads
+/// and writes it: what it is, where it lives and when it goes away are the
+/// caller's (the agent: a private file beside the output, removed when the
+/// area is dropped).
+pub trait Scratch: Read + Write + Seek + Send + std::fmt::Debug {
+    /// What to call it in a message (a file's path).
+    fn name(&self) -> String;
+    /// Tell the user about a problem with this area (the format does not
+    /// print; the agent reports it as an HPROF message).
+    fn report(&self, what: &str);
+}
+
+/// Gives each 1.0.1 dump a new [`Scratch`] area.
+pub trait ScratchSource: Send + std::fmt::Debug {
+    fn create(&mut self) -> io::Result<Box<dyn Scratch>>;
+    /// What to call the area it makes in a message.
+    fn name(&self) -> String;
+    /// Tell the user that no area could be made (the dump is then kept in
+    /// memory).
+    fn report(&self, what: &str);
+}
+
+/// A dump's scratch area and how much of it holds sub-records.
 #[derive(Debug)]
 pub struct Staged {
-    file: File,
-    path: PathBuf,
-    /// Bytes written to the file.
+    area: Box<dyn Scratch>,
+    /// Bytes written to the area.
     len: u64,
 }
 
-/// Bytes of sub-records kept in memory before they go to the staging file.
+/// Bytes of sub-records kept in memory before they go to the scratch area.
 const STAGE_CHUNK: usize = 1 << 20;
 /// Bytes copied back per step when a staged dump is written out.
 pub const DRAIN_CHUNK: usize = 4 << 20;
 
 impl Staged {
-    /// Create the scratch file at `path`, or beside it when that name is
-    /// taken (`path.PID.N`). Always a new file (O_EXCL), never through a
-    /// symlink (O_NOFOLLOW), mode 0600: another local user can neither
-    /// redirect it nor read the dump in it (docs/heap_dump.md, "Scratch
-    /// file").
-    pub fn create(path: &Path) -> io::Result<Staged> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut last = None;
-        for attempt in 0..16u32 {
-            let candidate = if attempt == 0 {
-                path.to_path_buf()
-            } else {
-                let mut name = path.as_os_str().to_owned();
-                name.push(format!(".{}.{attempt}", std::process::id()));
-                PathBuf::from(name)
-            };
-            match OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&candidate)
-            {
-                Ok(file) => {
-                    return Ok(Staged {
-                        file,
-                        path: candidate,
-                        len: 0,
-                    })
-                }
-                Err(e)
-                    if e.kind() == io::ErrorKind::AlreadyExists
-                        || e.raw_os_error() == Some(libc::ELOOP) =>
-                {
-                    last = Some(e)
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
+    pub fn new(area: Box<dyn Scratch>) -> Staged {
+        Staged { area, len: 0 }
     }
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.file.write_all(bytes)?;
+        self.area.write_all(bytes)?;
         self.len += bytes.len() as u64;
         Ok(())
-    }
-}
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -110,6 +83,11 @@ pub struct Draining {
 }
 
 impl Draining {
+    /// Tell the user about a problem with the dump's scratch area.
+    pub fn report(&self, what: &str) {
+        self.stage.area.report(what);
+    }
+
     /// Append up to `max` bytes of the record body; false when nothing was
     /// left. A read error ends the stream here (reported by the caller
     /// through the truncated output) rather than hanging.
@@ -118,7 +96,7 @@ impl Draining {
             let n = (self.left as usize).min(max);
             let start = out.len();
             out.resize(start + n, 0);
-            if let Err(e) = self.stage.file.read_exact(&mut out[start..]) {
+            if let Err(e) = self.stage.area.read_exact(&mut out[start..]) {
                 out.truncate(start);
                 self.left = 0;
                 return Err(e);
@@ -145,12 +123,12 @@ impl HeapWriter {
         }
     }
 
-    /// Stage a 1.0.1 dump's sub-records in a temporary file.
+    /// Stage a 1.0.1 dump's sub-records in a scratch area.
     pub fn stage_in(&mut self, stage: Staged) {
         self.stage = Some(stage);
     }
 
-    /// Move buffered sub-records to the staging file. On a write error (a
+    /// Move buffered sub-records to the scratch area. On a write error (a
     /// full disk) the bytes staged so far stay valid and are still copied
     /// out; the rest of the dump is kept in memory. (Dropping the staged
     /// part lost every ROOT and half the objects without a word.)
@@ -161,9 +139,9 @@ impl HeapWriter {
         if let Some(st) = self.stage.as_mut() {
             let staged = st.len;
             if let Err(e) = st.append(&self.buf) {
-                crate::diag::error(&format!(
+                st.area.report(&format!(
                     "heap dump: cannot write temporary file {}: {e}; the rest of the dump is kept in memory",
-                    st.path.display()
+                    st.area.name()
                 ));
                 // A partial write leaves bytes past `len`; only `len`
                 // bytes are copied back, and later bytes stay in memory.
@@ -231,16 +209,16 @@ impl HeapWriter {
                         time,
                         (staged + self.buf.len() as u64) as u32,
                     );
-                    if stage.file.seek(SeekFrom::Start(0)).is_ok() {
+                    if stage.area.seek(SeekFrom::Start(0)).is_ok() {
                         return Some(Draining {
                             stage,
                             left: staged,
                             tail: std::mem::take(&mut self.buf),
                         });
                     }
-                    crate::diag::error(
-                        "heap dump: cannot read back the temporary file; dump truncated",
-                    );
+                    stage
+                        .area
+                        .report("heap dump: cannot read back the temporary file; dump truncated");
                     return None;
                 }
                 enc::record_header(out, tag::HEAP_DUMP, time, self.buf.len() as u32);

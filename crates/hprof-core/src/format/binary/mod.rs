@@ -2,6 +2,7 @@
 
 mod enc;
 mod heap;
+pub use self::heap::{Scratch, ScratchSource};
 mod records;
 mod strings;
 #[cfg(test)]
@@ -113,8 +114,8 @@ pub struct BinaryFormat {
     traces: TraceLog,
     heap: Option<HeapWriter>,
     name_ids: Vec<u64>,
-    /// 1.0.1 heap dumps are staged in this file (see `stage_heap_dumps_in`).
-    stage_path: Option<std::path::PathBuf>,
+    /// 1.0.1 heap dumps are staged in areas from here (see `stage_heap_dumps_in`).
+    scratch: Option<Box<dyn heap::ScratchSource>>,
     /// A finished staged heap dump still being copied out.
     draining: Option<heap::Draining>,
 }
@@ -133,7 +134,7 @@ impl BinaryFormat {
             traces: TraceLog::default(),
             heap: None,
             name_ids: Vec::new(),
-            stage_path: None,
+            scratch: None,
             draining: None,
         }
     }
@@ -143,13 +144,13 @@ impl BinaryFormat {
         while self.drain_staged(out) {}
     }
 
-    /// 1.0.1 heap dumps put their sub-records aside in the temporary file
-    /// `path` (created per dump, removed once copied out) instead of
+    /// 1.0.1 heap dumps put their sub-records aside in a scratch area
+    /// from `source` (one per dump, dropped once copied out) instead of
     /// memory, so a dump of a large heap needs no more memory than a
-    /// segmented one. Without it (or if the file cannot be created) the
-    /// record is buffered in memory.
-    pub fn stage_heap_dumps_in(&mut self, path: std::path::PathBuf) {
-        self.stage_path = Some(path);
+    /// segmented one. Without it (or if no area can be made) the record
+    /// is buffered in memory.
+    pub fn stage_heap_dumps_in(&mut self, source: Box<dyn heap::ScratchSource>) {
+        self.scratch = Some(source);
     }
 
     pub fn options(&self) -> &BinaryOptions {
@@ -260,12 +261,12 @@ impl ProfileFormat for BinaryFormat {
         debug_assert!(self.heap.is_none(), "heap dump already in progress");
         self.drain_all(out);
         let mut w = HeapWriter::new(time_of(&at));
-        if let (HprofVersion::V1_0_1, Some(path)) = (self.opts.version, &self.stage_path) {
-            match heap::Staged::create(path) {
-                Ok(stage) => w.stage_in(stage),
-                Err(e) => crate::diag::error(&format!(
+        if let (HprofVersion::V1_0_1, Some(source)) = (self.opts.version, &mut self.scratch) {
+            match source.create() {
+                Ok(area) => w.stage_in(heap::Staged::new(area)),
+                Err(e) => source.report(&format!(
                     "heap dump: cannot create temporary file {}: {e}; buffering in memory",
-                    path.display()
+                    source.name()
                 )),
             }
         }
@@ -341,7 +342,7 @@ impl ProfileFormat for BinaryFormat {
                 false
             }
             Err(e) => {
-                crate::diag::error(&format!(
+                d.report(&format!(
                     "heap dump: cannot read back the temporary file: {e}; dump truncated"
                 ));
                 self.draining = None;

@@ -371,13 +371,76 @@ fn heap_dump_1_0_1_is_one_record() {
     assert_eq!(out, want.0);
 }
 
+/// A file as the scratch area, as the agent's (the test removes it when
+/// dropped too, so the test can see the format drop it once copied out).
+#[derive(Debug)]
+struct TestScratch(std::path::PathBuf);
+
+impl TestScratch {
+    fn at(p: std::path::PathBuf) -> Self {
+        TestScratch(p)
+    }
+}
+
+#[derive(Debug)]
+struct TestArea(std::fs::File, std::path::PathBuf);
+
+impl heap::ScratchSource for TestScratch {
+    fn name(&self) -> String {
+        self.0.display().to_string()
+    }
+    fn create(&mut self) -> std::io::Result<Box<dyn heap::Scratch>> {
+        let f = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&self.0)?;
+        Ok(Box::new(TestArea(f, self.0.clone())))
+    }
+    fn report(&self, what: &str) {
+        panic!("unexpected problem: {what}");
+    }
+}
+
+impl heap::Scratch for TestArea {
+    fn name(&self) -> String {
+        self.1.display().to_string()
+    }
+    fn report(&self, what: &str) {
+        panic!("unexpected problem: {what}");
+    }
+}
+
+impl std::io::Read for TestArea {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(b)
+    }
+}
+
+impl std::io::Write for TestArea {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for TestArea {
+    fn seek(&mut self, p: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(p)
+    }
+}
+
+impl Drop for TestArea {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.1);
+    }
+}
+
 #[test]
 fn heap_dump_1_0_1_staged_in_a_file_gives_the_same_record() {
     let dir = std::env::temp_dir().join(format!("hprof-stage-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let tmp = dir.join("java.hprof.TMP");
     let mut f = bin(HprofVersion::V1_0_1);
-    f.stage_heap_dumps_in(tmp.clone());
+    f.stage_heap_dumps_in(Box::new(TestScratch::at(tmp.clone())));
     let mut out = Vec::new();
     f.heap_dump_begin(&mut out, at_us(10), &HeapTotals::default());
     // Enough sub-records to pass the 1 MiB kept in memory.
