@@ -362,27 +362,39 @@ fn the_page_shows_the_hot_method_and_the_sites_of_real_jvms() {
         LIMIT,
     );
     browser.click("#sessions li[data-id=\"2\"]");
+    // The flame graph is the tool's one document (the SVG `hprof-rs flame
+    // --svg` writes), shown in a frame: its frames are there...
+    const FLAME: &str = "const d = document.getElementById('flame').contentDocument; ";
     browser.wait_js(
-        "return document.querySelectorAll('#flame .fr').length >= 4 && [...document.querySelectorAll('#flame .fr')].some(e => e.title.startsWith('CpuSplit.work60'))",
+        &format!("{FLAME} return !!d && d.querySelectorAll('g.f').length >= 4 && [...d.querySelectorAll('g.f')].some(g => g.getAttribute('data-n') === 'CpuSplit.work60')"),
         &json!(true),
         LIMIT,
     );
-    // The style sheet is its own file and the frames' geometry is set
-    // through the DOM (the policy allows no inline style): frames are
-    // placed by it, the root spans the graph, callees sit a row lower.
+    browser.screenshot("cpu-flame.png");
+    // ...and its own script runs under the page's policy (allowed by its
+    // hash, nothing inline otherwise): a click on work60 zooms it to the
+    // whole width and shows "Reset zoom", and the zoom is in its fragment.
     browser.wait_js(
-        "const f = [...document.querySelectorAll('#flame .fr')]; \
-         const cs = (e) => getComputedStyle(e); \
-         return cs(f[0]).position === 'absolute' && parseFloat(cs(f[0]).width) > 200 \
-           && f.some((e) => parseFloat(cs(e).top) === 17) && f.every((e) => cs(e).backgroundColor !== 'rgba(0, 0, 0, 0)')",
+        &format!("{FLAME} const g = [...d.querySelectorAll('g.f')].find(g => g.getAttribute('data-n') === 'CpuSplit.work60'); \
+         g.querySelector('rect').dispatchEvent(new MouseEvent('click', {{bubbles: true}})); \
+         return [g.querySelector('rect').getAttribute('width'), d.getElementById('reset').getAttribute('display'), \
+           document.getElementById('flame').contentWindow.location.hash.includes('CpuSplit.work60')]"),
+        &json!(["1200.00", null, true]),
+        Duration::from_secs(10),
+    );
+    // Search from the page's box marks the matching frames and says their share.
+    browser.type_into("search", "work60");
+    browser.wait_js(
+        &format!("{FLAME} const hits = [...d.querySelectorAll('g.f')].filter(g => g.querySelector('rect').getAttribute('fill') === 'rgb(230,0,230)'); \
+         return hits.length > 0 && hits.every(g => g.getAttribute('data-n').includes('work60')) \
+           && d.getElementById('matched').getAttribute('data-share') === '100.0'"),
         &json!(true),
         Duration::from_secs(10),
     );
-    browser.screenshot("cpu-flame.png");
-    // Search marks the matching frames.
-    browser.type_into("search", "work30");
+    // Reset zoom from the page: every frame at its drawn place again.
+    browser.click("#unzoom");
     browser.wait_js(
-        "return [...document.querySelectorAll('#flame .fr.hit')].every(e => e.title.includes('work30')) && document.querySelectorAll('#flame .fr.hit').length > 0",
+        &format!("{FLAME} return d.getElementById('reset').getAttribute('display') === 'none' && ![...d.querySelectorAll('g.f')].some(g => g.getAttribute('display') === 'none')"),
         &json!(true),
         Duration::from_secs(10),
     );
@@ -720,10 +732,10 @@ fn big_profiles_uploads_threads_and_the_source_view_in_the_page() {
     });
     browser.open_page(&ui);
     // Session 1, the big profile, is shown first: its flame graph.
-    browser.wait_js("return window.hprofFirstView !== null && document.querySelectorAll('#flame .fr').length > 0", &json!(true), LIMIT);
+    browser.wait_js("return window.hprofFirstView !== null && document.getElementById('flame').contentDocument.querySelectorAll('g.f').length > 0", &json!(true), LIMIT);
     let first = browser.js("return window.hprofFirstView").as_f64().unwrap();
     let frames = browser
-        .js("return document.querySelectorAll('#flame .fr').length")
+        .js("return document.getElementById('flame').contentDocument.querySelectorAll('g.f').length")
         .as_u64()
         .unwrap();
     eprintln!("1 004 990-sample profile: first view drawn {first:.0} ms after navigation, {frames} flame frames");

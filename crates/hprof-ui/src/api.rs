@@ -291,11 +291,18 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
             let Some(svg) = lock(&h.data).cpu_svg(&q, &title) else {
                 return error(409, "no CPU SAMPLES in this session yet");
             };
+            // `view=1`: shown in the page's frame, its script allowed by
+            // its hash; otherwise the download.
+            let headers = if p("view") == "1" {
+                flame_view_headers()
+            } else {
+                vec![attachment(&format!("session-{}-flame.svg", h.id))]
+            };
             Reply {
                 status: 200,
                 ctype: "image/svg+xml",
                 body: svg.into_bytes(),
-                headers: vec![attachment(&format!("session-{}-flame.svg", h.id))],
+                headers,
             }
         }
         _ => error(404, "no such view"),
@@ -345,4 +352,24 @@ fn mark(ui: &Ui, h: &super::Shared, body: &[u8]) -> Reply {
     }
     let g = lock(&h.data);
     json_reply(200, json!({"marks": g.marks.summary()}))
+}
+
+/// Headers of the flame graph shown in the page: the document's own script
+/// (zoom and search, `hprof_analysis::flame::svg::SCRIPT`) allowed by its
+/// SHA-256, nothing else runs or loads, and only the page may frame it.
+fn flame_view_headers() -> Vec<(&'static str, String)> {
+    static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let csp = CSP.get_or_init(|| {
+        use base64::Engine;
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(hprof_analysis::flame::svg::SCRIPT.as_bytes());
+        format!(
+            "default-src 'none'; script-src 'sha256-{}'; frame-ancestors 'self'",
+            base64::engine::general_purpose::STANDARD.encode(digest)
+        )
+    });
+    vec![
+        ("Content-Security-Policy", csp.clone()),
+        ("X-Frame-Options", "SAMEORIGIN".to_string()),
+    ]
 }

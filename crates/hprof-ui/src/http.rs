@@ -245,11 +245,21 @@ pub fn write_head(
         h += &format!("{k}: {v}\r\n");
     }
     // no-referrer: the token in the URL must not leak to other sites;
-    // the CSP forbids loading anything from elsewhere.
+    // the CSP forbids loading anything from elsewhere. A reply that gives
+    // its own policy (the flame graph shown in the page: its script by
+    // hash, framed by the page only) gives its own framing rule with it.
     h += "Connection: close\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
-          Referrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n\
-          Content-Security-Policy: default-src 'none'; script-src 'self'; \
-          style-src 'self'; connect-src 'self'; img-src data:; frame-ancestors 'none'\r\n\r\n";
+          Referrer-Policy: no-referrer\r\n";
+    if !extra
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("Content-Security-Policy"))
+    {
+        h += "X-Frame-Options: DENY\r\n\
+              Content-Security-Policy: default-src 'none'; script-src 'self'; \
+              style-src 'self'; connect-src 'self'; img-src data:; frame-src 'self'; \
+              frame-ancestors 'none'\r\n";
+    }
+    h += "\r\n";
     w.write_all(h.as_bytes())
 }
 

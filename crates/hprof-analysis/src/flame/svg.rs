@@ -1,8 +1,14 @@
-//! A self-contained SVG flame graph (root at the bottom, width ∝ weight,
-//! hover for counts) drawn from a [`StackTree`] in two loops over its
-//! nodes: time and memory linear in the nodes drawn, whatever the depth.
-//! Frames narrower than [`MIN_WIDTH`] are left out (they would not show),
-//! and levels past [`MAX_LEVELS`] are not drawn (a note says so).
+//! The tool's one flame graph: a self-contained, interactive SVG document
+//! (root at the bottom, width ∝ weight; hover for counts, click to zoom
+//! into a frame, search by regular expression with the share matched),
+//! drawn from a [`StackTree`] in two loops over its nodes: time and memory
+//! linear in the nodes drawn, whatever the depth. `hprof-rs flame --svg`
+//! writes it, the page's download is it, and the page shows it (docs/
+//! hprof-rs-tool.md, "Flame graphs"). Zoom and search are the script
+//! [`SCRIPT`] inside the document, so it works offline and alone.
+//! Frames narrower than [`MIN_WIDTH`] are left out (they would not show,
+//! nor be reached by zooming), and levels past [`MAX_LEVELS`] are not drawn
+//! (a note says so).
 
 use super::tree::StackTree;
 use std::fmt::Write;
@@ -14,6 +20,10 @@ const PAD: f64 = 10.0;
 pub const MIN_WIDTH: f64 = 0.1;
 /// Deepest level drawn (the SVG is 16 px per level).
 pub const MAX_LEVELS: usize = 4096;
+/// The document's script: zoom and search (`interactive.js`). A server
+/// that shows the document under a Content-Security-Policy allows this
+/// script by its hash.
+pub const SCRIPT: &str = include_str!("interactive.js");
 
 /// The graph of counter `key` of `tree` (finished), titled `title`, with
 /// `notes` under the title; `unit` names the counter (`samples`, `us`).
@@ -50,17 +60,26 @@ pub fn draw<const N: usize>(
             "stacks deeper than {MAX_LEVELS} frames are drawn to that depth"
         ));
     }
-    let height = (levels + 1 + notes.len()) as f64 * ROW + 3.0 * PAD + ROW;
+    // Title, notes, the frames, then a line for details and the share
+    // a search matched.
+    let height = (levels + 1 + notes.len()) as f64 * ROW + 3.0 * PAD + 2.0 * ROW;
+    let bottom = height - PAD - 2.0 * ROW;
     let mut out = String::new();
     let _ = write!(
         out,
-        "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"{w}\" height=\"{height}\" viewBox=\"0 0 {w} {height}\" xmlns=\"http://www.w3.org/2000/svg\">\n\
-<style>text {{ font-family: monospace; font-size: 11px; }} rect:hover {{ stroke: black; }}</style>\n\
+        "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"{w}\" height=\"{height}\" viewBox=\"0 0 {w} {height}\" xmlns=\"http://www.w3.org/2000/svg\" \
+font-family=\"monospace\" font-size=\"11\" data-width=\"{WIDTH}\" data-pad=\"{PAD}\" data-row=\"{ROW}\" data-bottom=\"{bottom}\">\n\
 <rect fill=\"#f8f8f0\" x=\"0\" y=\"0\" width=\"{w}\" height=\"{height}\"/>\n\
-<text x=\"{cx}\" y=\"{ty}\" text-anchor=\"middle\" font-size=\"14px\">{t}</text>\n",
+<text x=\"{cx}\" y=\"{ty}\" text-anchor=\"middle\" font-size=\"14\">{t}</text>\n\
+<text id=\"reset\" fill=\"#0645ad\" cursor=\"pointer\" x=\"{PAD}\" y=\"{ty}\" display=\"none\">Reset zoom</text>\n\
+<text id=\"searchbtn\" fill=\"#0645ad\" cursor=\"pointer\" x=\"{right}\" y=\"{ty}\" text-anchor=\"end\">Search</text>\n\
+<text id=\"details\" x=\"{PAD}\" y=\"{ly}\"> </text>\n\
+<text id=\"matched\" x=\"{right}\" y=\"{ly}\" text-anchor=\"end\"> </text>\n<g cursor=\"pointer\">\n",
         w = WIDTH + 2.0 * PAD,
         cx = WIDTH / 2.0 + PAD,
         ty = PAD + ROW * 0.75,
+        right = WIDTH + PAD,
+        ly = height - PAD,
         t = escape(title),
     );
     for (i, note) in notes.iter().enumerate() {
@@ -72,7 +91,6 @@ pub fn draw<const N: usize>(
             n = escape(note),
         );
     }
-    let bottom = height - PAD - ROW;
     let mut stack = vec![(0u32, 0.0f64, 0usize)];
     while let Some((n, x, level)) = stack.pop() {
         let node = &tree.nodes[n as usize];
@@ -86,7 +104,8 @@ pub fn draw<const N: usize>(
         );
         let _ = write!(
             out,
-            "<g><title>{}</title><rect x=\"{:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{}\"/>",
+            "<g class=\"f\" data-n=\"{}\"><title>{}</title><rect x=\"{:.2}\" y=\"{y:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{}\"/>",
+            escape(name),
             escape(&label),
             x + PAD,
             w.max(MIN_WIDTH),
@@ -120,7 +139,11 @@ pub fn draw<const N: usize>(
             cx += tree.nodes[c as usize].total[key] as f64 / total * WIDTH;
         }
     }
-    out.push_str("</svg>\n");
+    // The script is the element's whole text: a page that allows it by
+    // hash hashes exactly `SCRIPT`.
+    out.push_str("</g>\n<script type=\"text/ecmascript\"><![CDATA[");
+    out.push_str(SCRIPT);
+    out.push_str("]]></script>\n</svg>\n");
     out
 }
 
@@ -163,7 +186,7 @@ mod tests {
         let start = std::time::Instant::now();
         let s = draw(&t, 0, "deep", &[], "samples");
         assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
-        assert_eq!(s.matches("<rect x=").count(), 1 + MAX_LEVELS);
+        assert_eq!(s.matches("<g class=\"f\"").count(), 1 + MAX_LEVELS);
         assert!(s.contains("stacks deeper than 4096 frames are drawn to that depth"));
         assert!(!s.contains("Thin.run"));
         assert!(s.ends_with("</svg>\n"));

@@ -12,7 +12,6 @@ let current = null;       // selected session id
 let tab = "cpu";
 let shownKey = null;     // viewKey() of what the view shows
 let sessions = new Map();
-let zoom = [];            // flame path names from the root
 let consoleSince = 0, consoleOf = null;
 let hotOffset = 0, hotCount = 0;
 let sitesOffset = 0, sitesMatched = 0;
@@ -115,7 +114,7 @@ function renderHead(s) {
 
 function select(id) {
   if (id !== current) $("autocpu").checked = false;
-  current = id; zoom = []; consoleSince = 0; shownKey = null;
+  current = id; $("flame").src = "about:blank"; consoleSince = 0; shownKey = null;
   hotOffset = 0; sitesOffset = 0; heapOffset = 0;
   cpuOpen = new Map(); memOpen = new Map();
   $("console").textContent = ""; consoleOf = id;
@@ -164,7 +163,7 @@ async function loadView() {
     $("flamebar").hidden = view !== "flame";
     $("hotpager").hidden = view !== "table";
     const p = cpuParams();
-    const d = await api(base + "cpu", { ...p, offset: hotOffset, limit: view === "table" ? PAGE_ROWS : 0, flame: view === "flame" ? 1 : 0 });
+    const d = await api(base + "cpu", { ...p, offset: hotOffset, limit: view === "table" ? PAGE_ROWS : 0, flame: 0 });
     renderCpu(d, view);
     if (view === "tree" && d.available) {
       const t = await post(base + "tree", JSON.stringify({ ...p, open: [...cpuOpen.values()], limit: TREE_CHILDREN }));
@@ -210,7 +209,7 @@ function renderCpu(d, view) {
     $("cpusum").textContent = d.cpuTime ? "This profile measured CPU TIME (cpu=times or cpu=old): its sections are in the Console; these views show CPU SAMPLES (cpu=samples). hprof-rs flame FILE draws CPU time as a flame graph." :
       d.ended ? "No CPU SAMPLES in this session: the profile ran without cpu=samples." :
       "No CPU SAMPLES yet: run with cpu=samples and press “CPU samples” (or wait for the end).";
-    body.innerHTML = ""; $("flame").innerHTML = ""; $("calltree").tBodies[0].innerHTML = ""; return;
+    body.innerHTML = ""; $("flame").src = "about:blank"; $("calltree").tBodies[0].innerHTML = ""; return;
   }
   const lost = d.lost ? ` · ${fmt(d.lost.lost)} of ${fmt(d.lost.taken)} samples (${pct(d.lost.pct)}) not counted, their stacks unknown${d.lost.reasons.length ? ": " + d.lost.reasons.map(([w, n]) => `${w} ${fmt(n)}`).join(", ") : ""}` : "";
   $("cpusum").textContent = `${fmt(d.kept)} of ${fmt(d.total)} samples after the filters · ${fmt(d.methods)} ${$("gran").value === "line" ? "lines" : "methods"}${lost}`;
@@ -222,61 +221,51 @@ function renderCpu(d, view) {
       return `<tr><td>${r.rank}</td><td${src}>${esc(r.method)}</td><td>${fmt(r.self)}</td><td>${pct(r.selfPct)}</td><td>${fmt(r.total)}</td><td>${pct(r.totalPct)}</td></tr>`;
     }).join("");
   }
-  if (view === "flame") drawFlame(d.flame);
-  if (window.hprofFirstView === null) window.hprofFirstView = performance.now();
+  if (view === "flame") drawFlame();
+  else if (window.hprofFirstView === null) window.hprofFirstView = performance.now();
 }
 
-function color(name) {
-  let h = 0;
-  for (const c of name) h = (h * 31 + c.charCodeAt(0)) | 0;
-  return `hsl(${20 + Math.abs(h) % 40}, 85%, ${62 + Math.abs(h >> 8) % 15}%)`;
+// The flame graph is the tool's one flame graph document, the interactive
+// SVG that `hprof-rs flame --svg` writes and "Export flame SVG" downloads,
+// shown in a frame. Its zoom and search live in the frame's URL fragment
+// (#zoom=...&search=...): kept when the view is drawn again, and set from
+// the search box here.
+let flameLoads = 0;
+function flameFragment() {
+  try { return $("flame").contentWindow.location.hash.slice(1); } catch (e) { return ""; }
 }
-
-// Flame graph, root at the top: children laid left to right in proportion
-// to their samples. A click zooms into a frame; search marks matches.
-function drawFlame(root) {
-  let node = root;
-  for (const n of zoom) {
-    const next = (node.c || []).find((k) => k.n === n);
-    if (!next) { zoom = []; node = root; break; }
-    node = next;
-  }
-  const el = $("flame");
-  const width = el.clientWidth || 1000;
+function flameHash(keepZoom) {
+  const parts = keepZoom ? flameFragment().split("&").filter((kv) => kv.startsWith("zoom=")) : [];
   const term = $("search").value.trim();
-  // Elements with their geometry set through the DOM: the page's
-  // Content-Security-Policy allows no inline style attributes.
-  const frames = document.createDocumentFragment();
-  let depthMax = 0;
-  const walk = (n, x, w, depth, path) => {
-    if (w < 1) return;
-    depthMax = Math.max(depthMax, depth);
-    const d = document.createElement("div");
-    d.className = term && n.n.includes(term) ? "fr hit" : "fr";
-    d.dataset.path = JSON.stringify(path);
-    d.style.left = x + "px";
-    d.style.top = depth * 17 + "px";
-    d.style.width = w + "px";
-    d.style.background = color(n.n);
-    d.title = `${n.n} — ${fmt(n.v)} samples`;
-    if (w > 30) d.textContent = n.n;
-    frames.appendChild(d);
-    let cx = x;
-    for (const k of n.c || []) {
-      const kw = node.v ? (k.v / node.v) * width : 0;
-      walk(k, cx, kw, depth + 1, path.concat([k.n]));
-      cx += kw;
-    }
-  };
-  walk(node, 0, width, 0, zoom.slice());
-  el.style.height = (depthMax + 1) * 17 + 4 + "px";
-  el.replaceChildren(frames);
+  // The box searches for the text as typed; the document takes a regular expression.
+  if (term) parts.push("search=" + encodeURIComponent(term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  return parts.join("&");
 }
-$("flame").addEventListener("click", (e) => {
-  const p = e.target.dataset && e.target.dataset.path;
-  if (p) { zoom = JSON.parse(p); refreshView(); }
+function drawFlame() {
+  const f = $("flame");
+  const hash = flameHash(true);
+  // A new load each time (the profile may have grown), zoom and search kept.
+  f.onload = () => {
+    const doc = f.contentDocument;
+    const root = doc && doc.documentElement;
+    const w = root && +root.getAttribute("width"), h = root && +root.getAttribute("height");
+    if (w && h) {
+      // Drawn for 1220 px; scaled to the frame's width (its viewBox keeps
+      // the script's coordinates), the frame as tall as that makes it.
+      root.setAttribute("width", "100%");
+      root.removeAttribute("height");
+      f.style.height = Math.ceil(f.clientWidth * h / w) + 4 + "px";
+    }
+    if (window.hprofFirstView === null && doc && doc.querySelector("g.f")) window.hprofFirstView = performance.now();
+  };
+  f.src = `/api/session/${current}/flame.svg?` + query({ ...cpuParams(), view: 1, load: ++flameLoads }) + (hash ? "#" + hash : "");
+}
+$("unzoom").onclick = () => {
+  try { $("flame").contentWindow.location.hash = flameHash(false); } catch (e) { /* not loaded */ }
+};
+$("search").addEventListener("input", () => {
+  try { $("flame").contentWindow.location.hash = flameHash(true); } catch (e) { /* not loaded */ }
 });
-$("unzoom").onclick = () => { zoom = []; refreshView(); };
 
 // A tree answer is its visible rows, depth first; the path of a row is
 // the names of the rows above it at lower depths.
@@ -544,10 +533,10 @@ for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => {
   for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + tab;
   refreshView();
 };
-for (const id of ["filter", "threadsel", "gran", "search", "classfilter", "memfilter", "sort", "between", "heapfilter", "heapsort", "heapdump"]) {
+for (const id of ["filter", "threadsel", "gran", "classfilter", "memfilter", "sort", "between", "heapfilter", "heapsort", "heapdump"]) {
   $(id).addEventListener("input", () => {
     sitesOffset = 0; hotOffset = 0; heapOffset = 0;
-    if (id !== "search") { cpuOpen = new Map(); memOpen = new Map(); }
+    cpuOpen = new Map(); memOpen = new Map();
     const s = sel();
     if (s) link("svg", `/api/session/${s.id}/flame.svg?` + query(cpuParams()), s.cpuSections > 0);
     refreshView();
