@@ -358,3 +358,35 @@ pub fn wait_for_dumps(path: &Path, n: usize) {
     }
     panic!("no complete heap dump in {}", path.display());
 }
+
+/// Environment variable naming the one test a fresh copy of this binary runs
+/// (see [`in_own_process`]).
+const OWN_PROCESS: &str = "HPROF_E2E_OWN_PROCESS";
+
+/// Run `body` in a fresh process of this test binary that runs only the
+/// test `name` (its full path, `area::test`), and fail when it fails.
+/// For tests that measure a child's peak memory with `wait4`: a child's
+/// peak includes what its parent held when it forked (the kernel keeps
+/// the larger of the old and new images' peaks across `exec`), and the
+/// one test binary, running other tests beside, holds far more than the
+/// program measured. A fresh process holds only this test's data.
+pub fn in_own_process(name: &str, body: impl FnOnce()) {
+    if std::env::var(OWN_PROCESS).as_deref() == Ok(name) {
+        body();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(OWN_PROCESS, name)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the test in its own process");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stderr}");
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name} in its own process: {}\n{stdout}",
+        out.status
+    );
+}
