@@ -8,7 +8,7 @@ use std::io::Write;
 #[derive(Parser)]
 #[command(
     name = "hprof-rs",
-    version = hprof_core::build_info::BUILD,
+    version = env!("HPROF_RS_BUILD"),
     about = "Front-end for the hprof-rs agent and HPROF files"
 )]
 struct Args {
@@ -185,6 +185,7 @@ enum Cmd {
 }
 
 fn main() {
+    hprof_core::build_info::set(env!("HPROF_RS_BUILD"));
     let args = Args::parse();
     let r = match args.cmd {
         Cmd::Listen {

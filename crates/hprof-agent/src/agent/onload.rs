@@ -28,6 +28,7 @@ pub unsafe extern "system" fn Agent_OnLoad(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
+    crate::build_info::set(env!("HPROF_RS_BUILD"));
     // SAFETY: the VM passes a NUL-terminated option string, or null.
     let opts = unsafe { option_string(options) };
     let _agent_code = crate::jvmti::own_work::enter();
@@ -55,6 +56,7 @@ pub unsafe extern "system" fn Agent_OnAttach(
     options: *mut c_char,
     _reserved: *mut c_void,
 ) -> jint {
+    crate::build_info::set(env!("HPROF_RS_BUILD"));
     // SAFETY: the VM passes a NUL-terminated option string, or null.
     let opts = unsafe { option_string(options) };
     // What the attach allocates (thread objects, a thread dump, the

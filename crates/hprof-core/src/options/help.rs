@@ -13,7 +13,7 @@
 pub fn help_text() -> String {
     format!(
         "\n     HPROF: Heap and CPU Profiling Agent, hprof-rs {}\n{HELP_BODY}",
-        crate::build_info::BUILD
+        crate::build_info::get()
     )
 }
 
@@ -100,7 +100,7 @@ mod tests {
         let t = text();
         assert!(t.starts_with(&format!(
             "\n     HPROF: Heap and CPU Profiling Agent, hprof-rs {}\n\n",
-            crate::build_info::BUILD
+            crate::build_info::get()
         )));
         assert!(t.is_ascii());
         assert!(!t.contains('\t') && !t.contains('\r'));

@@ -8,7 +8,7 @@ mod reports;
 #[cfg(test)]
 mod tests;
 
-pub use prelude::PRELUDE;
+pub use prelude::prelude;
 pub use printer::{Pct, MAX_WRITE};
 
 use self::printer::{pf, Printer};
@@ -56,7 +56,7 @@ impl ProfileFormat for AsciiFormat {
             "JAVA PROFILE 1.0.1",
             ctime_of(&at)
         );
-        out.extend_from_slice(PRELUDE.as_bytes());
+        out.extend_from_slice(prelude().as_bytes());
         out.extend_from_slice(b"\n--------\n\n");
     }
 

@@ -3,12 +3,21 @@
 //! version line, warning, one block per record kind (name in column 1,
 //! explanation from column 17), closing paragraph about run-time dumps.
 
-/// Prelude bytes, ending with a newline.
-pub const PRELUDE: &str = concat!(
+/// The prelude, ending with a newline; it names the build
+/// (`build_info::get`).
+pub fn prelude() -> String {
+    format!("{HEAD}{}{TAIL}", crate::build_info::get())
+}
+
+/// The prelude up to the build's name.
+const HEAD: &str = concat!(
     "HPROF-RS: heap and CPU profile of a Java program (JVMTI agent, text output)\n",
     "\n",
     "hprof-rs ",
-    env!("HPROF_RS_BUILD"),
+);
+
+/// The prelude after the build's name.
+const TAIL: &str = concat!(
     ",\na Rust rebuild of the classic HPROF profiling agent\n",
     "WARNING!  This layout is not a committed interface; it may change in\n",
     "          future versions.\n",
@@ -74,7 +83,9 @@ pub const PRELUDE: &str = concat!(
 
 #[cfg(test)]
 mod tests {
-    use super::PRELUDE;
+    fn prelude() -> String {
+        super::prelude()
+    }
 
     const KINDS: [&str; 9] = [
         "THREAD START",
@@ -90,18 +101,19 @@ mod tests {
 
     #[test]
     fn ends_with_newline_and_has_no_separator() {
-        assert!(PRELUDE.ends_with(".\n"));
-        assert!(!PRELUDE.contains("--------"));
+        assert!(prelude().ends_with(".\n"));
+        assert!(!prelude().contains("--------"));
         assert!(
-            PRELUDE.lines().all(|l| l.len() <= 80),
+            prelude().lines().all(|l| l.len() <= 80),
             "lines fit 80 columns"
         );
     }
 
     #[test]
     fn every_record_kind_has_a_block_with_text_at_column_17() {
+        let text = prelude();
         for kind in KINDS {
-            let line = PRELUDE
+            let line = text
                 .lines()
                 .find(|l| {
                     l.starts_with(kind) && (l.len() == kind.len() || l.as_bytes()[16] != b' ')
@@ -113,7 +125,7 @@ mod tests {
             }
         }
         // Continuation lines of a block are indented to column 17.
-        for line in PRELUDE
+        for line in prelude()
             .lines()
             .filter(|l| l.starts_with(' ') && l.len() > 16)
         {
@@ -126,11 +138,11 @@ mod tests {
 
     #[test]
     fn mentions_run_time_dump_requests() {
-        assert!(PRELUDE.contains("Ctrl-\\"));
-        assert!(PRELUDE.contains("jcmd <pid> JVMTI.data_dump"));
+        assert!(prelude().contains("Ctrl-\\"));
+        assert!(prelude().contains("jcmd <pid> JVMTI.data_dump"));
         for sub in ["ROOT", "CLS", "OBJ", "ARR"] {
             assert!(
-                PRELUDE.contains(&format!("                {sub}  ")),
+                prelude().contains(&format!("                {sub}  ")),
                 "{sub}"
             );
         }

@@ -1,9 +1,13 @@
-//! Build script: records which build of hprof-rs this is, so that a profile
-//! or a bug report can be traced back to its source.
+//! Build script of the two products, the agent (crates/hprof-agent) and the
+//! `hprof-rs` binary (crates/hprof-cli): records which build of hprof-rs this
+//! is, so that a profile or a bug report can be traced back to its source.
 //!
-//! It sets `HPROF_RS_BUILD` to "<package version> (<source revision>)" for
-//! `crates/hprof-core/src/build_info.rs`, which `help`, the text header and
-//! `hprof-rs --version` print. The revision is the git commit the tree was
+//! It sets `HPROF_RS_BUILD` to "<package version> (<source revision>)"; each
+//! product hands it to `hprof_core::build_info::set` when it starts, and
+//! `help`, the text header and `hprof-rs --version` print it. Only these two
+//! crates run it: the revision changes with every commit, and a crate whose
+//! build script output changes is rebuilt with everything that depends on
+//! it (when `hprof-core` ran it, every commit rebuilt the whole workspace). The revision is the git commit the tree was
 //! built from, with "+changes" when tracked files differed from it; a build
 //! from a source archive without git says "revision unknown".
 
@@ -49,7 +53,7 @@ fn main() {
     // Run again when the commit or the index changes (a commit, a checkout,
     // `git add`); source edits rebuild the crate anyway, and a changed
     // source file changes the index only once it is added.
-    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../build-revision.rs");
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         let dir = PathBuf::from(dir);
         for name in ["HEAD", "index"] {
