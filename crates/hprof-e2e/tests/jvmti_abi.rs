@@ -357,9 +357,11 @@ fn generated_table_is_up_to_date_with_header() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let committed =
-        std::fs::read_to_string(concat!(env!("HPROF_REPO"), "/crates/hprof-jvmti/src/sys/functions.rs"))
-            .unwrap();
+    let committed = std::fs::read_to_string(concat!(
+        env!("HPROF_REPO"),
+        "/crates/hprof-jvmti/src/sys/functions.rs"
+    ))
+    .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         committed,

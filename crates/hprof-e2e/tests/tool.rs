@@ -131,7 +131,10 @@ app.Other.run 6
 
 #[test]
 fn flame_of_a_hand_made_text_report() {
-    let path = format!("{}/crates/hprof-e2e/tests/fixtures/flame-small.txt", env!("HPROF_REPO"));
+    let path = format!(
+        "{}/crates/hprof-e2e/tests/fixtures/flame-small.txt",
+        env!("HPROF_REPO")
+    );
     let out = tool(&["flame", &path, "--collapsed"]);
     assert!(out.status.success(), "{}", common::stderr(&out));
     assert_eq!(common::stdout(&out), EXPECTED_COLLAPSED);
