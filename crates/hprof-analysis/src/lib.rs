@@ -13,6 +13,7 @@ pub mod flame;
 pub mod heap;
 pub mod input;
 pub mod lines;
+pub mod pprof;
 pub mod progress;
 pub mod text;
 

@@ -1,267 +1,31 @@
-//! `hprof-rs export FILE --pprof OUT`: the CPU samples and allocation sites
-//! of a binary HPROF file as a gzipped pprof profile (the `profile.proto`
-//! format `go tool pprof` and continuous-profiling servers read).
-//!
-//! One profile, five sample types: `samples/count` (CPU SAMPLES rows, the
-//! default type), `alloc_objects/count`, `alloc_space/bytes`,
-//! `inuse_objects/count`, `inuse_space/bytes` (ALLOC SITES rows, each also
-//! labelled with its class). Like the UI, the last section of each kind is
-//! used: CPU SAMPLES are cumulative. Stacks come from TRACE records, leaf
-//! first in both formats. The few messages needed are encoded by hand.
+//! The page's pprof download: the session gives the tool's pprof encoder
+//! (`hprof_analysis::pprof`) its samples.
 
-use super::model::{Kind, Session};
-use std::collections::HashMap;
-use std::io::Write;
+use super::model::Session;
+use crate::format::LostSamples;
+use crate::reader::{AllocSites, CpuSamples};
+use hprof_analysis::pprof::Samples;
 
-/// Protocol buffer writer: just varints and length-delimited fields.
-#[derive(Default)]
-struct Pb(Vec<u8>);
-
-impl Pb {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
+impl Samples for Session {
+    fn cpu(&self) -> Option<&CpuSamples> {
+        self.cpu.as_ref()
     }
-    fn uint(&mut self, field: u32, v: u64) {
-        if v != 0 {
-            self.varint(u64::from(field) << 3);
-            self.varint(v);
-        }
+    fn cpu_lost(&self) -> Option<&LostSamples> {
+        self.cpu_lost.as_ref()
     }
-    fn int(&mut self, field: u32, v: i64) {
-        self.uint(field, v as u64);
+    fn sites(&self) -> Option<&AllocSites> {
+        self.sites.as_ref()
     }
-    fn bytes(&mut self, field: u32, b: &[u8]) {
-        self.varint((u64::from(field) << 3) | 2);
-        self.varint(b.len() as u64);
-        self.0.extend_from_slice(b);
+    fn trace_frames(&self, serial: u32) -> Option<&[u64]> {
+        Session::trace_frames(self, serial)
     }
-    fn packed(&mut self, field: u32, vs: impl Iterator<Item = u64>) {
-        let mut inner = Pb::default();
-        for v in vs {
-            inner.varint(v);
-        }
-        self.bytes(field, &inner.0);
+    fn frame_label(&self, id: u64) -> String {
+        Session::frame_label(self, id)
     }
-}
-
-#[derive(Default)]
-struct Strings {
-    table: Vec<String>,
-    index: HashMap<String, i64>,
-}
-
-impl Strings {
-    fn new() -> Self {
-        let mut s = Strings::default();
-        s.id(""); // index 0 must be the empty string
-        s
+    fn frame_source(&self, id: u64) -> (String, i32) {
+        Session::frame_source(self, id)
     }
-    fn id(&mut self, s: &str) -> i64 {
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        let i = self.table.len() as i64;
-        self.table.push(s.to_string());
-        self.index.insert(s.to_string(), i);
-        i
-    }
-}
-
-const TYPES: [(&str, &str); 5] = [
-    ("samples", "count"),
-    ("alloc_objects", "count"),
-    ("alloc_space", "bytes"),
-    ("inuse_objects", "count"),
-    ("inuse_space", "bytes"),
-];
-
-/// The profile, not yet compressed. Errors when the file has neither CPU
-/// samples nor allocation sites.
-pub fn encode(s: &Session) -> Result<Vec<u8>, String> {
-    if s.cpu.is_none() && s.sites.is_none() {
-        return Err("no CPU SAMPLES or ALLOC SITES record in the file (run the agent with cpu=samples or heap=sites, format=b)".into());
-    }
-    let mut strings = Strings::new();
-    let mut p = Pb::default();
-    for (t, u) in TYPES {
-        let mut vt = Pb::default();
-        vt.int(1, strings.id(t));
-        vt.int(2, strings.id(u));
-        p.bytes(1, &vt.0);
-    }
-    // Locations and functions: one per HPROF frame, ids from 1.
-    let mut loc_ids: HashMap<u64, u64> = HashMap::new();
-    let mut funcs: HashMap<String, u64> = HashMap::new();
-    let mut locations = Vec::new();
-    let mut functions = Vec::new();
-    let mut stack_of = |trace: u32, strings: &mut Strings| -> Vec<u64> {
-        let frames = s.trace_frames(trace).unwrap_or(&[]);
-        frames
-            .iter()
-            .map(|&f| {
-                if let Some(&id) = loc_ids.get(&f) {
-                    return id;
-                }
-                let name = s.frame_label(f);
-                let (file, line) = s.frame_source(f);
-                let next_fn = funcs.len() as u64 + 1;
-                let fid = *funcs.entry(name.clone()).or_insert_with(|| {
-                    let mut fu = Pb::default();
-                    fu.uint(1, next_fn);
-                    fu.int(2, strings.id(&name));
-                    fu.int(3, strings.id(&name));
-                    fu.int(4, strings.id(&file));
-                    functions.push(fu.0);
-                    next_fn
-                });
-                let id = loc_ids.len() as u64 + 1;
-                loc_ids.insert(f, id);
-                let mut ln = Pb::default();
-                ln.uint(1, fid);
-                ln.int(2, i64::from(line.max(0)));
-                let mut lo = Pb::default();
-                lo.uint(1, id);
-                lo.bytes(4, &ln.0);
-                locations.push(lo.0);
-                id
-            })
-            .collect()
-    };
-    let sample = |p: &mut Pb, locs: Vec<u64>, values: [u64; 5], label: Option<(i64, i64)>| {
-        let mut sa = Pb::default();
-        sa.packed(1, locs.into_iter());
-        sa.packed(2, values.into_iter());
-        if let Some((k, v)) = label {
-            let mut la = Pb::default();
-            la.int(1, k);
-            la.int(2, v);
-            sa.bytes(3, &la.0);
-        }
-        p.bytes(2, &sa.0);
-    };
-    if let Some(cpu) = &s.cpu {
-        for e in &cpu.entries {
-            let locs = stack_of(e.trace_serial, &mut strings);
-            sample(&mut p, locs, [u64::from(e.count), 0, 0, 0, 0], None);
-        }
-    }
-    if let Some(sites) = &s.sites {
-        let key = strings.id("class");
-        for x in &sites.sites {
-            let locs = stack_of(x.trace_serial, &mut strings);
-            let class = strings.id(&s.site_class(x.class_serial, x.array_type));
-            sample(
-                &mut p,
-                locs,
-                [
-                    0,
-                    u64::from(x.instances_allocated),
-                    u64::from(x.bytes_allocated),
-                    u64::from(x.live_instances),
-                    u64::from(x.live_bytes),
-                ],
-                Some((key, class)),
-            );
-        }
-    }
-    // Samples the report did not count: one pseudo function and location
-    // each, `[lost samples: reason]`, as `hprof-rs flame` draws them.
-    for (why, n) in s.cpu_lost.iter().flat_map(|l| &l.reasons) {
-        let name = hprof_analysis::flame::lost_frame(why);
-        let fid = functions.len() as u64 + 1;
-        let mut fu = Pb::default();
-        fu.uint(1, fid);
-        fu.int(2, strings.id(&name));
-        fu.int(3, strings.id(&name));
-        functions.push(fu.0);
-        let id = locations.len() as u64 + 1;
-        let mut ln = Pb::default();
-        ln.uint(1, fid);
-        let mut lo = Pb::default();
-        lo.uint(1, id);
-        lo.bytes(4, &ln.0);
-        locations.push(lo.0);
-        sample(&mut p, vec![id], [*n, 0, 0, 0, 0], None);
-    }
-    if let Some(l) = &s.cpu_lost {
-        // Profile.comment: the report's own line.
-        p.int(13, strings.id(&l.line()));
-    }
-    for l in &locations {
-        p.bytes(4, l);
-    }
-    for f in &functions {
-        p.bytes(5, f);
-    }
-    let default_type = strings.id("samples");
-    let mut period = Pb::default();
-    period.int(1, default_type);
-    period.int(2, strings.id("count"));
-    for st in &strings.table {
-        p.bytes(6, st.as_bytes());
-    }
-    p.bytes(11, &period.0);
-    p.int(12, 1);
-    p.int(14, default_type);
-    Ok(p.0)
-}
-
-/// Gzip a profile (pprof files are gzipped protobuf).
-pub fn gzip(raw: &[u8]) -> Result<Vec<u8>, String> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(raw)
-        .and_then(|_| gz.finish())
-        .map_err(|e| format!("cannot compress the profile: {e}"))
-}
-
-/// Read `input` with the strict reader and write the gzipped profile.
-pub fn export(input: &str, out: &str) -> Result<String, String> {
-    let f = std::fs::File::open(input).map_err(|e| format!("cannot open {input}: {e}"))?;
-    let s = std::sync::Mutex::new(Session::new(0, Kind::File, input.to_string()));
-    super::sessions::feed(&s, &mut std::io::BufReader::with_capacity(1 << 16, f));
-    let s = super::lock(&s);
-    if s.text {
-        return Err(format!("{input}: {}", crate::reader::TEXT_REPORT_MESSAGE));
-    }
-    if let Some(e) = &s.error {
-        return Err(format!("{input}: {e}"));
-    }
-    let gz = gzip(&encode(&s)?)?;
-    std::fs::write(out, gz).map_err(|e| format!("cannot write {out}: {e}"))?;
-    Ok(format!(
-        "wrote {out}: {} CPU sample rows, {} allocation sites",
-        s.cpu.as_ref().map_or(0, |c| c.entries.len()),
-        s.sites.as_ref().map_or(0, |x| x.sites.len())
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn varints_and_fields_encode_as_protobuf() {
-        let mut p = Pb::default();
-        p.uint(1, 300);
-        assert_eq!(p.0, [0x08, 0xac, 0x02]);
-        let mut p = Pb::default();
-        p.int(2, -1);
-        assert_eq!(p.0.len(), 1 + 10, "negative int64 is ten bytes");
-        let mut p = Pb::default();
-        p.packed(1, [1u64, 2, 300].into_iter());
-        assert_eq!(p.0, [0x0a, 4, 1, 2, 0xac, 0x02]);
-        let mut p = Pb::default();
-        p.uint(3, 0);
-        assert!(p.0.is_empty(), "zero is the default and not written");
-    }
-
-    #[test]
-    fn a_file_without_samples_or_sites_is_refused() {
-        let s = Session::new(0, Kind::File, "x".into());
-        assert!(encode(&s).unwrap_err().contains("cpu=samples"));
+    fn site_class(&self, class_serial: u32, array_type: u8) -> String {
+        Session::site_class(self, class_serial, array_type)
     }
 }
