@@ -24,12 +24,20 @@ use crate::ToolResult;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
+/// The last sections of a model.
+#[derive(Clone, Copy)]
+pub struct Last<'a> {
+    pub cpu: Option<&'a CpuSamples>,
+    /// What that CPU SAMPLES did not count.
+    pub cpu_lost: Option<&'a LostSamples>,
+    pub sites: Option<&'a AllocSites>,
+}
+
 /// What a profile is made of: the last CPU SAMPLES (and what it did not
 /// count), the last ALLOC SITES, and the names of their stacks.
 pub trait Samples {
-    fn cpu(&self) -> Option<&CpuSamples>;
-    fn cpu_lost(&self) -> Option<&LostSamples>;
-    fn sites(&self) -> Option<&AllocSites>;
+    /// The last sections.
+    fn last(&self) -> Last<'_>;
     /// Frame IDs of a trace, top of stack first.
     fn trace_frames(&self, serial: u32) -> Option<&[u64]>;
     /// `pkg.Class.method` of a frame.
@@ -109,7 +117,8 @@ const TYPES: [(&str, &str); 5] = [
 /// The profile, not yet compressed. Errors when the file has neither CPU
 /// samples nor allocation sites.
 pub fn encode(s: &impl Samples) -> ToolResult<Vec<u8>> {
-    if s.cpu().is_none() && s.sites().is_none() {
+    let last = s.last();
+    if last.cpu.is_none() && last.sites.is_none() {
         return Err("no CPU SAMPLES or ALLOC SITES record in the file (run the agent with cpu=samples or heap=sites, format=b)".into());
     }
     let mut strings = Strings::new();
@@ -170,13 +179,13 @@ pub fn encode(s: &impl Samples) -> ToolResult<Vec<u8>> {
         }
         p.bytes(2, &sa.0);
     };
-    if let Some(cpu) = s.cpu() {
+    if let Some(cpu) = last.cpu {
         for e in &cpu.entries {
             let locs = stack_of(e.trace_serial, &mut strings);
             sample(&mut p, locs, [u64::from(e.count), 0, 0, 0, 0], None);
         }
     }
-    if let Some(sites) = s.sites() {
+    if let Some(sites) = last.sites {
         let key = strings.id("class");
         for x in &sites.sites {
             let locs = stack_of(x.trace_serial, &mut strings);
@@ -197,7 +206,7 @@ pub fn encode(s: &impl Samples) -> ToolResult<Vec<u8>> {
     }
     // Samples the report did not count: one pseudo function and location
     // each, `[lost samples: reason]`, as `hprof-rs flame` draws them.
-    for (why, n) in s.cpu_lost().iter().flat_map(|l| &l.reasons) {
+    for (why, n) in last.cpu_lost.iter().flat_map(|l| &l.reasons) {
         let name = crate::flame::lost_frame(why);
         let fid = functions.len() as u64 + 1;
         let mut fu = Pb::default();
@@ -214,7 +223,7 @@ pub fn encode(s: &impl Samples) -> ToolResult<Vec<u8>> {
         locations.push(lo.0);
         sample(&mut p, vec![id], [*n, 0, 0, 0, 0], None);
     }
-    if let Some(l) = s.cpu_lost() {
+    if let Some(l) = last.cpu_lost {
         // Profile.comment: the report's own line.
         p.int(13, strings.id(&l.line()));
     }
@@ -295,14 +304,12 @@ impl Profile {
 
 /// The names say what the UI's session says of the same records.
 impl Samples for Profile {
-    fn cpu(&self) -> Option<&CpuSamples> {
-        self.cpu.as_ref()
-    }
-    fn cpu_lost(&self) -> Option<&LostSamples> {
-        self.cpu_lost.as_ref()
-    }
-    fn sites(&self) -> Option<&AllocSites> {
-        self.sites.as_ref()
+    fn last(&self) -> Last<'_> {
+        Last {
+            cpu: self.cpu.as_ref(),
+            cpu_lost: self.cpu_lost.as_ref(),
+            sites: self.sites.as_ref(),
+        }
     }
     fn trace_frames(&self, serial: u32) -> Option<&[u64]> {
         self.syms

@@ -2,19 +2,15 @@
 //! (`hprof_analysis::pprof`) its samples.
 
 use super::model::Session;
-use crate::format::LostSamples;
-use crate::reader::{AllocSites, CpuSamples};
-use hprof_analysis::pprof::Samples;
+use hprof_analysis::pprof::{Last, Samples};
 
 impl Samples for Session {
-    fn cpu(&self) -> Option<&CpuSamples> {
-        self.cpu.as_ref()
-    }
-    fn cpu_lost(&self) -> Option<&LostSamples> {
-        self.cpu_lost.as_ref()
-    }
-    fn sites(&self) -> Option<&AllocSites> {
-        self.sites.as_ref()
+    fn last(&self) -> Last<'_> {
+        Last {
+            cpu: self.cpu.as_ref(),
+            sites: self.sites.as_ref(),
+            cpu_lost: self.cpu_lost.as_ref(),
+        }
     }
     fn trace_frames(&self, serial: u32) -> Option<&[u64]> {
         Session::trace_frames(self, serial)
