@@ -1,7 +1,8 @@
 //! The tool's model of what the agent and the JVM wrote: the heap analyser
 //! ([`heap`], docs/heap-analyser.md), CPU samples as stacks and their flame
 //! graph ([`flame`]), one way to open any input ([`input`]: gzip or not,
-//! binary or text, with progress, [`progress`]) and bounded lines ([`lines`]). Plain types only: no JSON, no HTTP; the
+//! binary or text, with progress, [`progress`]), the one reader of the text
+//! report ([`text`]) and bounded lines ([`lines`]). Plain types only: no JSON, no HTTP; the
 //! command line (`hprof-cli`) and the UI (`hprof-ui`) render the answers.
 
 #![forbid(unsafe_code)]
@@ -12,7 +13,9 @@ pub mod flame;
 pub mod heap;
 pub mod input;
 pub mod lines;
+pub mod pprof;
 pub mod progress;
+pub mod text;
 
 /// A failure of the tool's model: a message for the user.
 pub type ToolResult<T> = Result<T, String>;

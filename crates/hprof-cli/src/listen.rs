@@ -12,6 +12,7 @@
 use super::CliResult;
 use crate::protocol::{Command, COMMAND_SYNTAX};
 use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};
+use hprof_analysis::text::{Event, TextReader};
 use std::fs::File;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -339,23 +340,24 @@ fn send_commands(mut s: TcpStream, script: Vec<Step>, interactive: bool) {
     }
 }
 
+/// One line per record-like line of a text stream (read by
+/// [`hprof_analysis::text`]): its first line, then every line after the
+/// explanatory header that starts with a capital, but a table's heading.
 fn summarize_text(r: impl Read) -> Result<u64, String> {
     let mut n = 0;
     let mut out = io::stdout().lock();
-    let mut body = false;
-    for line in io::BufReader::new(r).lines() {
-        let line = line.map_err(|e| e.to_string())?;
-        if !body {
-            if line.starts_with("JAVA PROFILE") {
-                let _ = writeln!(out, "text: {line}");
-                n += 1;
+    let mut lines = TextReader::new(io::BufReader::new(r));
+    while let Some(line) = lines.next().map_err(|e| e.to_string())? {
+        let shown = match line.event {
+            Event::Header | Event::TraceEnd => false,
+            _ if line.number == 1 => true,
+            _ => {
+                line.text.starts_with(|c: char| c.is_ascii_uppercase())
+                    && !line.text.starts_with("rank")
             }
-            body = line == "--------";
-            continue;
-        }
-        let first = line.chars().next();
-        if first.is_some_and(|c| c.is_ascii_uppercase()) && !line.starts_with("rank") {
-            let _ = writeln!(out, "text: {line}");
+        };
+        if shown {
+            let _ = writeln!(out, "text: {}", line.text);
             let _ = out.flush();
             n += 1;
         }

@@ -309,7 +309,7 @@ fn main() {
             query,
         })
         .and_then(|t| write_stdout(&t)),
-        Cmd::Export { file, pprof } => hprof_ui::pprof::export(&file, &pprof).map(|m| {
+        Cmd::Export { file, pprof } => hprof_analysis::pprof::export(&file, &pprof).map(|m| {
             eprintln!("{m}");
         }),
         Cmd::Ui {

@@ -9,10 +9,11 @@
 
 use super::CliResult;
 use crate::format::SITES_ESTIMATED;
-use crate::reader::{java_class_name, HprofReader, RecordBody};
+use crate::reader::{java_class_name, HprofReader, RecordBody, Retained};
 use crate::transcode::symbols::Symbols;
+use hprof_analysis::text::{Event, TextReader};
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 /// One site: class, where it was allocated (the top frame), counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,11 +57,7 @@ impl std::str::FromStr for Order {
 pub fn read_file(path: &str) -> CliResult<Report> {
     let (form, input) = hprof_analysis::input::open(path)?;
     let report = if form == hprof_analysis::input::Form::Text {
-        let mut text = String::new();
-        std::io::BufReader::new(input)
-            .read_to_string(&mut text)
-            .map_err(|e| format!("{path} is not a text report: {e}"))?;
-        from_text(&text)?
+        from_text(std::io::BufReader::with_capacity(1 << 16, input))?
     } else {
         from_binary(input)?
     };
@@ -133,62 +130,55 @@ pub fn from_binary(r: impl Read) -> CliResult<Option<Report>> {
 }
 
 /// The last SITES section of a text report, each site with the top frame
-/// of its TRACE.
-pub fn from_text(text: &str) -> CliResult<Option<Report>> {
+/// of its TRACE, read line by line ([`hprof_analysis::text`]); what is
+/// kept of the traces' top frames and the rows is bounded
+/// ([`crate::reader::Retained`]).
+pub fn from_text(r: impl BufRead) -> CliResult<Option<Report>> {
+    let mut kept = Retained::default();
     let mut tops: HashMap<u32, String> = HashMap::new();
+    // The TRACE being read: its serial and top frame.
+    let mut trace: Option<(u32, Option<String>)> = None;
+    let mut open: Option<Report> = None;
     let mut last: Option<Report> = None;
-    let mut lines = text.lines().enumerate().peekable();
-    let bad = |n: usize, what: &str| format!("line {}: {what}", n + 1);
-    while let Some((n, l)) = lines.next() {
-        if let Some(rest) = l.strip_prefix("TRACE ") {
-            let Some(serial) = rest.split(':').next().and_then(|s| s.parse().ok()) else {
-                continue; // the legend's "TRACE   A stack trace..."
-            };
-            let mut first = None;
-            while let Some((_, f)) = lines.next_if(|(_, f)| f.starts_with('\t')) {
-                first.get_or_insert_with(|| f[1..].to_string());
-            }
-            let top = match first.as_deref() {
-                None | Some("<empty>") => "<no frames>".to_string(),
-                Some(f) => f.to_string(),
-            };
-            tops.insert(serial, top);
-        } else if l.starts_with("SITES BEGIN (ordered by ") {
-            let estimated = l.contains("estimated from samples");
-            let mut rows = Vec::new();
-            loop {
-                let (m, row) = lines
-                    .next()
-                    .ok_or_else(|| bad(n, "SITES section without its END line"))?;
-                if row == "SITES END" {
-                    break;
+    let mut lines = TextReader::new(r);
+    while let Some(line) = lines.next().map_err(|e| e.to_string())? {
+        let bad = |e: String| format!("line {}: {e}", line.number);
+        match line.event {
+            Event::TraceBegin { serial, .. } => trace = Some((serial, None)),
+            Event::Frame(f) => {
+                if let Some((_, top @ None)) = trace.as_mut() {
+                    kept.keep(f.len() as u64).map_err(bad)?;
+                    *top = Some(f.to_string());
                 }
-                let c: Vec<&str> = row.split_whitespace().collect();
-                // Rank first: the two heading lines have none.
-                if c.len() != 9 || c[0].parse::<u64>().is_err() {
-                    continue;
-                }
-                let num = |i: usize| {
-                    c[i].parse::<u64>()
-                        .map_err(|_| bad(m, "a SITES row's counter is not a number"))
-                };
-                let trace = c[7]
-                    .parse()
-                    .map_err(|_| bad(m, "a SITES row's trace is not a number"))?;
-                rows.push(Site {
-                    class: c[8].to_string(),
-                    trace,
-                    at: String::new(), // from its TRACE, below
-                    alloc_bytes: num(5)?,
-                    alloc_objs: num(6)?,
-                    live_bytes: num(3)?,
-                    live_objs: num(4)?,
-                });
             }
-            last = Some(Report {
-                estimated,
-                sites: rows,
-            });
+            Event::TraceEnd => {
+                if let Some((serial, top)) = trace.take() {
+                    kept.keep(16).map_err(bad)?;
+                    tops.insert(serial, top.unwrap_or_else(|| "<no frames>".into()));
+                }
+            }
+            Event::SitesBegin { estimated } => {
+                open = Some(Report {
+                    estimated,
+                    sites: Vec::new(),
+                })
+            }
+            Event::SiteRow(row) => {
+                if let Some(r) = open.as_mut() {
+                    kept.keep(row.class.len() as u64 + 48).map_err(bad)?;
+                    r.sites.push(Site {
+                        class: row.class.to_string(),
+                        trace: row.trace,
+                        at: String::new(), // from its TRACE, below
+                        alloc_bytes: row.alloc_bytes,
+                        alloc_objs: row.alloc_objs,
+                        live_bytes: row.live_bytes,
+                        live_objs: row.live_objs,
+                    });
+                }
+            }
+            Event::SitesEnd => last = open.take(),
+            _ => {}
         }
     }
     for site in last.iter_mut().flat_map(|r| r.sites.iter_mut()) {
@@ -276,7 +266,7 @@ mod tests {
 
     #[test]
     fn text_sites_are_listed_by_allocated_bytes_and_marked_estimated() {
-        let r = from_text(TEXT).unwrap().unwrap();
+        let r = from_text(TEXT.as_bytes()).unwrap().unwrap();
         assert!(r.estimated);
         assert_eq!(r.sites.len(), 3);
         assert_eq!(r.sites[0].at, "App.keep(App.java:12)");
@@ -301,7 +291,10 @@ mod tests {
 
     #[test]
     fn a_file_without_sites_has_none() {
-        assert_eq!(from_text("JAVA PROFILE 1.0.1, created x\n").unwrap(), None);
-        assert!(from_text("SITES BEGIN (ordered by live bytes) x\n").is_err());
+        assert_eq!(
+            from_text("JAVA PROFILE 1.0.1, created x\n".as_bytes()).unwrap(),
+            None
+        );
+        assert!(from_text("SITES BEGIN (ordered by live bytes) x\n".as_bytes()).is_err());
     }
 }

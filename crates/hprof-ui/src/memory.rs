@@ -367,21 +367,10 @@ impl Session {
     }
 
     pub fn site_class(&self, serial: u32, array_type: u8) -> String {
-        let prim = match array_type {
-            4 => "boolean[]",
-            5 => "char[]",
-            6 => "float[]",
-            7 => "double[]",
-            8 => "byte[]",
-            9 => "short[]",
-            10 => "int[]",
-            11 => "long[]",
-            _ => "",
-        };
-        if !prim.is_empty() && !self.classes.contains_key(&serial) {
-            return prim.into();
+        match hprof_analysis::pprof::primitive_array(array_type) {
+            Some(prim) if !self.classes.contains_key(&serial) => prim.into(),
+            _ => self.class_name(serial),
         }
-        self.class_name(serial)
     }
 
     /// Take the latest report as a mark now (a session that takes no

@@ -8,33 +8,17 @@
 //! shows why it is empty.
 
 use super::model::Session;
+pub use hprof_analysis::text::{DumpThread, MonitorRow};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 
 /// Wait events kept for the "recent waits" list.
 pub const RECENT_WAITS: usize = 500;
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct MonitorRow {
-    /// Share of the section's total time, 0..1.
-    pub ratio: f64,
-    /// Contended entries since the start.
-    pub count: u64,
-    pub trace: u32,
-    pub class: String,
-}
-
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MonitorTime {
     pub total_ms: u64,
     pub rows: Vec<MonitorRow>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DumpThread {
-    pub serial: u32,
-    pub trace: u32,
-    pub status: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -9,9 +9,10 @@
 
 use super::lock;
 use super::model::{Kind, Session, State};
-use super::text::{read_line, TextFeed};
+use super::text::TextFeed;
 use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};
 use hprof_analysis::input::Form;
+use hprof_analysis::text::TextReader;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::net::TcpStream;
@@ -187,18 +188,15 @@ pub fn feed(s: &Mutex<Session>, r: &mut impl Read) {
 }
 
 fn read_text(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
-    let mut r = BufReader::with_capacity(1 << 16, r);
+    let mut lines = TextReader::new(BufReader::with_capacity(1 << 16, r));
     let mut feed = TextFeed::new();
-    let mut buf = Vec::new();
-    let mut bytes = 0u64;
-    while read_line(&mut r, &mut buf).map_err(|e| format!("read: {e}"))? {
-        bytes += buf.len() as u64 + 1;
-        let line = String::from_utf8_lossy(&buf);
+    while let Some(line) = lines.next().map_err(super::text::error)? {
         let mut g = lock(s);
-        feed.line(&mut g, &line)?;
-        g.bytes = bytes;
+        feed.take(&mut g, line)?;
+        g.bytes = lines.bytes();
     }
-    feed.finish(&mut lock(s))
+    lock(s).bytes = lines.bytes();
+    Ok(())
 }
 
 fn read_records(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {

@@ -1,29 +1,27 @@
-//! Text streams (`format=a`), read line by line into the same session
-//! model as binary ones. The agent writes monitor data (monitor=y) only in
-//! text, so this is how the Monitors view gets it.
+//! Text streams (`format=a`) into the same session model as binary ones.
+//! The agent writes monitor data (monitor=y) only in text, so this is how
+//! the Monitors view gets it.
 //!
-//! Understood: THREAD START / END, TRACE blocks, CPU SAMPLES, SITES,
-//! MONITOR TIME, MONITOR DUMP and WAIT / WAITED lines. Names, frames and
-//! traces become the records a binary stream would have carried (with IDs
-//! made up here), so the CPU, memory and threads views work unchanged.
-//! Other lines (heap dumps, CPU TIME, messages) only go to the console.
+//! The lines are read by the tool's one text-report reader
+//! (`hprof_analysis::text`); here its events become the records a binary
+//! stream would have carried (names, frames and traces with IDs made up
+//! here), so the CPU, memory and threads views work unchanged, and the
+//! monitor sections fill the Monitors view. Lines outside the sections go
+//! to the console; sections only shown there (heap dumps, CPU TIME) give
+//! their first and last lines.
 //!
 //! Strict like the binary reader: a line of a known section that does not
-//! parse ends the session with an error naming the line. Lines longer than
-//! [`MAX_LINE`] are refused, so memory stays bounded.
+//! parse ends the session with an error naming the line.
 
 use super::model::{cut_name, Session, MAX_NAME};
-use super::monitors::{DumpMonitor, DumpThread, MonitorDump, MonitorRow, MonitorTime};
+use super::monitors::{DumpMonitor, MonitorDump, MonitorTime};
 use crate::reader::{
     AllocSite, AllocSites, CpuSample, CpuSamples, Frame, LoadClass, RecordBody, StartThread, Trace,
 };
+use hprof_analysis::text::{frame_parts, CpuKind, Event, Line, TextError};
 use std::collections::HashMap;
 
-pub use hprof_analysis::lines::{read_line, MAX_LINE};
-
-/// How a text report starts (its first line).
-pub const TEXT_START: &str = "JAVA PROFILE 1.0.1, created";
-
+/// A section being read.
 enum Section {
     None,
     Trace(Trace),
@@ -31,9 +29,6 @@ enum Section {
     Sites(AllocSites),
     MonitorTime(MonitorTime),
     MonitorDump(MonitorDump),
-    /// A section only shown on the console (HEAP DUMP, CPU TIME, ...):
-    /// the line that ends it.
-    Other(String),
 }
 
 /// The state of one text stream.
@@ -42,10 +37,6 @@ pub struct TextFeed {
     classes: HashMap<String, u32>,
     frames: HashMap<String, u64>,
     section: Section,
-    line: u64,
-    /// In the explanatory header (its legend lines look like records:
-    /// "TRACE           A stack trace: ..."), which ends with `--------`.
-    header: bool,
 }
 
 impl Default for TextFeed {
@@ -54,17 +45,18 @@ impl Default for TextFeed {
     }
 }
 
-/// "a, b" / "thread 1, thread 2" helpers.
-fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
-    s.trim().parse().map_err(|_| format!("bad {what} {s:?}"))
+/// The session's error for a reader's error.
+pub fn error(e: TextError) -> String {
+    match e {
+        TextError::Io(e) => format!("read: {e}"),
+        TextError::Line { number, what } => format!("text stream line {number}: {what}"),
+        e => e.to_string(),
+    }
 }
 
-/// A signature `Lpkg/Class;` (or a Java name) in Java style.
-fn class_of_sig(sig: &str) -> String {
-    match sig.strip_prefix('L').and_then(|x| x.strip_suffix(';')) {
-        Some(inner) => inner.replace('/', "."),
-        None => crate::reader::java_class_name(sig),
-    }
+/// `v` as a record's narrower field.
+fn narrow<T: TryFrom<u64>>(v: u64, what: &str) -> Result<T, String> {
+    T::try_from(v).map_err(|_| format!("bad {what} \"{v}\""))
 }
 
 impl TextFeed {
@@ -74,8 +66,6 @@ impl TextFeed {
             classes: HashMap::new(),
             frames: HashMap::new(),
             section: Section::None,
-            line: 0,
-            header: true,
         }
     }
 
@@ -117,37 +107,18 @@ impl TextFeed {
         Ok(serial)
     }
 
-    /// `pkg.Class.method(File.java:12)` (or `:Compiled method`, `:Native
-    /// method`, `:Unknown line`).
+    /// The ID of a frame line, its FRAME (and names) taken the first time.
     fn frame(&mut self, s: &mut Session, text: &str) -> Result<u64, String> {
         if let Some(&id) = self.frames.get(text) {
             return Ok(id);
         }
-        let (head, tail) = text
-            .rsplit_once('(')
-            .ok_or_else(|| format!("frame without a source part: {text:?}"))?;
-        let tail = tail
-            .strip_suffix(')')
-            .ok_or_else(|| format!("frame without ')': {text:?}"))?;
-        let (class, method) = head
-            .rsplit_once('.')
-            .ok_or_else(|| format!("frame without a class: {text:?}"))?;
-        let (file, line) = tail
-            .rsplit_once(':')
-            .ok_or_else(|| format!("frame without a line part: {text:?}"))?;
-        let line = match line {
-            "Compiled method" => -2,
-            "Native method" => -3,
-            "Unknown line" => -1,
-            n => num::<i32>(n, "line number")?,
-        };
-        let class_serial = self.class(s, class)?;
-        let method_name_id = self.string(s, method)?;
+        let f = frame_parts(text)?;
+        let class_serial = self.class(s, f.class)?;
+        let method_name_id = self.string(s, f.method)?;
         s.keep(text.len())?;
-        let source_file_id = if file == "<Unknown Source>" {
-            0
-        } else {
-            self.string(s, file)?
+        let source_file_id = match f.file {
+            None => 0,
+            Some(file) => self.string(s, file)?,
         };
         let id = self.frames.len() as u64 + 1;
         self.frames.insert(text.to_string(), id);
@@ -159,78 +130,95 @@ impl TextFeed {
                 signature_id: 0,
                 source_file_id,
                 class_serial,
-                line,
+                line: f.line,
             }),
         )?;
         Ok(id)
     }
 
     /// Take one line. Errors name the line and end the session.
-    pub fn line(&mut self, s: &mut Session, text: &str) -> Result<(), String> {
-        self.line += 1;
-        self.step(s, text)
-            .map_err(|e| format!("text stream line {}: {e}", self.line))
+    pub fn take(&mut self, s: &mut Session, line: Line<'_>) -> Result<(), String> {
+        let number = line.number;
+        self.step(s, line)
+            .map_err(|e| format!("text stream line {number}: {e}"))
     }
 
-    fn step(&mut self, s: &mut Session, l: &str) -> Result<(), String> {
-        if self.line == 1 {
-            if !l.starts_with(TEXT_START) {
-                return Err(format!("not a text report (it starts {:?})", truncate(l)));
+    fn step(&mut self, s: &mut Session, line: Line<'_>) -> Result<(), String> {
+        let l = line.text;
+        if line.number == 1 {
+            if line.event != Event::Start {
+                return Err(format!(
+                    "not a text report (it starts {:?})",
+                    l.chars().take(120).collect::<String>()
+                ));
             }
             s.format = "text (format=a)".into();
             s.text = true;
             s.log(l.to_string());
             return Ok(());
         }
-        if self.header {
-            // Reports without the header (cpu=old) start with records.
-            if l == "--------" || looks_like_record(l) {
-                self.header = false;
+        match line.event {
+            Event::Start | Event::Header | Event::Skipped => {}
+            Event::TraceBegin { serial, thread } => {
+                self.section = Section::Trace(Trace {
+                    serial,
+                    thread_serial: thread,
+                    frame_ids: Vec::new(),
+                })
             }
-            if l == "--------" || self.header {
-                return Ok(());
-            }
-        }
-        match std::mem::replace(&mut self.section, Section::None) {
-            Section::None => self.outside(s, l),
-            Section::Trace(mut t) => {
-                if let Some(f) = l.strip_prefix('\t') {
-                    if f != "<empty>" {
-                        let id = self.frame(s, f)?;
-                        t.frame_ids.push(id);
-                    }
-                    self.section = Section::Trace(t);
-                    Ok(())
-                } else {
-                    s.take(0.0, RecordBody::Trace(t))?;
-                    self.outside(s, l)
+            Event::Frame(f) => {
+                let id = self.frame(s, f)?;
+                if let Section::Trace(t) = &mut self.section {
+                    t.frame_ids.push(id);
                 }
             }
-            Section::Cpu(mut c) => {
-                if l.starts_with("CPU SAMPLES END") {
+            Event::TraceEnd => self.end_trace(s)?,
+            // The same text as the binary stream's UTF8 record of it.
+            Event::Lost(_) => {
+                s.take(
+                    0.0,
+                    RecordBody::Utf8 {
+                        id: 0,
+                        text: l.to_string(),
+                    },
+                )?;
+            }
+            Event::CpuRow(r) => {
+                if let Section::Cpu(c) = &mut self.section {
+                    c.entries.push(CpuSample {
+                        count: narrow(r.count, "count")?,
+                        trace_serial: r.trace,
+                    });
+                }
+            }
+            Event::CpuEnd(CpuKind::Samples) => {
+                if let Section::Cpu(c) = std::mem::replace(&mut self.section, Section::None) {
                     s.log(format!(
                         "CPU SAMPLES: total {} samples in {} traces",
                         c.total,
                         c.entries.len()
                     ));
                     s.take(0.0, RecordBody::CpuSamples(c))?;
-                    return Ok(());
                 }
-                if !l.starts_with("rank ") {
-                    let w: Vec<&str> = l.split_whitespace().collect();
-                    if w.len() < 6 {
-                        return Err(format!("malformed CPU SAMPLES row {:?}", truncate(l)));
-                    }
-                    c.entries.push(CpuSample {
-                        count: num(w[3], "count")?,
-                        trace_serial: num(w[4], "trace")?,
+            }
+            // CPU TIME is shown on the console only.
+            Event::CpuEnd(CpuKind::Time) | Event::OtherEnd => s.log(l.to_string()),
+            Event::SiteRow(r) => {
+                let class_serial = self.class(s, r.class)?;
+                if let Section::Sites(x) = &mut self.section {
+                    x.sites.push(AllocSite {
+                        array_type: 0,
+                        class_serial,
+                        trace_serial: r.trace,
+                        live_bytes: narrow(r.live_bytes, "live bytes")?,
+                        live_instances: narrow(r.live_objs, "live objects")?,
+                        bytes_allocated: narrow(r.alloc_bytes, "allocated bytes")?,
+                        instances_allocated: narrow(r.alloc_objs, "allocated objects")?,
                     });
                 }
-                self.section = Section::Cpu(c);
-                Ok(())
             }
-            Section::Sites(mut x) => {
-                if l.starts_with("SITES END") {
+            Event::SitesEnd => {
+                if let Section::Sites(mut x) = std::mem::replace(&mut self.section, Section::None) {
                     x.total_live_bytes = x
                         .sites
                         .iter()
@@ -250,30 +238,16 @@ impl TextFeed {
                         .sum();
                     s.log(format!("SITES: {} sites", x.sites.len()));
                     s.take(0.0, RecordBody::AllocSites(x))?;
-                    return Ok(());
                 }
-                let t = l.trim_start();
-                if !(t.starts_with("percent") || t.starts_with("rank")) {
-                    let w: Vec<&str> = l.split_whitespace().collect();
-                    if w.len() < 9 {
-                        return Err(format!("malformed SITES row {:?}", truncate(l)));
-                    }
-                    let class_serial = self.class(s, &w[8..].join(" "))?;
-                    x.sites.push(AllocSite {
-                        array_type: 0,
-                        class_serial,
-                        trace_serial: num(w[7], "trace")?,
-                        live_bytes: num(w[3], "live bytes")?,
-                        live_instances: num(w[4], "live objects")?,
-                        bytes_allocated: num(w[5], "allocated bytes")?,
-                        instances_allocated: num(w[6], "allocated objects")?,
-                    });
-                }
-                self.section = Section::Sites(x);
-                Ok(())
             }
-            Section::MonitorTime(mut m) => {
-                if l.starts_with("MONITOR TIME END") {
+            Event::MonitorTimeRow(r) => {
+                if let Section::MonitorTime(m) = &mut self.section {
+                    m.rows.push(r);
+                }
+            }
+            Event::MonitorTimeEnd => {
+                if let Section::MonitorTime(m) = std::mem::replace(&mut self.section, Section::None)
+                {
                     s.log(format!(
                         "MONITOR TIME: total {} ms in {} rows",
                         m.total_ms,
@@ -282,27 +256,40 @@ impl TextFeed {
                     s.monitors.time = Some(m);
                     s.monitors.time_sections += 1;
                     s.version += 1;
-                    return Ok(());
                 }
-                if !l.starts_with("rank ") {
-                    // rank self% accum% count trace CLASS (Java)
-                    let w: Vec<&str> = l.split_whitespace().collect();
-                    if w.len() < 7 || w[w.len() - 1] != "(Java)" {
-                        return Err(format!("malformed MONITOR TIME row {:?}", truncate(l)));
-                    }
-                    let pct: f64 = num(w[1].trim_end_matches('%'), "percentage")?;
-                    m.rows.push(MonitorRow {
-                        ratio: pct / 100.0,
-                        count: num(w[3], "count")?,
-                        trace: num(w[4], "trace")?,
-                        class: w[5..w.len() - 1].join(" "),
+            }
+            Event::DumpThread(t) => {
+                if let Section::MonitorDump(d) = &mut self.section {
+                    d.threads.push(t);
+                }
+            }
+            Event::DumpMonitor(class) => {
+                if let Section::MonitorDump(d) = &mut self.section {
+                    d.monitors.push(DumpMonitor {
+                        class,
+                        ..DumpMonitor::default()
                     });
                 }
-                self.section = Section::MonitorTime(m);
-                Ok(())
             }
-            Section::MonitorDump(mut d) => {
-                if l.starts_with("MONITOR DUMP END") {
+            Event::DumpOwner { owner, entry_count } => {
+                if let Some(m) = self.last_monitor() {
+                    m.owner = owner;
+                    m.entry_count = entry_count;
+                }
+            }
+            Event::DumpWaitingToEnter(t) => {
+                if let Some(m) = self.last_monitor() {
+                    m.waiting_to_enter = t;
+                }
+            }
+            Event::DumpWaitingToBeNotified(t) => {
+                if let Some(m) = self.last_monitor() {
+                    m.waiting_to_be_notified = t;
+                }
+            }
+            Event::MonitorDumpEnd => {
+                if let Section::MonitorDump(d) = std::mem::replace(&mut self.section, Section::None)
+                {
                     s.log(format!(
                         "MONITOR DUMP: {} threads, {} monitors",
                         d.threads.len(),
@@ -311,245 +298,104 @@ impl TextFeed {
                     s.monitors.dump = Some(d);
                     s.monitors.dumps += 1;
                     s.version += 1;
-                    return Ok(());
                 }
-                dump_line(&mut d, l)?;
-                self.section = Section::MonitorDump(d);
-                Ok(())
             }
-            Section::Other(end) => {
-                if l.starts_with(&end) {
-                    s.log(l.to_string());
-                } else {
-                    self.section = Section::Other(end);
-                }
-                Ok(())
+            // Lines outside the sections, shown on the console.
+            outside => {
+                s.log(l.to_string());
+                self.outside(s, outside)?;
             }
-        }
-    }
-
-    /// A line outside any section.
-    fn outside(&mut self, s: &mut Session, l: &str) -> Result<(), String> {
-        // The line after CPU SAMPLES about the samples it does not count:
-        // the same text as the binary stream's UTF8 record of it.
-        if crate::format::LostSamples::parse(l).is_some() {
-            s.take(
-                0.0,
-                RecordBody::Utf8 {
-                    id: 0,
-                    text: l.to_string(),
-                },
-            )?;
-            return Ok(());
-        }
-        if let Some(rest) = l.strip_prefix("TRACE ") {
-            let (serial, after) = rest
-                .split_once(':')
-                .ok_or_else(|| format!("malformed TRACE line {:?}", truncate(l)))?;
-            let thread_serial = match after.split_once("(thread=") {
-                Some((_, t)) => num(t.split(')').next().unwrap_or(""), "thread")?,
-                None => 0,
-            };
-            self.section = Section::Trace(Trace {
-                serial: num(serial, "trace serial")?,
-                thread_serial,
-                frame_ids: Vec::new(),
-            });
-            return Ok(());
-        }
-        s.log(l.to_string());
-        if let Some(rest) = l.strip_prefix("THREAD START (") {
-            let field = |k: &str| -> Option<&str> {
-                let i = rest.find(k)? + k.len();
-                Some(&rest[i..])
-            };
-            let obj = field("obj=")
-                .and_then(|x| x.split(',').next())
-                .unwrap_or("0");
-            let serial = field("id = ")
-                .and_then(|x| x.split(',').next())
-                .unwrap_or("");
-            // Names may hold quotes and commas: the group is after the last
-            // `", group="`.
-            let (name, group) = match rest.rsplit_once("\", group=\"") {
-                Some((a, g)) => (
-                    a.split_once("name=\"").map_or("", |x| x.1),
-                    g.strip_suffix("\")").unwrap_or(g),
-                ),
-                None => return Err(format!("malformed THREAD START line {:?}", truncate(l))),
-            };
-            let name_id = self.string(s, name)?;
-            let group_name_id = self.string(s, group)?;
-            s.take(
-                0.0,
-                RecordBody::StartThread(StartThread {
-                    thread_serial: num(serial, "thread id")?,
-                    thread_id: u64::from_str_radix(obj.trim(), 16)
-                        .map_err(|_| format!("bad thread object {obj:?}"))?,
-                    trace_serial: 0,
-                    name_id,
-                    group_name_id,
-                    parent_group_name_id: 0,
-                }),
-            )?;
-        } else if let Some(rest) = l.strip_prefix("THREAD END (id = ") {
-            let serial = num(rest.trim_end_matches(')'), "thread id")?;
-            s.take(
-                0.0,
-                RecordBody::EndThread {
-                    thread_serial: serial,
-                },
-            )?;
-        } else if let Some(rest) = l.strip_prefix("CPU SAMPLES BEGIN (total = ") {
-            let total = rest.split(')').next().unwrap_or("");
-            self.section = Section::Cpu(CpuSamples {
-                total: num(total, "total")?,
-                entries: Vec::new(),
-            });
-        } else if l.starts_with("SITES BEGIN") {
-            self.section = Section::Sites(AllocSites {
-                flags: if l.contains("estimated from samples") {
-                    super::model::SITES_ESTIMATED
-                } else {
-                    0
-                },
-                cutoff_raw: 0,
-                total_live_bytes: 0,
-                total_live_instances: 0,
-                total_bytes_allocated: 0,
-                total_instances_allocated: 0,
-                sites: Vec::new(),
-            });
-        } else if let Some(rest) = l.strip_prefix("MONITOR TIME BEGIN (total = ") {
-            let total = rest.split(" ms)").next().unwrap_or("");
-            self.section = Section::MonitorTime(MonitorTime {
-                total_ms: num(total, "total")?,
-                rows: Vec::new(),
-            });
-        } else if l.starts_with("MONITOR DUMP BEGIN") {
-            self.section = Section::MonitorDump(MonitorDump::default());
-        } else if let Some(rest) = l.strip_prefix("WAIT: MONITOR ") {
-            let (sig, rest) = rest
-                .rsplit_once(", timeout=")
-                .ok_or_else(|| format!("malformed WAIT line {:?}", truncate(l)))?;
-            let (timeout, thread) = rest
-                .split_once(", thread ")
-                .ok_or_else(|| format!("malformed WAIT line {:?}", truncate(l)))?;
-            s.monitors.wait(
-                class_of_sig(sig),
-                num(thread, "thread")?,
-                num(timeout, "timeout")?,
-            );
-        } else if let Some(rest) = l.strip_prefix("WAITED: MONITOR ") {
-            let (sig, rest) = rest
-                .rsplit_once(", time_waited=")
-                .ok_or_else(|| format!("malformed WAITED line {:?}", truncate(l)))?;
-            let (ms, thread) = rest
-                .split_once(", thread ")
-                .ok_or_else(|| format!("malformed WAITED line {:?}", truncate(l)))?;
-            s.monitors.waited(
-                class_of_sig(sig),
-                num(thread, "thread")?,
-                num(ms, "time waited")?,
-            );
-        } else if let Some(title) = l
-            .strip_suffix(" BEGIN")
-            .or_else(|| l.split(" BEGIN ").next().filter(|_| l.contains(" BEGIN ")))
-        {
-            // HEAP DUMP, CPU TIME (ms), ...: shown as their first and last
-            // lines only.
-            if title.starts_with("CPU TIME") {
-                s.cpu_time_sections += 1;
-            }
-            self.section = Section::Other(format!("{title} END"));
         }
         Ok(())
     }
 
-    /// The end of the stream: a trace still open is complete.
-    pub fn finish(&mut self, s: &mut Session) -> Result<(), String> {
-        match std::mem::replace(&mut self.section, Section::None) {
-            Section::Trace(t) => {
-                s.take(0.0, RecordBody::Trace(t))?;
-                Ok(())
+    /// A line outside any section, after it was logged.
+    fn outside(&mut self, s: &mut Session, event: Event<'_>) -> Result<(), String> {
+        match event {
+            Event::ThreadStart(t) => {
+                let name_id = self.string(s, t.name)?;
+                let group_name_id = self.string(s, t.group)?;
+                s.take(
+                    0.0,
+                    RecordBody::StartThread(StartThread {
+                        thread_serial: t.serial,
+                        thread_id: t.object_id,
+                        trace_serial: 0,
+                        name_id,
+                        group_name_id,
+                        parent_group_name_id: 0,
+                    }),
+                )?;
             }
-            Section::None | Section::Other(_) => Ok(()),
-            _ => Err("the text stream ends inside a section".into()),
+            Event::ThreadEnd { serial } => {
+                s.take(
+                    0.0,
+                    RecordBody::EndThread {
+                        thread_serial: serial,
+                    },
+                )?;
+            }
+            Event::CpuBegin {
+                kind: CpuKind::Samples,
+                total,
+            } => {
+                self.section = Section::Cpu(CpuSamples {
+                    total: narrow(total as u64, "total")?,
+                    entries: Vec::new(),
+                });
+            }
+            Event::CpuBegin {
+                kind: CpuKind::Time,
+                ..
+            } => s.cpu_time_sections += 1,
+            Event::SitesBegin { estimated } => {
+                self.section = Section::Sites(AllocSites {
+                    flags: if estimated {
+                        super::model::SITES_ESTIMATED
+                    } else {
+                        0
+                    },
+                    cutoff_raw: 0,
+                    total_live_bytes: 0,
+                    total_live_instances: 0,
+                    total_bytes_allocated: 0,
+                    total_instances_allocated: 0,
+                    sites: Vec::new(),
+                });
+            }
+            Event::MonitorTimeBegin { total_ms } => {
+                self.section = Section::MonitorTime(MonitorTime {
+                    total_ms,
+                    rows: Vec::new(),
+                });
+            }
+            Event::MonitorDumpBegin => {
+                self.section = Section::MonitorDump(MonitorDump::default());
+            }
+            Event::Wait {
+                class,
+                thread,
+                timeout,
+            } => s.monitors.wait(class, thread, timeout),
+            Event::Waited { class, thread, ms } => s.monitors.waited(class, thread, ms),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn last_monitor(&mut self) -> Option<&mut DumpMonitor> {
+        match &mut self.section {
+            Section::MonitorDump(d) => d.monitors.last_mut(),
+            _ => None,
         }
     }
-}
 
-/// `TITLE` of a `TITLE BEGIN` or `TITLE BEGIN (...` line, where a title
-/// is a few words in capitals (`HEAP DUMP`, `CPU TIME (ms)`), so that
-/// prose mentioning BEGIN is not taken for a section.
-fn section_title(l: &str) -> Option<&str> {
-    let (title, rest) = l.split_once(" BEGIN")?;
-    let title_ok = !title.is_empty()
-        && title.len() <= 40
-        && !title.contains("  ")
-        && title.starts_with(|c: char| c.is_ascii_uppercase())
-        && title
-            .chars()
-            .all(|c| c.is_ascii_alphabetic() || " ()".contains(c));
-    (title_ok && (rest.is_empty() || rest.starts_with(" ("))).then_some(title)
-}
-
-/// A line that can only be a record (legend lines of the header are not).
-fn looks_like_record(l: &str) -> bool {
-    l.strip_prefix("TRACE ")
-        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-        || l.starts_with("THREAD START (obj=")
-        || l.starts_with("THREAD END (id = ")
-        || l.starts_with("WAIT: MONITOR ")
-        || l.starts_with("WAITED: MONITOR ")
-        || section_title(l).is_some()
-}
-
-fn dump_line(d: &mut MonitorDump, l: &str) -> Result<(), String> {
-    let t = l.trim();
-    let bad = || format!("malformed MONITOR DUMP line {:?}", truncate(l));
-    if let Some(rest) = t.strip_prefix("THREAD ") {
-        // THREAD 200001, trace 300001, status: R
-        let (serial, rest) = rest.split_once(", trace ").ok_or_else(bad)?;
-        let (trace, status) = rest.split_once(", status: ").ok_or_else(bad)?;
-        d.threads.push(DumpThread {
-            serial: num(serial, "thread")?,
-            trace: num(trace, "trace")?,
-            status: status.to_string(),
-        });
-    } else if let Some(sig) = t.strip_prefix("MONITOR ") {
-        d.monitors.push(DumpMonitor {
-            class: class_of_sig(sig),
-            ..DumpMonitor::default()
-        });
-    } else if let Some(rest) = t.strip_prefix("owner: thread ") {
-        let m = d.monitors.last_mut().ok_or_else(bad)?;
-        let (owner, count) = rest.split_once(", entry count: ").ok_or_else(bad)?;
-        m.owner = num(owner, "owner")?;
-        m.entry_count = num(count, "entry count")?;
-    } else if let Some(rest) = t.strip_prefix("waiting to enter:") {
-        let m = d.monitors.last_mut().ok_or_else(bad)?;
-        m.waiting_to_enter = threads(rest)?;
-    } else if let Some(rest) = t.strip_prefix("waiting to be notified:") {
-        let m = d.monitors.last_mut().ok_or_else(bad)?;
-        m.waiting_to_be_notified = threads(rest)?;
-    } else if !t.is_empty() {
-        return Err(bad());
+    fn end_trace(&mut self, s: &mut Session) -> Result<(), String> {
+        if let Section::Trace(t) = std::mem::replace(&mut self.section, Section::None) {
+            s.take(0.0, RecordBody::Trace(t))?;
+        }
+        Ok(())
     }
-    Ok(())
-}
-
-/// ` thread 1, thread 2` -> [1, 2]
-fn threads(s: &str) -> Result<Vec<u32>, String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .map(|x| num(x.strip_prefix("thread ").unwrap_or(x), "thread"))
-        .collect()
-}
-
-fn truncate(s: &str) -> String {
-    s.chars().take(120).collect()
 }
 
 #[cfg(test)]
@@ -609,13 +455,12 @@ HEAP DUMP END
     fn feed(text: &str) -> (Session, Result<(), String>) {
         let mut s = Session::new(1, Kind::Listen, "x".into());
         let mut f = TextFeed::new();
-        let mut r = std::io::BufReader::new(text.as_bytes());
-        let mut buf = Vec::new();
+        let mut r = hprof_analysis::text::TextReader::new(text.as_bytes());
         let res = (|| {
-            while read_line(&mut r, &mut buf).map_err(|e| e.to_string())? {
-                f.line(&mut s, &String::from_utf8_lossy(&buf))?;
+            while let Some(line) = r.next().map_err(error)? {
+                f.take(&mut s, line)?;
             }
-            f.finish(&mut s)
+            Ok(())
         })();
         (s, res)
     }
@@ -685,7 +530,7 @@ HEAP DUMP END
         assert!(res.unwrap_err().contains("frame without a source part"));
         let long = format!(
             "JAVA PROFILE 1.0.1, created x\n{}\n",
-            "a".repeat(MAX_LINE + 1)
+            "a".repeat(hprof_analysis::text::MAX_LINE + 1)
         );
         let (_, res) = feed(&long);
         assert!(res.unwrap_err().contains("longer than"));

@@ -29,9 +29,9 @@
 pub mod svg;
 pub mod tree;
 
-use super::lines::read_line;
 use crate::format::LostSamples;
 use crate::reader::{HprofReader, RecordBody, Retained};
+use crate::text::{self, CpuKind, Event, TextReader};
 use crate::transcode::symbols::Symbols;
 use crate::ToolResult;
 use rustc_hash::FxHashMap;
@@ -445,98 +445,74 @@ pub fn collapse_binary(r: impl Read, all: bool) -> ToolResult<Flame> {
     })
 }
 
-/// Collapse a text report, read line by line.
-pub fn collapse_text(mut r: impl BufRead, all: bool) -> ToolResult<Flame> {
+/// Collapse a text report, read line by line ([`crate::text`]).
+pub fn collapse_text(r: impl BufRead, all: bool) -> ToolResult<Flame> {
     let mut tree = StackTree::new();
     let mut kept = Retained::default();
     let mut traces: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
     let mut sections = Sections::default();
-    let mut lines = Lines::new(&mut r)?;
-    let bad = |n: usize, what: &str| format!("line {n}: {what}");
-    // Set while the lines of a TRACE (its serial) or a CPU section are read.
+    let mut lines = TextReader::new(r);
+    // The TRACE being read (its serial and frames) and the CPU section
+    // being read (its measure, total and rows).
     let mut trace: Option<(u32, Vec<u32>)> = None;
+    let mut cpu: Option<(Measure, f64, Rows)> = None;
     let mut lost = LostRows::default();
-    while let Some((n, l)) = lines.next()? {
-        if let Some((serial, frames)) = trace.as_mut() {
-            if let Some(f) = l.strip_prefix('\t') {
-                if f != "<empty>" {
-                    let name = f.rfind('(').map_or(f, |p| &f[..p]);
-                    let known = tree.name_count();
-                    let id = tree.intern(name);
-                    if tree.name_count() > known {
-                        kept.keep(name.len() as u64).map_err(|e| bad(n, &e))?;
-                    }
-                    // Frames are counted by the thousand (4 bytes each).
-                    if frames.len() % 1024 == 0 {
-                        kept.keep(4 * 1024).map_err(|e| bad(n, &e))?;
-                    }
-                    frames.push(id);
-                }
-                continue;
+    while let Some(line) = lines.next().map_err(|e| e.to_string())? {
+        let bad = |e: String| format!("line {}: {e}", line.number);
+        match line.event {
+            Event::TraceBegin { serial, .. } => {
+                kept.keep(16).map_err(bad)?;
+                trace = Some((serial, Vec::new()));
             }
-            let (serial, frames) = (*serial, std::mem::take(frames));
-            trace = None;
-            traces.insert(serial, frames);
-        }
-        if let Some(l) = LostSamples::parse(&l) {
-            lost.add(sections.last_samples(), &l);
-        } else if let Some(rest) = l.strip_prefix("TRACE ") {
-            let serial = rest
-                .split(':')
-                .next()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| bad(n, "bad TRACE line"))?;
-            kept.keep(16).map_err(|e| bad(n, &e))?;
-            trace = Some((serial, Vec::new()));
-        } else if l.starts_with("CPU SAMPLES BEGIN") || l.starts_with("CPU TIME (ms) BEGIN") {
-            let (end, measure) = if l.starts_with("CPU SAMPLES") {
-                ("CPU SAMPLES END", Measure::Samples)
-            } else {
-                ("CPU TIME (ms) END", Measure::Micros)
-            };
-            let total_ms: f64 = l
-                .split("total = ")
-                .nth(1)
-                .and_then(|r| r.split(')').next())
-                .and_then(|t| t.trim().parse().ok())
-                .ok_or_else(|| bad(n, "CPU section without its total"))?;
-            let mut rows = Vec::new();
-            loop {
-                let (m, row) = lines
-                    .next()?
-                    .ok_or_else(|| bad(n, "CPU section without its END line"))?;
-                if row == end {
-                    break;
-                }
-                if row.starts_with("rank") {
+            Event::Frame(f) => {
+                let Some((_, frames)) = trace.as_mut() else {
                     continue;
+                };
+                let name = text::frame_name(f);
+                let known = tree.name_count();
+                let id = tree.intern(name);
+                if tree.name_count() > known {
+                    kept.keep(name.len() as u64).map_err(bad)?;
                 }
-                let c: Vec<&str> = row.split_whitespace().collect();
-                let self_pct = c
-                    .get(1)
-                    .and_then(|s| s.strip_suffix('%'))
-                    .and_then(|s| s.parse::<f64>().ok());
-                let (count, trace, self_pct) = match (
-                    c.get(3).and_then(|s| s.parse::<u64>().ok()),
-                    c.get(4).and_then(|s| s.parse().ok()),
-                    self_pct,
-                ) {
-                    (Some(a), Some(b), Some(p)) => (a, b, p),
-                    _ => return Err(bad(m, "bad CPU row")),
-                };
-                let weight = match measure {
-                    Measure::Samples => count,
-                    // The row's time is its share of the section's total
-                    // (the count column is the number of calls).
-                    Measure::Micros => (self_pct / 100.0 * total_ms * 1000.0).round() as u64,
-                };
-                rows.push((trace, weight));
+                // Frames are counted by the thousand (4 bytes each).
+                if frames.len() % 1024 == 0 {
+                    kept.keep(4 * 1024).map_err(bad)?;
+                }
+                frames.push(id);
             }
-            sections.add(measure, rows, all);
+            Event::TraceEnd => {
+                if let Some((serial, frames)) = trace.take() {
+                    traces.insert(serial, frames);
+                }
+            }
+            Event::Lost(l) => lost.add(sections.last_samples(), &l),
+            Event::CpuBegin { kind, total } => {
+                let measure = match kind {
+                    CpuKind::Samples => Measure::Samples,
+                    CpuKind::Time => Measure::Micros,
+                };
+                cpu = Some((measure, total, Vec::new()));
+            }
+            Event::CpuRow(row) => {
+                if let Some((measure, total_ms, rows)) = cpu.as_mut() {
+                    let weight = match measure {
+                        Measure::Samples => row.count,
+                        // The row's time is its share of the section's
+                        // total (the count column is the number of calls).
+                        Measure::Micros => {
+                            (row.self_pct / 100.0 * *total_ms * 1000.0).round() as u64
+                        }
+                    };
+                    rows.push((row.trace, weight));
+                }
+            }
+            Event::CpuEnd(_) => {
+                if let Some((measure, _, rows)) = cpu.take() {
+                    sections.add(measure, rows, all);
+                }
+            }
+            _ => {}
         }
-    }
-    if let Some((serial, frames)) = trace {
-        traces.insert(serial, frames);
     }
     let (measure, rows, cumulative) = sections.pick(all)?;
     for &(serial, _) in &rows {
@@ -549,65 +525,6 @@ pub fn collapse_text(mut r: impl BufRead, all: bool) -> ToolResult<Flame> {
     merge(tree, rows, measure, cumulative, None, |serial| {
         traces.get(&serial).cloned()
     })
-}
-
-/// The lines of a text report after its explanatory header (legend lines
-/// such as "TRACE           A stack trace: ..." up to a line of dashes,
-/// looked for in the first [`HEADER_LINES`] lines; reports without one,
-/// such as cpu=old's, start with records), numbered from 1.
-struct Lines<'a, R: BufRead> {
-    r: &'a mut R,
-    /// Lines read ahead while looking for the header's end.
-    ahead: std::collections::VecDeque<(usize, String)>,
-    n: usize,
-    buf: Vec<u8>,
-}
-
-/// Lines the explanatory header may have.
-const HEADER_LINES: usize = 200;
-/// Bytes read ahead at most while looking for it.
-const HEADER_BYTES: usize = 1 << 20;
-
-impl<'a, R: BufRead> Lines<'a, R> {
-    fn new(r: &'a mut R) -> ToolResult<Self> {
-        let mut l = Lines {
-            r,
-            ahead: Default::default(),
-            n: 0,
-            buf: Vec::new(),
-        };
-        let mut bytes = 0;
-        while l.ahead.len() < HEADER_LINES && bytes < HEADER_BYTES {
-            let Some(line) = l.read()? else { break };
-            bytes += line.1.len();
-            if line.1 == "--------" {
-                l.ahead.clear();
-                break;
-            }
-            l.ahead.push_back(line);
-        }
-        Ok(l)
-    }
-
-    fn read(&mut self) -> ToolResult<Option<(usize, String)>> {
-        let more =
-            read_line(self.r, &mut self.buf).map_err(|e| format!("line {}: {e}", self.n + 1))?;
-        if !more {
-            return Ok(None);
-        }
-        self.n += 1;
-        Ok(Some((
-            self.n,
-            String::from_utf8_lossy(&self.buf).into_owned(),
-        )))
-    }
-
-    fn next(&mut self) -> ToolResult<Option<(usize, String)>> {
-        match self.ahead.pop_front() {
-            Some(l) => Ok(Some(l)),
-            None => self.read(),
-        }
-    }
 }
 
 #[cfg(test)]
