@@ -441,7 +441,17 @@ fn main() {
         Cmd::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Args::command(), "hprof-rs", &mut out);
-            write_stdout(&String::from_utf8_lossy(&out))
+            let mut script = String::from_utf8_lossy(&out).into_owned();
+            if shell == clap_complete::Shell::Bash {
+                // clap_complete's bash script spells the state of a
+                // subcommand of a hyphenated program two ways (its loop:
+                // hprof__rs__subcmd__attach, its case arms:
+                // hprof__subcmd__rs__subcmd__attach), so nothing past the
+                // subcommand would complete (clap-rs/clap#6421, open):
+                // use the loop's spelling in the arms.
+                script = script.replace("hprof__subcmd__rs", "hprof__rs");
+            }
+            write_stdout(&script)
         }
         Cmd::Ui {
             bind,

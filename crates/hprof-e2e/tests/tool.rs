@@ -387,31 +387,38 @@ fn completions_for_bash_zsh_and_fish_name_every_subcommand() {
             assert!(script.contains(sub), "{shell}: no {sub}");
         }
         // The heap queries and attach's options are completed too.
-        for word in ["dominators", "--reply-timeout"] {
+        for word in ["dominators", "reply-timeout"] {
             assert!(script.contains(word), "{shell}: no {word}");
         }
         let file = dir.join(format!("hprof-rs.{shell}"));
         std::fs::write(&file, &script).unwrap();
         if shell == "bash" {
             // bash reads it without a syntax error, and then completes
-            // the subcommands.
+            // the subcommands and their own words, with the function the
+            // script registers for hprof-rs.
             let check = Command::new("bash").arg("-n").arg(&file).output().unwrap();
             assert!(check.status.success(), "{}", common::stderr(&check));
-            let words = Command::new("bash")
-                .arg("-c")
-                .arg(
-                    r#"source "$1"; COMP_WORDS=(hprof-rs ag); COMP_CWORD=1; COMP_LINE="hprof-rs ag"; COMP_POINT=${#COMP_LINE}; _hprof-rs hprof-rs ag hprof-rs; printf '%s\n' "${COMPREPLY[@]}""#,
-                )
-                .arg("bash")
-                .arg(&file)
-                .output()
-                .unwrap();
-            assert_eq!(
-                common::stdout(&words),
-                "agent-path\n",
-                "{}",
-                common::stderr(&words)
-            );
+            let complete = |line: &str| {
+                let out = Command::new("bash")
+                    .arg("-c")
+                    .arg(
+                        r#"source "$1"; f=$(complete -p hprof-rs | sed 's/.* -F \([^ ]*\) .*/\1/');
+                        read -ra COMP_WORDS <<< "$2"; COMP_CWORD=$((${#COMP_WORDS[@]} - 1));
+                        COMP_LINE="$2"; COMP_POINT=${#COMP_LINE};
+                        "$f" hprof-rs "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}";
+                        printf '%s\n' "${COMPREPLY[@]}""#,
+                    )
+                    .arg("bash")
+                    .arg(&file)
+                    .arg(line)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{}", common::stderr(&out));
+                common::stdout(&out)
+            };
+            assert_eq!(complete("hprof-rs ag"), "agent-path\n");
+            assert_eq!(complete("hprof-rs heap h.hprof sus"), "suspects\n");
+            assert_eq!(complete("hprof-rs attach 1 --reply"), "--reply-timeout\n");
         }
     }
     let out = tool(&["completions", "tcsh"]);
