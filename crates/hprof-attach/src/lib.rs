@@ -4,6 +4,7 @@
 //! attach to (`jvms`, reading HotSpot's perfdata files with `perfdata`).
 //! Used by `hprof-rs attach`/`jvms` and the UI's Attach. See docs/attach.md.
 
+pub mod bundled;
 pub mod hotspot;
 pub mod jvms;
 pub mod perfdata;

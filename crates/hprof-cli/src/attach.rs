@@ -8,7 +8,7 @@ pub use hprof_attach::*;
 use crate::listen::{self, ListenArgs};
 use crate::CliResult;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// `--listen`: where the attached agent's stream goes.
@@ -56,21 +56,7 @@ fn agent_path(given: Option<&str>) -> CliResult<String> {
             }
             abs
         }
-        None => {
-            let exe = std::env::current_exe()
-                .map_err(|e| format!("cannot find the hprof-rs executable: {e}"))?;
-            let lib: PathBuf = exe
-                .parent()
-                .map(|d| d.join(jvms::AGENT_LIBRARY))
-                .unwrap_or_default();
-            if !lib.is_file() {
-                return Err(format!(
-                    "no agent library next to hprof-rs ({}); name it with --agent PATH",
-                    lib.display()
-                ));
-            }
-            lib
-        }
+        None => bundled::bundled_agent().map_err(|e| format!("{e}; name it with --agent PATH"))?,
     };
     path.into_os_string()
         .into_string()

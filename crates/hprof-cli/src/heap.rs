@@ -48,14 +48,16 @@ pub enum Query {
     /// allocation trace.
     Object {
         /// Object ID as in the dump (`0x…`).
-        id: String,
+        #[arg(value_parser = object_id)]
+        id: u64,
         /// Most references and referrers listed.
         #[arg(long, default_value_t = 100)]
         limit: u64,
     },
     /// The shortest path from a GC root to an object.
     Path {
-        id: String,
+        #[arg(value_parser = object_id)]
+        id: u64,
         /// No step through the referent of a weak, soft, final or phantom reference.
         #[arg(long)]
         exclude_weak: bool,
@@ -67,7 +69,8 @@ pub enum Query {
     },
     /// An object's children in the dominator tree, biggest first.
     Dominated {
-        id: String,
+        #[arg(value_parser = object_id)]
+        id: u64,
         #[arg(long, default_value_t = 0)]
         offset: u64,
         #[arg(long, default_value_t = 25)]
@@ -93,7 +96,7 @@ pub enum Query {
     /// heap, where their bytes accumulate, and what keeps them alive.
     Suspects {
         /// Smallest share of the heap, in percent.
-        #[arg(long, default_value_t = 10.0)]
+        #[arg(long, default_value_t = 10.0, value_parser = percent)]
         threshold: f64,
     },
 }
@@ -284,11 +287,11 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
             (t, j)
         }
         Query::Object { id, limit } => {
-            let r = heap.object(parse(&id)?, limit).map_err(e)?;
+            let r = heap.object(id, limit).map_err(e)?;
             (object_text(&r), object_json(&r))
         }
         Query::Path { id, exclude_weak } => {
-            let p = heap.path(parse(&id)?, exclude_weak).map_err(e)?;
+            let p = heap.path(id, exclude_weak).map_err(e)?;
             (path_text(&p), path_json(&p))
         }
         Query::Dominators { top } => {
@@ -303,9 +306,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
             (t, j)
         }
         Query::Dominated { id, offset, limit } => {
-            let d = heap
-                .dominated(Some(parse(&id)?), offset, limit)
-                .map_err(e)?;
+            let d = heap.dominated(Some(id), offset, limit).map_err(e)?;
             let mut t = format!(
                 "{} retains {} bytes; it dominates {} objects directly, biggest first (from {offset}):\n",
                 hex(d.id.unwrap_or(0)),
@@ -425,9 +426,21 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
     })
 }
 
-fn parse(id: &str) -> CliResult<u64> {
-    analysis::parse_id(id)
-        .ok_or_else(|| format!("not an object ID: {id} (write it as in the dump, 0x…)"))
+/// An object ID argument (a usage error, found before the dump is read).
+fn object_id(id: &str) -> Result<u64, String> {
+    analysis::parse_id(id).ok_or_else(|| {
+        "not an object ID: write it as the dump and this tool show it, e.g. 0x7f3a01c0 \
+         (`hprof-rs heap FILE dominators` lists some)"
+            .to_string()
+    })
+}
+
+/// `--threshold`: a share of the heap in percent.
+fn percent(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|p| *p > 0.0 && *p <= 100.0)
+        .ok_or_else(|| "a percentage above 0 and at most 100 is needed, e.g. 5".to_string())
 }
 
 fn hex(id: u64) -> String {

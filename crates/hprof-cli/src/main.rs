@@ -1,15 +1,25 @@
 //! `hprof-rs`: front-end tool for the hprof-rs agent and HPROF files.
 //! See docs/hprof-rs-tool.md.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use hprof_cli as cli;
 use std::io::Write;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
     name = "hprof-rs",
     version = env!("HPROF_RS_BUILD"),
-    about = "Front-end for the hprof-rs agent and HPROF files"
+    about = "Front-end for the hprof-rs agent and HPROF files",
+    after_help = "\
+Examples:
+  hprof-rs jvms
+  hprof-rs attach 4242
+  java -agentpath:$(hprof-rs agent-path)=cpu=samples -jar app.jar
+  hprof-rs flame java.hprof.txt --svg cpu.svg
+  hprof-rs heap heap.hprof suspects
+
+Exit status: 0 done, 1 failed (a file, a JVM, the network), 2 usage error."
 )]
 struct Args {
     #[command(subcommand)]
@@ -24,7 +34,7 @@ struct FrontEnd {
     out: String,
     /// Command to send, in order (repeatable); `sleep MS` pauses.
     /// Run `hprof-rs commands` for the list.
-    #[arg(long = "send", value_name = "CMD")]
+    #[arg(long = "send", value_name = "CMD", value_parser = send_step)]
     send: Vec<String>,
     /// After the script, read commands from standard input.
     #[arg(long)]
@@ -35,6 +45,10 @@ struct FrontEnd {
 enum Cmd {
     /// Wait for an agent started with net=HOST:PORT, record its stream,
     /// summarise each record and send it commands.
+    #[command(after_help = "\
+Example:
+  hprof-rs listen --port 9000 --out run.hprof --send \"sleep 5000\" --send \"cpu 0.01\" --send exit &
+  java -agentpath:$(hprof-rs agent-path)=cpu=samples,format=b,net=127.0.0.1:9000 -jar app.jar")]
     Listen {
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
@@ -47,8 +61,13 @@ enum Cmd {
     /// Connect to an agent started with listen=[HOST:]PORT, record its
     /// stream (from its first byte), summarise each record and send it
     /// commands, like `listen`.
+    #[command(after_help = "\
+Example:
+  java -agentpath:$(hprof-rs agent-path)=heap=sites,listen=9000 -jar app.jar &
+  hprof-rs connect 127.0.0.1:9000 --out run.txt --send \"sites 0 0\" --interactive")]
     Connect {
         /// HOST:PORT the agent listens on.
+        #[arg(value_parser = host_port)]
         addr: String,
         /// File whose first line is the agent's token (token=/tokenfile=).
         #[arg(long, value_name = "FILE")]
@@ -56,13 +75,20 @@ enum Cmd {
         #[command(flatten)]
         session: FrontEnd,
         /// Seconds to wait for the connection.
-        #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-        timeout: f64,
+        #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+        timeout: Duration,
     },
     /// Print the commands `listen` can send.
     Commands,
     /// Load the agent into a running JVM through HotSpot's attach
     /// mechanism (no jcmd needed) and print the JVM's answer.
+    #[command(after_help = "\
+Examples:
+  hprof-rs jvms                                  the PIDs of the JVMs
+  hprof-rs attach 4242                           CPU samples and allocation sites
+  hprof-rs attach 4242 cpu=samples,file=cpu.txt
+  hprof-rs attach 4242 stop                      write the report; the JVM runs on
+  hprof-rs attach 4242 --listen --out run.hprof --send \"cpu 0.01\"")]
     Attach {
         /// Process id of the JVM.
         pid: u32,
@@ -75,11 +101,11 @@ enum Cmd {
         #[arg(long, value_name = "PATH")]
         agent: Option<String>,
         /// Seconds to wait for the JVM's attach listener to start.
-        #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-        timeout: f64,
+        #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+        timeout: Duration,
         /// Seconds to wait for the JVM's answer (it comes after Agent_OnAttach).
-        #[arg(long, value_name = "SECS", default_value_t = 120.0)]
-        reply_timeout: f64,
+        #[arg(long, value_name = "SECS", default_value = "120", value_parser = seconds)]
+        reply_timeout: Duration,
         /// Attach protocol: auto (ask the JVM), 1 (every JDK) or 2 (JDK 24+).
         #[arg(long, value_name = "auto|1|2", default_value = "auto")]
         protocol: hprof_cli::attach::ProtocolChoice,
@@ -90,7 +116,7 @@ enum Cmd {
         #[arg(long, value_name = "FILE", requires = "listen")]
         out: Option<String>,
         /// With --listen: command to send, in order (repeatable).
-        #[arg(long = "send", value_name = "CMD", requires = "listen")]
+        #[arg(long = "send", value_name = "CMD", requires = "listen", value_parser = send_step)]
         send: Vec<String>,
         /// With --listen: after the script, read commands from standard input.
         #[arg(long, requires = "listen")]
@@ -100,8 +126,15 @@ enum Cmd {
     /// is loaded, whether they accept attach, main class and arguments.
     Jvms,
     /// Print a binary HPROF file (ours or HotSpot's, plain or .gz) as text.
+    #[command(after_help = "\
+Example:
+  hprof-rs print java.hprof | less")]
     Print { file: String },
     /// CPU samples of a text or binary report as collapsed stacks or an SVG flame graph.
+    #[command(after_help = "\
+Examples:
+  hprof-rs flame java.hprof.txt --svg cpu.svg
+  hprof-rs flame java.hprof > cpu.collapsed")]
     Flame {
         file: String,
         /// Write an SVG flame graph to OUT.
@@ -116,6 +149,9 @@ enum Cmd {
     },
     /// Where a report's program allocates: the sites of its last allocation
     /// report (text or binary), ordered by allocated bytes.
+    #[command(after_help = "\
+Example:
+  hprof-rs sites java.hprof.txt --top 10")]
     Sites {
         file: String,
         /// alloc (allocated bytes, the default) or live (live bytes, the
@@ -128,23 +164,34 @@ enum Cmd {
     },
     /// Class histogram of a heap dump in a file (ours or HotSpot's, plain
     /// or .gz): the last one, or the one --dump names.
+    #[command(after_help = "\
+Examples:
+  hprof-rs histo heap.hprof.gz
+  jcmd 4242 GC.heap_dump /tmp/heap.hprof && hprof-rs histo /tmp/heap.hprof")]
     Histo {
         file: String,
         /// Size objects for a VM without compressed oops.
         #[arg(long)]
         uncompressed_oops: bool,
         /// Which heap dump of the file, from 1 (default: the last).
-        #[arg(long, value_name = "N")]
-        dump: Option<usize>,
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        dump: Option<u32>,
     },
     /// The heap analyser: what holds the memory of a heap dump (ours or
     /// HotSpot's, plain or .gz): retained sizes, dominator tree, paths
     /// from GC roots, allocation sites. The index is saved beside the dump
     /// and reused. See docs/heap-analyser.md.
+    #[command(after_help = "\
+Examples:
+  hprof-rs heap heap.hprof suspects
+  hprof-rs heap heap.hprof dominators --top 10
+  hprof-rs heap heap.hprof path 0x7f3a01c0
+  hprof-rs heap heap.hprof classes --sort retained --top 20 --json")]
     Heap {
         file: String,
         /// Which heap dump of the file (from 1).
-        #[arg(long, value_name = "N", default_value_t = 1, global = true)]
+        #[arg(long, value_name = "N", default_value_t = 1, global = true,
+              value_parser = clap::value_parser!(u32).range(1..))]
         dump: u32,
         /// One JSON document on stdout instead of text.
         #[arg(long, global = true)]
@@ -158,12 +205,16 @@ enum Cmd {
     /// Local web front-end: sessions from agents (net=), launched programs
     /// and files; live CPU, memory, monitors, heap, threads and console
     /// views; commands; downloads and exports. See docs/ui.md.
+    #[command(after_help = "\
+Examples:
+  hprof-rs ui
+  hprof-rs ui java.hprof heap.hprof --source src/main/java")]
     Ui {
         /// Address of the page (default: loopback, a free port).
-        #[arg(long, default_value = "127.0.0.1:0")]
+        #[arg(long, default_value = "127.0.0.1:0", value_parser = host_port)]
         bind: String,
         /// Address agents connect to (default: loopback, a free port).
-        #[arg(long, default_value = "127.0.0.1:0")]
+        #[arg(long, default_value = "127.0.0.1:0", value_parser = host_port)]
         agents: String,
         /// The agent library Launch starts programs with (default: the
         /// libhprof_rs.so next to this program).
@@ -177,11 +228,65 @@ enum Cmd {
     },
     /// Write the CPU samples and allocation sites of a binary HPROF file
     /// as a gzipped pprof profile (for `go tool pprof`).
+    #[command(after_help = "\
+Example:
+  hprof-rs export java.hprof --pprof cpu.pb.gz && go tool pprof -top cpu.pb.gz")]
     Export {
         file: String,
         #[arg(long, value_name = "OUT")]
         pprof: String,
     },
+    /// Print the absolute path of the agent library that goes with this
+    /// tool (beside it, or in ../lib/ of a release).
+    #[command(after_help = "\
+Example:
+  java -agentpath:$(hprof-rs agent-path)=cpu=samples,file=cpu.txt -jar app.jar")]
+    AgentPath,
+    /// Print a shell completion script.
+    #[command(after_help = "\
+Examples:
+  hprof-rs completions bash > ~/.local/share/bash-completion/completions/hprof-rs
+  hprof-rs completions zsh > ~/.zfunc/_hprof-rs
+  hprof-rs completions fish > ~/.config/fish/completions/hprof-rs.fish")]
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `--timeout`-like arguments: seconds, positive and finite.
+fn seconds(s: &str) -> Result<Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .and_then(|v| cli::attach::seconds(v, "").ok())
+        .ok_or_else(|| "a positive number of seconds is needed, e.g. 10 or 0.5".to_string())
+}
+
+/// A `--send` command, checked before anything starts.
+fn send_step(s: &str) -> Result<String, String> {
+    cli::listen::parse_step(s)
+        .map(|_| s.to_string())
+        .map_err(|e| format!("{e}; `hprof-rs commands` lists the commands"))
+}
+
+/// HOST:PORT, PORT a number (0: any free port where one is opened).
+fn host_port(s: &str) -> Result<String, String> {
+    match s.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(s.to_string()),
+        _ => Err("HOST:PORT is needed, e.g. 127.0.0.1:9000".to_string()),
+    }
+}
+
+/// A usage error found after parsing (arguments that do not go together):
+/// printed as clap prints its own, with the subcommand's usage, exit status 2.
+fn usage_error(subcommand: &str, message: &str) -> ! {
+    let mut cmd = Args::command();
+    cmd.build();
+    let sub = cmd
+        .find_subcommand_mut(subcommand)
+        .expect("the subcommand exists");
+    sub.error(clap::error::ErrorKind::ArgumentConflict, message)
+        .exit()
 }
 
 fn main() {
@@ -222,14 +327,27 @@ fn main() {
             out,
             send,
             interactive,
-        } => attach(
-            pid,
-            options,
-            agent,
-            (timeout, reply_timeout),
-            protocol,
-            listen.then(|| (out.unwrap_or_default(), send, interactive)),
-        ),
+        } => {
+            if let (true, Some(o)) = (listen, &options) {
+                if let Err(e) = cli::attach::refuse_net(o) {
+                    usage_error("attach", &e);
+                }
+            }
+            cli::attach::run(cli::attach::AttachArgs {
+                pid,
+                options,
+                agent,
+                timeout,
+                reply_timeout,
+                protocol,
+                listen: listen.then(|| cli::attach::ListenSession {
+                    out: out.unwrap_or_default(),
+                    send,
+                    interactive,
+                    connect_within: reply_timeout,
+                }),
+            })
+        }
         Cmd::Connect {
             addr,
             token_file,
@@ -240,15 +358,13 @@ fn main() {
                     interactive,
                 },
             timeout,
-        } => cli::attach::seconds(timeout, "--timeout").and_then(|timeout| {
-            cli::listen::connect(cli::listen::ConnectArgs {
-                addr,
-                token_file,
-                out,
-                send,
-                interactive,
-                timeout,
-            })
+        } => cli::listen::connect(cli::listen::ConnectArgs {
+            addr,
+            token_file,
+            out,
+            send,
+            interactive,
+            timeout,
         }),
         Cmd::Jvms => cli::attach::run_jvms().and_then(|t| write_stdout(&t)),
         Cmd::Print { file } => {
@@ -289,12 +405,14 @@ fn main() {
             file,
             uncompressed_oops,
             dump,
-        } => cli::histo::run(&file, uncompressed_oops, dump).and_then(|(t, note)| {
-            if let Some(n) = note {
-                eprintln!("hprof-rs histo: {n}");
-            }
-            write_stdout(&t)
-        }),
+        } => cli::histo::run(&file, uncompressed_oops, dump.map(|d| d as usize)).and_then(
+            |(t, note)| {
+                if let Some(n) = note {
+                    eprintln!("hprof-rs histo: {n}");
+                }
+                write_stdout(&t)
+            },
+        ),
         Cmd::Heap {
             file,
             dump,
@@ -312,6 +430,30 @@ fn main() {
         Cmd::Export { file, pprof } => hprof_analysis::pprof::export(&file, &pprof).map(|m| {
             eprintln!("{m}");
         }),
+        Cmd::AgentPath => cli::attach::bundled::bundled_agent()
+            .and_then(cli::attach::bundled::for_agentpath)
+            .map_err(|e| {
+                format!(
+                    "{e}; keep the tool and the library together (bin/hprof-rs with \
+                     lib/libhprof_rs.so, as in the release, or side by side, as cargo builds them)"
+                )
+            })
+            .and_then(|p| write_stdout(&format!("{}\n", p.display()))),
+        Cmd::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Args::command(), "hprof-rs", &mut out);
+            let mut script = String::from_utf8_lossy(&out).into_owned();
+            if shell == clap_complete::Shell::Bash {
+                // clap_complete's bash script spells the state of a
+                // subcommand of a hyphenated program two ways (its loop:
+                // hprof__rs__subcmd__attach, its case arms:
+                // hprof__subcmd__rs__subcmd__attach), so nothing past the
+                // subcommand would complete (clap-rs/clap#6421, open):
+                // use the loop's spelling in the arms.
+                script = script.replace("hprof__subcmd__rs", "hprof__rs");
+            }
+            write_stdout(&script)
+        }
         Cmd::Ui {
             bind,
             agents,
@@ -332,33 +474,6 @@ fn main() {
     }
 }
 
-type ListenParts = (String, Vec<String>, bool);
-
-fn attach(
-    pid: u32,
-    options: Option<String>,
-    agent: Option<String>,
-    (timeout, reply_timeout): (f64, f64),
-    protocol: cli::attach::ProtocolChoice,
-    listen: Option<ListenParts>,
-) -> Result<(), String> {
-    let reply_timeout = cli::attach::seconds(reply_timeout, "--reply-timeout")?;
-    cli::attach::run(cli::attach::AttachArgs {
-        pid,
-        options,
-        agent,
-        timeout: cli::attach::seconds(timeout, "--timeout")?,
-        reply_timeout,
-        protocol,
-        listen: listen.map(|(out, send, interactive)| cli::attach::ListenSession {
-            out,
-            send,
-            interactive,
-            connect_within: reply_timeout,
-        }),
-    })
-}
-
 fn write_stdout(s: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
@@ -366,5 +481,64 @@ fn write_stdout(s: &str) -> Result<(), String> {
             Err(format!("cannot write the output: {e}"))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shell line's words, with "..." quoting; None past `|`, `>`, `&`.
+    fn words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut w = String::new();
+        let mut quoted = false;
+        for c in line.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                ' ' if !quoted => {
+                    if !w.is_empty() {
+                        out.push(std::mem::take(&mut w));
+                    }
+                }
+                _ => w.push(c),
+            }
+        }
+        if !w.is_empty() {
+            out.push(w);
+        }
+        out
+    }
+
+    /// Every `hprof-rs ...` line of every example parses as the command
+    /// it shows (what follows `|`, `>`, `&&` or two spaces is not ours).
+    #[test]
+    fn the_examples_in_help_are_valid_commands() {
+        let root = Args::command();
+        let mut seen = 0;
+        let subs = std::iter::once(&root).chain(root.get_subcommands());
+        for cmd in subs {
+            let text = cmd
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            for line in text.lines().map(str::trim) {
+                let Some(rest) = line.strip_prefix("hprof-rs ") else {
+                    continue;
+                };
+                let end = [" |", " >", " &", "  "]
+                    .iter()
+                    .filter_map(|s| rest.find(s))
+                    .min()
+                    .unwrap_or(rest.len());
+                let mut argv = vec!["hprof-rs".to_string()];
+                argv.extend(words(&rest[..end]));
+                if let Err(e) = Args::try_parse_from(&argv) {
+                    panic!("{line}: {e}");
+                }
+                seen += 1;
+            }
+        }
+        assert!(seen >= 20, "{seen} examples");
     }
 }

@@ -1456,3 +1456,44 @@ fn a_profile_loaded_at_start_up_is_stopped_and_an_attach_follows() {
         (300, 300)
     );
 }
+
+/// `jcmd PID JVMTI.agent_load LIB cpu=samples,interval=5`, unquoted:
+/// jcmd's argument parser cuts the option string at its first `=`, so the
+/// agent gets just `cpu`; its refusal says so and shows the quoted
+/// command. A cut string whose first name is no option keeps its own
+/// message, and the quoted command works.
+#[test]
+fn an_option_string_jcmd_cut_at_its_first_equals_is_refused_with_the_quoted_form() {
+    let t = Target::start("attach_jcmd_cut");
+    let agent = common::agent_path().display().to_string();
+    let unquoted = |opts: &str| {
+        let mut c = Command::new(common::jdk_home().join("bin/jcmd"));
+        c.args([&t.pid.to_string(), "JVMTI.agent_load", &agent, opts]);
+        let r = common::run_command_bounded(c, LIMIT);
+        assert!(!r.timed_out, "jcmd {opts} did not end");
+        common::stdout(&r.output)
+    };
+    assert!(unquoted("cpu=samples,interval=5").ends_with("return code: -1\n"));
+    assert!(unquoted("bogus=1,cpu=samples").ends_with("return code: -1\n"));
+    assert_eq!(
+        load(&t, Via::Jcmd, "cpu=samples,interval=5,file=cpu.txt"),
+        0
+    );
+    let pid = t.pid;
+    let err = t.exit_cleanly();
+    let cut = format!(
+        "HPROF ERROR: the option string is just \"cpu\", without a value: jcmd cuts an \
+         unquoted option string at its first '=' and passes only what comes before it; give \
+         jcmd the whole string in double quotes, quoted again for the shell: jcmd {pid} \
+         JVMTI.agent_load {agent} '\"cpu=...\"' (or: hprof-rs attach {pid} cpu=...)"
+    );
+    assert_lines(
+        &err,
+        &[
+            &cut,
+            "HPROF ERROR: hprof option error: Unknown option: bogus (bogus)",
+            "HPROF: profiling started in this running JVM (options \"cpu=samples,interval=5,file=cpu.txt\")",
+            "Dumping CPU usage by sampling running threads ... done.",
+        ],
+    );
+}

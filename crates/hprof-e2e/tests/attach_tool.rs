@@ -774,10 +774,14 @@ fn attach_to_a_dead_process_or_one_that_is_no_jvm_fails_at_once() {
         "--out",
         "unused",
     ]);
-    assert_eq!(r.output.status.code(), Some(1));
-    assert_eq!(
-        common::stderr(&r.output),
-        "hprof-rs: --listen sets the agent's net= option itself; leave net= out of the options\n"
+    // A usage error: exit status 2, nothing sent.
+    assert_eq!(r.output.status.code(), Some(2));
+    assert!(
+        common::stderr(&r.output).starts_with(
+            "error: --listen sets the agent's net= option itself; leave net= out of the options\n"
+        ),
+        "{}",
+        common::stderr(&r.output)
     );
 }
 

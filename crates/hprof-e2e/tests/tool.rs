@@ -275,3 +275,286 @@ fn flame_of_a_hand_made_binary_report_and_its_svg() {
         "{err}"
     );
 }
+
+/// The tool and its agent copied (hard-linked where possible) into `dir`
+/// as `bin/hprof-rs` and, when `with_lib`, `lib/libhprof_rs.so`: the
+/// release layout, outside the build tree.
+fn release_layout(dir: &std::path::Path, with_lib: bool) -> std::path::PathBuf {
+    let place = |from: &std::path::Path, to: &std::path::Path| {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        if std::fs::hard_link(from, to).is_err() {
+            std::fs::copy(from, to).unwrap();
+        }
+    };
+    let bin = dir.join("bin/hprof-rs");
+    place(std::path::Path::new(env!("HPROF_RS_TOOL")), &bin);
+    if with_lib {
+        place(&common::agent_path(), &dir.join("lib/libhprof_rs.so"));
+    }
+    bin
+}
+
+#[test]
+fn agent_path_names_the_library_beside_the_tool_or_in_its_lib_dir() {
+    // The build tree: the library next to the tool.
+    let out = tool(&["agent-path"]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let beside = std::path::Path::new(env!("HPROF_RS_TOOL"))
+        .with_file_name("libhprof_rs.so")
+        .canonicalize()
+        .unwrap();
+    assert_eq!(common::stdout(&out), format!("{}\n", beside.display()));
+    assert_eq!(common::stderr(&out), "");
+
+    // The release layout, bin/ and lib/: `java -agentpath:$(hprof-rs
+    // agent-path)=...` profiles a program with it.
+    let dir = common::scratch("tool_agent_path").canonicalize().unwrap();
+    let bin = release_layout(&dir, true);
+    let lib = dir.join("lib/libhprof_rs.so");
+    let out = Command::new(&bin).arg("agent-path").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(common::stdout(&out), format!("{}\n", lib.display()));
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg(r#""$JAVA" -agentpath:$("$TOOL" agent-path)=cpu=samples,file=cpu.txt -cp "$CP" CpuSplit 1"#)
+        .env("JAVA", common::java())
+        .env("TOOL", &bin)
+        .env("CP", common::fixture_classes())
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", common::stderr(&run));
+    let report = std::fs::read_to_string(dir.join("cpu.txt")).unwrap();
+    assert!(report.contains("CPU SAMPLES BEGIN"), "{report}");
+    assert!(report.contains(" CpuSplit.work60"), "{report}");
+
+    // No library: exit 1, naming both places looked at.
+    std::fs::remove_file(&lib).unwrap();
+    let out = Command::new(&bin).arg("agent-path").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(common::stdout(&out), "");
+    assert_eq!(
+        common::stderr(&out),
+        format!(
+            "hprof-rs: no agent library with this hprof-rs: looked for {d}/bin/libhprof_rs.so \
+             and {d}/lib/libhprof_rs.so; keep the tool and the library together \
+             (bin/hprof-rs with lib/libhprof_rs.so, as in the release, or side by side, as \
+             cargo builds them)\n",
+            d = dir.display()
+        )
+    );
+    // `attach` takes its default agent from the same place.
+    let out = Command::new(&bin)
+        .args(["attach", &std::process::id().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        common::stderr(&out),
+        format!(
+            "hprof-rs: no agent library with this hprof-rs: looked for {d}/bin/libhprof_rs.so \
+             and {d}/lib/libhprof_rs.so; name it with --agent PATH\n",
+            d = dir.display()
+        )
+    );
+}
+
+const SUBCOMMANDS: [&str; 14] = [
+    "listen",
+    "connect",
+    "commands",
+    "attach",
+    "jvms",
+    "print",
+    "flame",
+    "sites",
+    "histo",
+    "heap",
+    "ui",
+    "export",
+    "agent-path",
+    "completions",
+];
+
+#[test]
+fn completions_for_bash_zsh_and_fish_name_every_subcommand() {
+    let dir = common::scratch("tool_completions");
+    for shell in ["bash", "zsh", "fish"] {
+        let out = tool(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+        let script = common::stdout(&out);
+        for sub in SUBCOMMANDS {
+            assert!(script.contains(sub), "{shell}: no {sub}");
+        }
+        // The heap queries and attach's options are completed too.
+        for word in ["dominators", "reply-timeout"] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+        let file = dir.join(format!("hprof-rs.{shell}"));
+        std::fs::write(&file, &script).unwrap();
+        if shell == "bash" {
+            // bash reads it without a syntax error, and then completes
+            // the subcommands and their own words, with the function the
+            // script registers for hprof-rs.
+            let check = Command::new("bash").arg("-n").arg(&file).output().unwrap();
+            assert!(check.status.success(), "{}", common::stderr(&check));
+            let complete = |line: &str| {
+                let out = Command::new("bash")
+                    .arg("-c")
+                    .arg(
+                        r#"source "$1"; f=$(complete -p hprof-rs | sed 's/.* -F \([^ ]*\) .*/\1/');
+                        read -ra COMP_WORDS <<< "$2"; COMP_CWORD=$((${#COMP_WORDS[@]} - 1));
+                        COMP_LINE="$2"; COMP_POINT=${#COMP_LINE};
+                        "$f" hprof-rs "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}";
+                        printf '%s\n' "${COMPREPLY[@]}""#,
+                    )
+                    .arg("bash")
+                    .arg(&file)
+                    .arg(line)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{}", common::stderr(&out));
+                common::stdout(&out)
+            };
+            assert_eq!(complete("hprof-rs ag"), "agent-path\n");
+            assert_eq!(complete("hprof-rs heap h.hprof sus"), "suspects\n");
+            assert_eq!(complete("hprof-rs attach 1 --reply"), "--reply-timeout\n");
+        }
+    }
+    let out = tool(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(common::stdout(&out), "");
+    assert!(
+        common::stderr(&out).starts_with("error: invalid value 'tcsh' for '<SHELL>'\n"),
+        "{}",
+        common::stderr(&out)
+    );
+}
+
+/// Usage errors exit 2 (clap's own and the tool's checks of values,
+/// before anything is read or any JVM is touched); failures exit 1.
+#[test]
+fn usage_errors_exit_2_and_failures_exit_1() {
+    let missing = "/nonexistent/heap.hprof";
+    let usage: &[(&[&str], &str)] = &[
+        (
+            &["attach", "1", "--timeout", "0"],
+            "error: invalid value '0' for '--timeout <SECS>': a positive number of seconds is needed, e.g. 10 or 0.5",
+        ),
+        (
+            &["attach", "1", "--reply-timeout=-3"],
+            "error: invalid value '-3' for '--reply-timeout <SECS>': a positive number of seconds is needed, e.g. 10 or 0.5",
+        ),
+        (
+            &["connect", "127.0.0.1:1", "--out", "/nonexistent/out", "--timeout", "soon"],
+            "error: invalid value 'soon' for '--timeout <SECS>': a positive number of seconds is needed, e.g. 10 or 0.5",
+        ),
+        (
+            &["connect", "localhost", "--out", "/nonexistent/out"],
+            "error: invalid value 'localhost' for '<ADDR>': HOST:PORT is needed, e.g. 127.0.0.1:9000",
+        ),
+        (
+            &["listen", "--port", "0", "--out", "/nonexistent/out", "--send", "frobnicate"],
+            "error: invalid value 'frobnicate' for '--send <CMD>': unknown command 'frobnicate'; `hprof-rs commands` lists the commands",
+        ),
+        (
+            &["heap", missing, "object", "bogus"],
+            "error: invalid value 'bogus' for '<ID>': not an object ID: write it as the dump and this tool show it, e.g. 0x7f3a01c0 (`hprof-rs heap FILE dominators` lists some)",
+        ),
+        (
+            &["heap", missing, "suspects", "--threshold", "0"],
+            "error: invalid value '0' for '--threshold <THRESHOLD>': a percentage above 0 and at most 100 is needed, e.g. 5",
+        ),
+        (
+            &["histo", missing, "--dump", "0"],
+            "error: invalid value '0' for '--dump <N>': 0 is not in 1..=4294967295",
+        ),
+        (
+            &["sites", missing, "--order", "size"],
+            "error: invalid value 'size' for '--order <alloc|live>': 'size': the order is alloc or live",
+        ),
+        (
+            &["ui", "--bind", "8080"],
+            "error: invalid value '8080' for '--bind <BIND>': HOST:PORT is needed, e.g. 127.0.0.1:9000",
+        ),
+        (
+            &["attach", "1", "net=127.0.0.1:1", "--listen", "--out", "/nonexistent/out"],
+            "error: --listen sets the agent's net= option itself; leave net= out of the options",
+        ),
+    ];
+    for (args, first_line) in usage {
+        let out = tool(args);
+        let err = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(common::stdout(&out), "", "{args:?}");
+        assert_eq!(err.lines().next(), Some(*first_line), "{args:?}: {err}");
+        assert!(
+            err.ends_with("\nFor more information, try '--help'.\n"),
+            "{args:?}: {err}"
+        );
+    }
+
+    // Runtime failures: exit 1, one line.
+    let closed_port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let addr = format!("127.0.0.1:{closed_port}");
+    let failures: &[(&[&str], String)] = &[
+        (
+            &["histo", missing],
+            format!("hprof-rs: cannot open {missing}: No such file or directory (os error 2)\n"),
+        ),
+        (
+            &["connect", &addr, "--out", "/dev/null", "--timeout", "1"],
+            format!("hprof-rs: cannot connect to {addr}: Connection refused (os error 111)\n"),
+        ),
+    ];
+    for (args, expected) in failures {
+        let out = tool(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(&common::stderr(&out), expected, "{args:?}");
+    }
+}
+
+#[test]
+fn help_shows_examples_and_the_exit_status() {
+    let out = tool(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = common::stdout(&out);
+    for sub in SUBCOMMANDS {
+        assert!(help.contains(&format!("\n  {sub} ")), "{sub} in {help}");
+    }
+    assert!(
+        help.ends_with(
+            "\nExamples:\n  hprof-rs jvms\n  hprof-rs attach 4242\n  \
+             java -agentpath:$(hprof-rs agent-path)=cpu=samples -jar app.jar\n  \
+             hprof-rs flame java.hprof.txt --svg cpu.svg\n  hprof-rs heap heap.hprof suspects\n\n\
+             Exit status: 0 done, 1 failed (a file, a JVM, the network), 2 usage error.\n"
+        ),
+        "{help}"
+    );
+    let out = tool(&["attach", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        common::stdout(&out).ends_with(
+            "\nExamples:\n\
+             \x20 hprof-rs jvms                                  the PIDs of the JVMs\n\
+             \x20 hprof-rs attach 4242                           CPU samples and allocation sites\n\
+             \x20 hprof-rs attach 4242 cpu=samples,file=cpu.txt\n\
+             \x20 hprof-rs attach 4242 stop                      write the report; the JVM runs on\n\
+             \x20 hprof-rs attach 4242 --listen --out run.hprof --send \"cpu 0.01\"\n"
+        ),
+        "{}",
+        common::stdout(&out)
+    );
+    // Every command but `commands` and `jvms` has an example; -h shows it too.
+    for sub in SUBCOMMANDS {
+        if matches!(sub, "commands" | "jvms") {
+            continue;
+        }
+        let out = tool(&[sub, "-h"]);
+        assert_eq!(out.status.code(), Some(0), "{sub}");
+        assert!(common::stdout(&out).contains("\nExample"), "{sub}");
+    }
+}

@@ -12,34 +12,46 @@
 use std::ffi::CStr;
 use std::os::raw::c_void;
 
-/// Mark this library RTLD_NODELETE (idempotent).
-pub fn pin() -> Result<(), String> {
+/// This library's file name as the loader knows it (the path it was
+/// loaded from).
+fn own_name() -> Result<&'static CStr, String> {
     let mut info = libc::Dl_info {
         dli_fname: std::ptr::null(),
         dli_fbase: std::ptr::null_mut(),
         dli_sname: std::ptr::null(),
         dli_saddr: std::ptr::null_mut(),
     };
-    let here = pin as *const () as *const c_void;
+    let here = own_name as *const () as *const c_void;
     // SAFETY: dladdr only reads the address and fills `info`, which lives
     // on this frame; the name it returns belongs to the loader.
     if unsafe { libc::dladdr(here, &mut info) } == 0 || info.dli_fname.is_null() {
         return Err("cannot find the agent library's own file name".into());
     }
     // SAFETY: dli_fname is the loader's NUL-terminated name of this
-    // library, valid while it is mapped (it is: we run in it). RTLD_NOLOAD
-    // only finds the library already loaded and adds RTLD_NODELETE to it;
-    // the handle is deliberately never closed.
+    // library, valid while it is mapped, which is as long as this code
+    // runs; once pinned, for the life of the process.
+    Ok(unsafe { CStr::from_ptr(info.dli_fname) })
+}
+
+/// The path this library was loaded from, for messages.
+pub fn own_path() -> Option<String> {
+    own_name().ok().map(|n| n.to_string_lossy().into_owned())
+}
+
+/// Mark this library RTLD_NODELETE (idempotent).
+pub fn pin() -> Result<(), String> {
+    let name = own_name()?;
+    // SAFETY: `name` is NUL-terminated (above). RTLD_NOLOAD only finds the
+    // library already loaded and adds RTLD_NODELETE to it; the handle is
+    // deliberately never closed.
     let handle = unsafe {
         libc::dlopen(
-            info.dli_fname,
+            name.as_ptr(),
             libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
         )
     };
     if handle.is_null() {
-        // SAFETY: as above, still mapped.
-        let name = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
-        return Err(format!("cannot keep {name} loaded"));
+        return Err(format!("cannot keep {} loaded", name.to_string_lossy()));
     }
     Ok(())
 }

@@ -145,28 +145,21 @@ impl Ui {
 /// The agent library next to the running program, or `--agent`.
 fn find_agent(given: Option<&str>) -> Result<PathBuf, String> {
     let p = match given {
-        Some(p) => PathBuf::from(p),
-        None => std::env::current_exe()
-            .map_err(|e| format!("cannot tell where this program is: {e}"))?
-            .with_file_name("libhprof_rs.so"),
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if !p.is_file() {
+                return Err(format!(
+                    "no agent library at {}: build it (cargo build --release) or give --agent PATH",
+                    p.display()
+                ));
+            }
+            p.canonicalize()
+                .map_err(|e| format!("{}: {e}", p.display()))?
+        }
+        None => hprof_attach::bundled::bundled_agent()
+            .map_err(|e| format!("{e}; build it (cargo build --release) or give --agent PATH"))?,
     };
-    if !p.is_file() {
-        return Err(format!(
-            "no agent library at {}: build it (cargo build --release) or give --agent PATH",
-            p.display()
-        ));
-    }
-    let p = p
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", p.display()))?;
-    // -agentpath:PATH=OPTIONS: a path with '=' or ',' cannot be passed.
-    if p.to_string_lossy().contains(['=', ',']) {
-        return Err(format!(
-            "the agent path {} contains '=' or ','",
-            p.display()
-        ));
-    }
-    Ok(p)
+    hprof_attach::bundled::for_agentpath(p)
 }
 
 pub fn run(args: UiArgs) -> Result<(), String> {

@@ -78,7 +78,16 @@ fn load(cmdline: &str) -> Done {
     // (_JAVA_HPROF_OPTIONS) was meant for a start-up load.
     let opts = match options::parse(cmdline) {
         Ok(o) => o,
-        Err(e) => return refuse(&e.to_string()),
+        Err(e) => {
+            return refuse(&match options::cut_by_jcmd(cmdline) {
+                Some(name) => options::cut_by_jcmd_message(
+                    name,
+                    std::process::id(),
+                    &crate::jvmti::library::own_path().unwrap_or_else(|| "LIB".into()),
+                ),
+                None => e.to_string(),
+            })
+        }
     };
     if let Err(why) = refused_in_a_running_vm(&opts) {
         return refuse(&why);

@@ -276,6 +276,53 @@ pub fn combine_with_env(cmdline: &str, env: Option<&str>) -> String {
     }
 }
 
+/// Options the original had and this agent refuses, with why.
+const REMOVED_OPTIONS: [(&str, &str); 2] = [
+    (
+        "exitpause",
+        "The exitpause option was removed, use -XX:OnError='cmd %%p'",
+    ),
+    (
+        "precrash",
+        "The precrash option was removed, use -XX:OnError='precrash -p %%p'",
+    ),
+];
+
+fn unknown_option(name: &str) -> String {
+    format!("Unknown option: {name}")
+}
+
+/// `Some(NAME)` when the option string is exactly the name of an option
+/// (every option takes a value), with no `=VALUE`: what the agent receives
+/// from `jcmd PID JVMTI.agent_load LIB NAME=VALUE,...` when the option
+/// string is not quoted, since jcmd's argument parser cuts it at its first
+/// `=` (docs/attach.md). Anything else is `None`, so other mistakes keep
+/// their own message.
+pub fn cut_by_jcmd(cmdline: &str) -> Option<&str> {
+    if cmdline.is_empty() || cmdline.contains(['=', ',']) {
+        return None;
+    }
+    // The parser itself says whether it knows the name: a known option
+    // fails on its missing value, an unknown or removed one as such.
+    let mut probe = Options::unprofiled("");
+    match probe.apply(cmdline, &mut Tokenizer::new("")) {
+        Err(e) if e == unknown_option(cmdline) => None,
+        _ if REMOVED_OPTIONS.iter().any(|(n, _)| *n == cmdline) => None,
+        _ => Some(cmdline),
+    }
+}
+
+/// The refusal for a [`cut_by_jcmd`] option string: what happened and the
+/// quoted command, for the JVM `pid` and the agent library `library`.
+pub fn cut_by_jcmd_message(name: &str, pid: u32, library: &str) -> String {
+    format!(
+        "the option string is just \"{name}\", without a value: jcmd cuts an unquoted option \
+         string at its first '=' and passes only what comes before it; give jcmd the whole \
+         string in double quotes, quoted again for the shell: \
+         jcmd {pid} JVMTI.agent_load {library} '\"{name}=...\"' (or: hprof-rs attach {pid} {name}=...)"
+    )
+}
+
 /// Parses the combined option string. Stops at the first error.
 pub fn parse(combined: &str) -> Result<Options, OptionError> {
     let mut opts = Options::unprofiled(combined);
@@ -532,18 +579,12 @@ impl Options {
                 self.sites_by_alloc =
                     values::one_of(name, tokens.value(), &[("live", false), ("alloc", true)])?
             }
-            "exitpause" => {
-                return Err(
-                    "The exitpause option was removed, use -XX:OnError='cmd %%p'".to_string(),
-                )
+            _ => {
+                return Err(match REMOVED_OPTIONS.iter().find(|(n, _)| *n == name) {
+                    Some((_, why)) => why.to_string(),
+                    None => unknown_option(name),
+                })
             }
-            "precrash" => {
-                return Err(
-                    "The precrash option was removed, use -XX:OnError='precrash -p %%p'"
-                        .to_string(),
-                )
-            }
-            _ => return Err(format!("Unknown option: {name}")),
         }
         Ok(())
     }

@@ -1163,3 +1163,51 @@ fn exact_allocation_tracking_warns_of_its_cost() {
         assert!(w[0].starts_with("heap=all (also the default"), "{w:?}");
     }
 }
+
+/// jcmd cuts an unquoted `cpu=samples,interval=5` to `cpu`: exactly a
+/// known option's name alone is recognised, nothing else.
+#[test]
+fn an_option_name_alone_is_recognised_as_cut_by_jcmd() {
+    for name in [
+        "cpu",
+        "heap",
+        "file",
+        "net",
+        "listen",
+        "depth",
+        "interval",
+        "monitor",
+        "format",
+        "heapsample",
+        "logflags",
+        "doe",
+        "token",
+    ] {
+        assert_eq!(cut_by_jcmd(name), Some(name), "{name}");
+        assert!(parse(name).is_err(), "{name} alone parses");
+    }
+    for other in [
+        "",
+        "help",
+        "stop",
+        "x",
+        "CPU",
+        "exitpause",
+        "precrash",
+        "cpu=",
+        "cpu=samples",
+        "cpu,doe",
+        " cpu",
+        "cpu ",
+    ] {
+        assert_eq!(cut_by_jcmd(other), None, "{other:?}");
+    }
+    assert_eq!(
+        cut_by_jcmd_message("cpu", 4242, "/opt/hprof-rs/lib/libhprof_rs.so"),
+        "the option string is just \"cpu\", without a value: jcmd cuts an unquoted option \
+         string at its first '=' and passes only what comes before it; give jcmd the whole \
+         string in double quotes, quoted again for the shell: \
+         jcmd 4242 JVMTI.agent_load /opt/hprof-rs/lib/libhprof_rs.so '\"cpu=...\"' \
+         (or: hprof-rs attach 4242 cpu=...)"
+    );
+}
