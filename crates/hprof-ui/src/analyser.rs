@@ -47,6 +47,9 @@ pub struct Job {
     total: AtomicU64,
     done: AtomicU64,
     result: OnceLock<Result<Arc<Heap>, String>>,
+    /// The session's complete dumps when the build began: a failed build
+    /// is tried again only once the stream brought another dump.
+    dumps_seen: u32,
 }
 
 impl Progress for Job {
@@ -63,8 +66,9 @@ impl Progress for Job {
 }
 
 impl Job {
-    fn new() -> Job {
+    fn new(dumps_seen: u32) -> Job {
         Job {
+            dumps_seen,
             stage: Mutex::new("starting".into()),
             total: AtomicU64::new(0),
             done: AtomicU64::new(0),
@@ -161,10 +165,10 @@ fn source(h: &Shared) -> Result<Source, String> {
 
 /// The build of dump `dump` of the session, started if there is none.
 fn job(h: &Shared, dump: u32) -> Arc<Job> {
+    let dumps_seen = lock(&h.data).heap.complete;
     let mut ix = lock(&h.analyser);
     if let Some((_, j)) = ix.jobs.iter().find(|(d, _)| *d == dump) {
-        // A failed build is tried again when asked again.
-        if !matches!(j.result.get(), Some(Err(_))) {
+        if !matches!(j.result.get(), Some(Err(_))) || j.dumps_seen == dumps_seen {
             return j.clone();
         }
     }
@@ -172,7 +176,7 @@ fn job(h: &Shared, dump: u32) -> Arc<Job> {
     if ix.jobs.len() >= PER_SESSION {
         ix.jobs.remove(0);
     }
-    let j = Arc::new(Job::new());
+    let j = Arc::new(Job::new(dumps_seen));
     ix.jobs.push((dump, j.clone()));
     drop(ix);
     let (job, h) = (j.clone(), h.clone());
