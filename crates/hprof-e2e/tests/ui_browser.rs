@@ -962,4 +962,15 @@ fn the_heap_analyser_follows_a_path_from_a_class_to_a_gc_root() {
     browser.click("#heapback");
     browser.click("#heapback");
     browser.wait_contains("#heapanswer h3", "HeapShapes$Owner (instance)", LIMIT);
+    // The top of the dominator tree: the HeapShapes class object, whose
+    // statics hold the 200 000 Nodes, is among the first retainers.
+    browser.click("#heaptop");
+    browser.wait_contains("#heapanswer h3", "The biggest retainers", LIMIT);
+    // Leak suspects: the list's head retains more than 10 % of the heap.
+    browser.click("#heapsuspects");
+    let s = browser.wait_contains("#heapanswer", "Leak suspects", LIMIT);
+    assert!(s.contains("HeapShapes$Node"), "{s}");
+    // HotSpot's dumps carry no allocation traces: said.
+    browser.click("#heapsites");
+    browser.wait_contains("#heapanswer .error", "no allocation traces", LIMIT);
 }

@@ -436,6 +436,10 @@ function valueCell(f) {
   if (typeof f.value === "string" && f.value.startsWith("0x") && f.type === "java.lang.Object") return objLink(f.value);
   return esc(f.value === null ? "null" : f.value);
 }
+function pathList(steps) {
+  return `<ol class="heappath">` + steps.map((s) =>
+    `<li>${s.field === null ? "" : `<span class="via">.${esc(s.field)} →</span> `}${objLink(s.id)} ${classLink(s.class)}</li>`).join("") + "</ol>";
+}
 function frameText(f) {
   const where = f.line > 0 ? `${f.source}:${f.line}` : f.line === -3 ? "native method" : f.source || "unknown source";
   return `${f.class}.${f.method} (${where})`;
@@ -464,8 +468,22 @@ const heapRender = {
   path(d, st) {
     const strong = st.get("exclude_weak") === "1";
     const other = heapLink(strong ? "with weak references too" : "strong references only", "path", { id: st.get("id"), exclude_weak: strong ? "" : "1" });
-    return `<h3>Path from a GC root (${esc(d.root_kind)})${strong ? ", strong references only" : ""} · ${other}</h3><ol class="heappath">` +
-      d.path.map((s) => `<li>${s.field === null ? "" : `<span class="via">.${esc(s.field)} →</span> `}${objLink(s.id)} ${classLink(s.class)}</li>`).join("") + "</ol>";
+    return `<h3>Path from a GC root (${esc(d.root_kind)})${strong ? ", strong references only" : ""} · ${other}</h3>` + pathList(d.path);
+  },
+  sites(d) {
+    return `<h3>Retained and shallow bytes per allocation site</h3>` + heapTable("heapsites", ["instances", "shallow bytes", "retained bytes", "allocated at"],
+      d.sites.map((s) => [fmt(s.instances), fmt(s.shallow), fmt(s.retained), s.frames.map((f) => esc(frameText(f))).join("<br>")]));
+  },
+  suspects(d) {
+    const pc = (x) => (100 * x).toFixed(1) + "%";
+    let h = `<h3>Leak suspects: objects and classes retaining at least ${pc(d.threshold)} of ${fmt(d.total)} bytes</h3>`;
+    if (!d.suspects.length && !d.classes.length) h += "<p>none</p>";
+    for (const o of d.suspects) {
+      h += `<p>${objLink(o.id)} ${classLink(o.class)} retains ${fmt(o.retained)} bytes (${pc(o.share)}); accumulates in ${objLink(o.accumulation.id)} ${classLink(o.accumulation.class)} (${fmt(o.accumulation.retained)} bytes)</p>`;
+      if (o.path) h += pathList(o.path.path);
+    }
+    for (const c of d.classes) h += `<p>${fmt(c.instances)} instances of ${classLink(c.class)} retain ${fmt(c.retained)} bytes (${pc(c.share)})</p>`;
+    return h;
   },
   object(d) {
     let h = `<h3>${esc(d.id)} ${d.class_id ? heapLink(d.class, "object", { id: d.class_id }) : esc(d.class)} (${esc(d.kind)})</h3><p>` +
@@ -493,6 +511,9 @@ async function loadHeapAnswer() {
   $("heaptable").hidden = on;
   $("heappage").hidden = on; $("heapprev").hidden = on; $("heapnext").hidden = on;
   $("heapanalyse").href = heapHref("classes");
+  $("heaptop").href = heapHref("dominated");
+  $("heapsuspects").href = heapHref("suspects");
+  $("heapsites").href = heapHref("sites");
   $("heaphisto").href = "#";
   if (!on) { $("heapstatus").textContent = ""; return; }
   clearTimeout(heapPoll);
