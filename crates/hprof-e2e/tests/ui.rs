@@ -1632,30 +1632,15 @@ fn check_heap_shapes(ui: &ui_support::UiProc, id: u64) {
 /// (its index saved beside it, as `hprof-rs heap` saves it).
 #[test]
 fn the_heap_analyser_answers_on_a_live_stream_and_on_a_file() {
-    use std::io::BufRead;
     let _only_jvm = common::exclusive();
     let ui = start_ui(&[]);
     let dir = common::scratch("ui_heap_analyser");
-    let mut java = Command::new(common::java())
-        .current_dir(&dir)
-        .arg("-Xmx512m")
-        .arg(format!(
-            "-agentpath:{}=heap=dump,{}",
-            common::agent_path().display(),
-            ui.agent_opts
-        ))
-        .arg("-cp")
-        .arg(common::fixture_classes())
-        .args(["HeapShapes", "marker", "120"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(java.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("ready"), "{line:?}");
+    let agent = format!(
+        "-agentpath:{}=heap=dump,{}",
+        common::agent_path().display(),
+        ui.agent_opts
+    );
+    let java = ui_support::start_heap_shapes(&dir, &[agent]);
     ui.wait_for("the agent's session", MINUTE, |v| {
         v["sessions"][0]["commands"] == true
     });
@@ -1680,15 +1665,7 @@ fn the_heap_analyser_answers_on_a_live_stream_and_on_a_file() {
     );
 
     let file = dir.join("heap.hprof");
-    let out = Command::new(common::jdk_home().join("bin/jcmd"))
-        .arg(java.id().to_string())
-        .arg("GC.heap_dump")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stdout(&out));
-    std::fs::write(dir.join("marker"), b"").unwrap();
-    assert!(java.wait().unwrap().success());
+    ui_support::jcmd_dump_and_end(java, &dir, &file);
     let ui2 = start_ui(&[file.to_str().unwrap()]);
     let first = ui2.get("/api/session/1/heap/classes", "");
     assert!(matches!(first.status, 200 | 202), "{}", first.text());

@@ -872,37 +872,14 @@ fn click_link(b: &Driver, scope: &str, text: &str) {
 /// browser's.
 #[test]
 fn the_heap_analyser_follows_a_path_from_a_class_to_a_gc_root() {
-    use std::io::BufRead;
     let _only_jvm = common::exclusive();
     let dir = common::scratch("ui_browser_heap_path");
     let Some(browser) = start_browser(&dir.join("chromium-profile")) else {
         return;
     };
-    let mut java = Command::new(common::java())
-        .current_dir(&dir)
-        .arg("-Xmx512m")
-        .arg("-cp")
-        .arg(common::fixture_classes())
-        .args(["HeapShapes", "marker", "120"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(java.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("ready"), "{line:?}");
+    let java = ui_support::start_heap_shapes(&dir, &[]);
     let file = dir.join("heap.hprof");
-    let out = Command::new(common::jdk_home().join("bin/jcmd"))
-        .arg(java.id().to_string())
-        .arg("GC.heap_dump")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stdout(&out));
-    std::fs::write(dir.join("marker"), b"").unwrap();
-    assert!(java.wait().unwrap().success());
+    ui_support::jcmd_dump_and_end(java, &dir, &file);
 
     let ui = ui_support::start_ui(&[file.to_str().unwrap()]);
     browser.open_page(&ui);

@@ -510,11 +510,6 @@ async function loadHeapAnswer() {
   $("heapanswer").hidden = !on;
   $("heaptable").hidden = on;
   $("heappage").hidden = on; $("heapprev").hidden = on; $("heapnext").hidden = on;
-  $("heapanalyse").href = heapHref("classes");
-  $("heaptop").href = heapHref("dominated");
-  $("heapsuspects").href = heapHref("suspects");
-  $("heapsites").href = heapHref("sites");
-  $("heaphisto").href = "#";
   if (!on) { $("heapstatus").textContent = ""; return; }
   clearTimeout(heapPoll);
   const q = st.get("q") || "classes";
@@ -541,6 +536,11 @@ $("heapfilter").addEventListener("input", () => {
   const st = heapState();
   if (st && st.get("q") === "classes") location.hash = heapHref("classes", { sort: st.get("sort"), filter: $("heapfilter").value });
 });
+// The analyser's entry points: each an answer of the selected session.
+for (const [id, q] of [["heapanalyse", "classes"], ["heaptop", "dominated"], ["heapsuspects", "suspects"], ["heapsites", "sites"]]) {
+  $(id).onclick = () => { location.hash = heapHref(q); };
+}
+$("heaphisto").onclick = () => { location.hash = ""; };
 $("heapback").onclick = () => history.back();
 $("heapfwd").onclick = () => history.forward();
 window.addEventListener("hashchange", () => {
