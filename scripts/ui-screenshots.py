@@ -58,8 +58,9 @@ def main():
     try:
         ui.wait_sessions(lambda s: len(s) == 4 and all(x["state"] == "ended" for x in s))
         b.go(ui.url)
-        # CPU of CpuSplit: flame graph, hot methods.
-        b.wait_js("return document.querySelectorAll('#flame .fr').length > 3")
+        # CPU of CpuSplit: flame graph (the SVG document in its frame), hot methods.
+        b.wait_js("const d = document.getElementById('flame').contentDocument;"
+                  " return !!d && d.querySelectorAll('g.f').length > 3")
         typed("search", "work30")
         time.sleep(0.5)
         shot("cpu-flame.png")
@@ -113,6 +114,27 @@ def main():
         click('#tabs button[data-tab="heap"]')
         b.wait_js("return document.querySelectorAll('#heaptable tbody tr').length > 3")
         shot("heap.png")
+        # The analyser: from a class by clicks to the path from a GC root.
+        def link(scope, text=None):
+            t0 = time.time()
+            while not b.js("const a = [...document.querySelectorAll(arguments[0] + ' a')]"
+                           ".find(a => arguments[1] === null || a.textContent === arguments[1]);"
+                           " if (!a) return false; a.click(); return true", scope, text):
+                assert time.time() - t0 < 60, f"no link {text!r} in {scope}"
+                time.sleep(0.2)
+        click("#heapanalyse")
+        b.wait_js("return !!document.querySelector('#heapanswer .heapclasses')", limit=90)
+        typed("heapfilter", "HoldObjects$HeldA")
+        b.wait_js("return [...document.querySelectorAll('#heapanswer .heapclasses tbody tr')].length === 2")
+        link("#heapanswer .heapclasses", "HoldObjects$HeldA")
+        b.wait_js("return !!document.querySelector('#heapanswer .heapobjects tbody tr')")
+        link("#heapanswer .heapobjects tbody tr td:first-child")
+        b.wait_js("return (document.querySelector('#heapanswer h3') || {}).textContent.includes('(instance)')")
+        link("#heapanswer", "path from a GC root")
+        b.wait_js("return !!document.querySelector('#heapanswer .heappath li')")
+        shot("heap-path.png")
+        typed("heapfilter", "")
+        click("#heaphisto")
         # Launch: a monitor=y program.
         click("#launchbtn")
         b.wait_js("return document.getElementById('launchagent').textContent.includes('libhprof_rs.so')")

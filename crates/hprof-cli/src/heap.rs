@@ -7,13 +7,12 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
-use serde_json::{json, Value as Json};
+use hprof_ui::heap_json::{self as hj, hex};
 
 use super::CliResult;
 use crate::analysis::heap::{
-    self as analysis, CacheMode, ClassOrder, Field, Frame, GcPath, Heap, Link, ObjectRow, Progress,
+    self as analysis, CacheMode, ClassOrder, Frame, GcPath, Heap, ObjectRow, Progress,
 };
-use crate::reader::BasicType;
 use crate::vocab::Value;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -261,16 +260,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                 ));
             }
             t.push_str(&summary(&heap));
-            let j = json!({
-                "objects": heap.meta().objects,
-                "shallow": heap.meta().total_shallow,
-                "size_model": heap.meta().model.describe(),
-                "classes": rows.iter().map(|r| json!({
-                    "class": r.class, "id": hex(r.id), "instances": r.instances,
-                    "shallow": r.shallow, "retained": r.retained, "loader": id_or_null(r.loader),
-                })).collect::<Vec<_>>(),
-            });
-            (t, j)
+            (t, hj::classes(&heap, &rows))
         }
         Query::Instances {
             class,
@@ -283,16 +273,15 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                 r.total, r.class
             );
             t.push_str(&rows_text(&r.objects));
-            let j = json!({"class": r.class, "total": r.total, "objects": rows_json(&r.objects)});
-            (t, j)
+            (t, hj::instances(&r))
         }
         Query::Object { id, limit } => {
             let r = heap.object(id, limit).map_err(e)?;
-            (object_text(&r), object_json(&r))
+            (object_text(&r), hj::object(&r))
         }
         Query::Path { id, exclude_weak } => {
             let p = heap.path(id, exclude_weak).map_err(e)?;
-            (path_text(&p), path_json(&p))
+            (path_text(&p), hj::path(&p))
         }
         Query::Dominators { top } => {
             let d = heap.dominated(None, 0, top).map_err(e)?;
@@ -301,9 +290,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                 d.total, d.retained
             );
             t.push_str(&rows_text(&d.objects));
-            let j =
-                json!({"total": d.total, "retained": d.retained, "objects": rows_json(&d.objects)});
-            (t, j)
+            (t, hj::dominated(&d))
         }
         Query::Dominated { id, offset, limit } => {
             let d = heap.dominated(Some(id), offset, limit).map_err(e)?;
@@ -314,11 +301,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                 d.total
             );
             t.push_str(&rows_text(&d.objects));
-            let j = json!({
-                "id": d.id.map(hex), "retained": d.retained, "total": d.total,
-                "objects": rows_json(&d.objects),
-            });
-            (t, j)
+            (t, hj::dominated(&d))
         }
         Query::Sites { top } => {
             let mut sites = heap.sites().map_err(e)?;
@@ -336,11 +319,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                     t.push_str(&format!("{:>44}  {}\n", "", frame_text(f)));
                 }
             }
-            let j = json!({"sites": sites.iter().map(|s| json!({
-                "trace": s.trace, "frames": frames_json(&s.frames), "instances": s.instances,
-                "shallow": s.shallow, "retained": s.retained,
-            })).collect::<Vec<_>>()});
-            (t, j)
+            (t, hj::sites(&sites))
         }
         Query::Diff {
             other,
@@ -360,10 +339,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                     r.instances, r.shallow, r.retained, r.class
                 ));
             }
-            let j = json!({"classes": rows.iter().map(|r| json!({
-                "class": r.class, "instances": r.instances, "shallow": r.shallow, "retained": r.retained,
-            })).collect::<Vec<_>>()});
-            (t, j)
+            (t, hj::diff(&rows))
         }
         Query::Suspects { threshold } => {
             let s = heap.suspects(threshold / 100.0).map_err(e)?;
@@ -401,20 +377,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                     c.share * 100.0
                 ));
             }
-            let j = json!({
-                "total": s.total,
-                "threshold": s.threshold,
-                "suspects": s.objects.iter().map(|o| json!({
-                    "id": hex(o.object.id), "class": o.object.class, "shallow": o.object.shallow,
-                    "retained": o.object.retained, "share": o.share,
-                    "accumulation": row_json(&o.accumulation),
-                    "path": o.path.as_ref().map(path_json),
-                })).collect::<Vec<_>>(),
-                "classes": s.classes.iter().map(|c| json!({
-                    "class": c.class, "instances": c.instances, "retained": c.retained, "share": c.share,
-                })).collect::<Vec<_>>(),
-            });
-            (t, j)
+            (t, hj::suspects(&s))
         }
     };
     Ok(if a.json {
@@ -443,18 +406,6 @@ fn percent(s: &str) -> Result<f64, String> {
         .ok_or_else(|| "a percentage above 0 and at most 100 is needed, e.g. 5".to_string())
 }
 
-fn hex(id: u64) -> String {
-    format!("0x{id:x}")
-}
-
-fn id_or_null(id: u64) -> Json {
-    if id == 0 {
-        Json::Null
-    } else {
-        Json::String(hex(id))
-    }
-}
-
 fn summary(h: &Heap) -> String {
     let m = h.meta();
     format!(
@@ -481,37 +432,6 @@ fn rows_text(rows: &[ObjectRow]) -> String {
     t
 }
 
-fn row_json(r: &ObjectRow) -> Json {
-    json!({"id": hex(r.id), "class": r.class, "shallow": r.shallow, "retained": r.retained})
-}
-
-fn rows_json(rows: &[ObjectRow]) -> Vec<Json> {
-    rows.iter().map(row_json).collect()
-}
-
-fn type_name(t: BasicType) -> &'static str {
-    t.java_name()
-}
-
-fn value_json(v: &Value) -> Json {
-    match *v {
-        Value::Object(id) => id_or_null(id),
-        Value::Boolean(b) => json!(b),
-        Value::Char(c) => json!(String::from_utf16_lossy(&[c])),
-        Value::Float(f) => finite(f64::from(f)),
-        Value::Double(d) => finite(d),
-        other => json!(other.as_i64()),
-    }
-}
-
-fn finite(x: f64) -> Json {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        json!(x.to_string())
-    }
-}
-
 fn value_text(v: &Value) -> String {
     match *v {
         Value::Object(0) => "null".into(),
@@ -524,33 +444,6 @@ fn value_text(v: &Value) -> String {
     }
 }
 
-fn fields_json(fs: &[Field]) -> Vec<Json> {
-    fs.iter()
-        .map(|f| json!({"name": f.name, "type": type_name(f.ty), "value": value_json(&f.value)}))
-        .collect()
-}
-
-fn links_json(ls: &[Link], referrers: bool) -> Vec<Json> {
-    ls.iter()
-        .map(|l| {
-            if referrers {
-                json!({"id": hex(l.id), "class": l.class, "field": l.field})
-            } else {
-                json!({"field": l.field, "id": hex(l.id), "class": l.class})
-            }
-        })
-        .collect()
-}
-
-fn frames_json(fs: &[Frame]) -> Vec<Json> {
-    fs.iter()
-        .map(|f| {
-            json!({"class": f.class, "method": f.method, "signature": f.signature,
-                   "source": f.source, "line": f.line})
-        })
-        .collect()
-}
-
 fn frame_text(f: &Frame) -> String {
     let line = match f.line {
         l if l > 0 => format!("{}:{l}", f.source),
@@ -560,50 +453,6 @@ fn frame_text(f: &Frame) -> String {
         _ => "unknown source".into(),
     };
     format!("{}.{} ({line})", f.class, f.method)
-}
-
-fn object_json(r: &analysis::ObjectInfo) -> Json {
-    let mut j = json!({
-        "id": hex(r.id),
-        "class": r.class,
-        "kind": r.kind,
-        "shallow": r.shallow,
-        "retained": r.retained,
-        "dominator": r.dominator.map(hex),
-        "gc_roots": r.gc_roots,
-        "fields": fields_json(&r.fields),
-        "references": links_json(&r.references, false),
-        "references_total": r.references_total,
-        "referrers": links_json(&r.referrers, true),
-        "referrers_total": r.referrers_total,
-        "trace": r.trace.as_ref().map(|f| frames_json(f)),
-    });
-    let o = j.as_object_mut().expect("an object");
-    if let Some(s) = &r.statics {
-        o.insert("statics".into(), json!(fields_json(s)));
-    }
-    if let Some(s) = &r.superclasses {
-        o.insert(
-            "superclasses".into(),
-            json!(s
-                .iter()
-                .map(|c| json!({"id": hex(c.id), "class": c.class}))
-                .collect::<Vec<_>>()),
-        );
-    }
-    if let Some(t) = &r.text {
-        o.insert("text".into(), json!(t));
-    }
-    if let Some(n) = r.length {
-        o.insert("length".into(), json!(n));
-    }
-    if let Some(e) = &r.elements {
-        o.insert(
-            "elements".into(),
-            json!(e.iter().map(value_json).collect::<Vec<_>>()),
-        );
-    }
-    j
 }
 
 fn object_text(r: &analysis::ObjectInfo) -> String {
@@ -644,7 +493,7 @@ fn object_text(r: &analysis::ObjectInfo) -> String {
             for f in fs {
                 t.push_str(&format!(
                     "    {} {} = {}\n",
-                    type_name(f.ty),
+                    f.ty.java_name(),
                     f.name,
                     value_text(&f.value)
                 ));
@@ -669,13 +518,6 @@ fn object_text(r: &analysis::ObjectInfo) -> String {
         None => t.push_str("  allocation trace: none in this dump\n"),
     }
     t
-}
-
-fn path_json(p: &GcPath) -> Json {
-    json!({
-        "root_kind": p.root_kind,
-        "path": p.path.iter().map(|s| json!({"id": hex(s.id), "class": s.class, "field": s.field})).collect::<Vec<_>>(),
-    })
 }
 
 fn path_text(p: &GcPath) -> String {

@@ -74,7 +74,7 @@ fn requests_without_the_token_or_from_elsewhere_are_refused() {
         .header("content-type")
         .unwrap_or("")
         .starts_with("text/css"));
-    let endpoints: [(&str, &str); 24] = [
+    let endpoints: [(&str, &str); 26] = [
         ("GET", "/"),
         ("GET", "/app.js"),
         ("GET", "/style.css"),
@@ -99,6 +99,8 @@ fn requests_without_the_token_or_from_elsewhere_are_refused() {
         ("POST", "/api/session/1/close"),
         ("POST", "/api/session/1/command"),
         ("GET", "/api/session/1/sites"),
+        ("GET", "/api/session/1/heap/classes"),
+        ("GET", "/api/session/1/heap/object?id=0x1"),
     ];
     let foreign = format!("http://evil.example:{p}");
     let body = r#"{"command": "java -version", "options": ""}"#;
@@ -1478,4 +1480,208 @@ fn the_views_say_what_a_file_holds() {
     assert_eq!(alpha["startMs"], Value::Null, "text has no times: {alpha}");
     assert_eq!(alpha["endMs"], Value::Null, "{alpha}");
     assert_eq!(alpha["ended"], true, "{alpha}");
+}
+
+/// GET a heap analyser answer of session `id`, waiting while its index
+/// is built (each wait answers 202 with the build's progress).
+fn heap_answer(ui: &ui_support::UiProc, id: u64, query: &str, params: &str) -> (u16, Value) {
+    let start = Instant::now();
+    loop {
+        let a = ui.get(&format!("/api/session/{id}/heap/{query}"), params);
+        let v = a.json();
+        if a.status != 202 {
+            return (a.status, v);
+        }
+        assert_eq!(v["state"], "building", "{v}");
+        assert!(v["stage"].is_string(), "{v}");
+        assert!(v["done"].as_u64().unwrap() <= v["total"].as_u64().unwrap());
+        assert!(start.elapsed() < MINUTE, "index not built: {v}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn heap_ok(ui: &ui_support::UiProc, id: u64, query: &str, params: &str) -> Value {
+    let (st, v) = heap_answer(ui, id, query, params);
+    assert_eq!(st, 200, "{query}?{params}: {v}");
+    v
+}
+
+/// What the Heap tab's analyser says of HeapShapes (java-fixtures): the
+/// known graph's exact counts and retained sizes, the path from a GC
+/// root, weak references, paging bounds.
+fn check_heap_shapes(ui: &ui_support::UiProc, id: u64) {
+    let classes = heap_ok(
+        ui,
+        id,
+        "classes",
+        "filter=HeapShapes%24&sort=name&limit=100",
+    );
+    let count = |name: &str| {
+        classes["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {classes}"))["instances"]
+            .as_u64()
+            .unwrap()
+    };
+    for (class, n) in [
+        ("HeapShapes$Owner", 1),
+        ("HeapShapes$Leaf", 10),
+        ("HeapShapes$Leaf[]", 1),
+        ("HeapShapes$Holder", 2),
+        ("HeapShapes$Shared", 1),
+        ("HeapShapes$Node", 200_000),
+        ("HeapShapes$Cyc", 3),
+        ("HeapShapes$Kept", 2),
+        ("HeapShapes$Statics", 0),
+    ] {
+        assert_eq!(count(class), n, "{class}");
+    }
+    assert_eq!(classes["total"], 9, "{classes}");
+    // Sorted by name when asked.
+    let names: Vec<&str> = classes["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["class"].as_str().unwrap())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    // Sorted by retained size by default: the list's first Node retains
+    // every Node.
+    let top = heap_ok(ui, id, "classes", "filter=HeapShapes%24&limit=1");
+    assert_eq!(top["classes"][0]["class"], "HeapShapes$Node", "{top}");
+    assert_eq!(top["classes"][0]["retained"], 200_000 * 24);
+    // Instances: paged, bounded, biggest retained first.
+    let nodes = heap_ok(ui, id, "instances", "class=HeapShapes%24Node&limit=100000");
+    assert_eq!(nodes["total"], 200_000);
+    let objs = nodes["objects"].as_array().unwrap();
+    assert_eq!(objs.len(), 10_000, "at most 10 000 rows an answer");
+    assert_eq!(objs[0]["retained"], 200_000 * 24, "the list's head");
+    assert_eq!(objs[1]["retained"], 199_999 * 24);
+    let page = heap_ok(
+        ui,
+        id,
+        "instances",
+        "class=HeapShapes%24Node&offset=5&limit=2",
+    );
+    assert_eq!(page["objects"][0]["retained"], 199_995 * 24, "{page}");
+    // The Owner retains its Leaf[10], the 10 Leafs and their byte[1000]s
+    // (compressed references: 16 + 56 + 10 × 16 + 10 × 1016).
+    let owners = heap_ok(ui, id, "instances", "class=HeapShapes%24Owner");
+    let owner = owners["objects"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(owners["objects"][0]["retained"], 10_392, "{owners}");
+    let o = heap_ok(ui, id, "object", &format!("id={owner}"));
+    assert_eq!(o["class"], "HeapShapes$Owner");
+    assert_eq!(o["fields"][0]["name"], "leaves", "{o}");
+    let leaves = o["fields"][0]["value"].as_str().unwrap().to_string();
+    assert_eq!(o["references"][0]["id"], leaves.as_str());
+    assert_eq!(o["referrers_total"], 1);
+    assert_eq!(o["referrers"][0]["field"], "owner", "the static");
+    assert_eq!(o["referrers"][0]["class"], "java.lang.Class");
+    let dominated = heap_ok(ui, id, "dominated", &format!("id={leaves}"));
+    assert_eq!(dominated["total"], 10);
+    assert_eq!(dominated["retained"], 10_392 - 16);
+    assert_eq!(dominated["objects"][0]["class"], "HeapShapes$Leaf");
+    assert_eq!(dominated["objects"][0]["retained"], 16 + 1016);
+    // The path from a GC root ends with the owner, through the static.
+    let p = heap_ok(ui, id, "path", &format!("id={owner}"));
+    let steps = p["path"].as_array().unwrap();
+    assert_ne!(p["root_kind"], "unknown", "{p}");
+    assert_eq!(steps.last().unwrap()["id"], owner.as_str());
+    assert_eq!(steps.last().unwrap()["field"], "owner");
+    assert!(steps[0]["field"].is_null());
+    // One Kept is held by a static (and a WeakReference), the other only
+    // by a SoftReference: with exclude_weak it has no path.
+    let kept = heap_ok(ui, id, "instances", "class=HeapShapes%24Kept");
+    let mut strong_paths = 0;
+    for k in kept["objects"].as_array().unwrap() {
+        let kid = format!("id={}", k["id"].as_str().unwrap());
+        heap_ok(ui, id, "path", &kid);
+        let (st, v) = heap_answer(ui, id, "path", &format!("{kid}&exclude_weak=1"));
+        match st {
+            200 => strong_paths += 1,
+            409 => assert!(v["error"].as_str().unwrap().contains("only through"), "{v}"),
+            _ => panic!("{st} {v}"),
+        }
+    }
+    assert_eq!(strong_paths, 1);
+    // Bad questions get clear errors.
+    let (st, v) = heap_answer(ui, id, "object", "id=zzz");
+    assert_eq!(st, 404, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("not an object ID"));
+    let (st, v) = heap_answer(ui, id, "object", "id=0x1");
+    assert_eq!(
+        (st, v["error"].as_str()),
+        (404, Some("no object 0x1 in the dump"))
+    );
+    let (st, v) = heap_answer(ui, id, "instances", "class=NoSuchClass");
+    assert_eq!(st, 404, "{v}");
+    let (st, _) = heap_answer(ui, id, "nonsense", "");
+    assert_eq!(st, 404);
+    let (st, _) = heap_answer(ui, id, "classes", "dump=0");
+    assert_eq!(st, 400);
+}
+
+/// The Heap tab's analyser (issue 29 item 4) on the dump a live agent
+/// session sends when asked (its recording indexed while the program still
+/// runs) and on a `jcmd GC.heap_dump` of the same program opened as a file
+/// (its index saved beside it, as `hprof-rs heap` saves it).
+#[test]
+fn the_heap_analyser_answers_on_a_live_stream_and_on_a_file() {
+    let _only_jvm = common::exclusive();
+    let ui = start_ui(&[]);
+    let dir = common::scratch("ui_heap_analyser");
+    let agent = format!(
+        "-agentpath:{}=heap=dump,{}",
+        common::agent_path().display(),
+        ui.agent_opts
+    );
+    let java = ui_support::start_heap_shapes(&dir, &[agent]);
+    ui.wait_for("the agent's session", MINUTE, |v| {
+        v["sessions"][0]["commands"] == true
+    });
+    let (st, r) = ui.command(1, "dump");
+    assert_eq!(st, 200, "{r}");
+    let start = Instant::now();
+    while ui.get_json("/api/session/1/heap", "")["available"] != true {
+        assert!(start.elapsed() < MINUTE, "no dump in the session");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(ui.session(1)["state"], "live");
+    check_heap_shapes(&ui, 1);
+    // A dump the session does not have.
+    let (st, v) = heap_answer(&ui, 1, "classes", "dump=2");
+    assert_eq!(st, 422, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("dump 2 was asked for"),
+        "{v}"
+    );
+
+    let file = dir.join("heap.hprof");
+    ui_support::jcmd_dump_and_end(java, &dir, &file);
+    let ui2 = start_ui(&[file.to_str().unwrap()]);
+    let first = ui2.get("/api/session/1/heap/classes", "");
+    assert!(matches!(first.status, 200 | 202), "{}", first.text());
+    check_heap_shapes(&ui2, 1);
+    let status = heap_ok(&ui2, 1, "status", "");
+    assert_eq!(status["state"], "ready");
+    assert_eq!(status["dump"], 1);
+    assert!(
+        dir.join("heap.hprof.hprof-rs-index").is_file(),
+        "the index is saved beside the file"
+    );
+    // HotSpot's dumps carry no allocation traces: said, not empty.
+    let (st, v) = heap_answer(&ui2, 1, "sites", "");
+    assert_eq!(st, 409, "{v}");
+    assert!(v["error"]
+        .as_str()
+        .unwrap()
+        .contains("no allocation traces"));
 }

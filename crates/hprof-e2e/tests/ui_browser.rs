@@ -854,3 +854,100 @@ fn big_profiles_uploads_threads_and_the_source_view_in_the_page() {
     );
     browser.screenshot("heap.png");
 }
+
+/// Click the link of the analyser's answer whose text is `text` (the
+/// first one in `scope`).
+fn click_link(b: &Driver, scope: &str, text: &str) {
+    let done = b.call(
+        "POST",
+        "execute/sync",
+        Some(json!({"script": "const a = [...document.querySelectorAll(arguments[0] + ' a')].find(a => a.textContent === arguments[1]); if (!a) return false; a.click(); return true", "args": [scope, text]})),
+    );
+    assert_eq!(done, json!(true), "no link {text:?} in {scope}");
+}
+
+/// The Heap tab's analyser (issue 29 item 4) on a `jcmd GC.heap_dump` of
+/// HeapShapes: from the class table by clicks to an instance, its fields
+/// and referrers, and the path from a GC root; back and forward are the
+/// browser's.
+#[test]
+fn the_heap_analyser_follows_a_path_from_a_class_to_a_gc_root() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("ui_browser_heap_path");
+    let Some(browser) = start_browser(&dir.join("chromium-profile")) else {
+        return;
+    };
+    let java = ui_support::start_heap_shapes(&dir, &[]);
+    let file = dir.join("heap.hprof");
+    ui_support::jcmd_dump_and_end(java, &dir, &file);
+
+    let ui = ui_support::start_ui(&[file.to_str().unwrap()]);
+    browser.open_page(&ui);
+    browser.wait_js(
+        "return document.querySelectorAll('#sessions li.sel').length",
+        &json!(1),
+        LIMIT,
+    );
+    browser.click("#tabs button[data-tab=\"heap\"]");
+    browser.click("#heapanalyse");
+    browser.wait_contains("#heapanswer h3", "objects", LIMIT);
+    browser.type_into("heapfilter", "HeapShapes$Owner");
+    browser.wait_js(
+        "return [...document.querySelectorAll('#heapanswer .heapclasses tbody tr')].map(r => r.cells[0].textContent + '=' + r.cells[1].textContent + '/' + r.cells[3].textContent).join(' ')",
+        &json!("HeapShapes$Owner=1/10,392"),
+        LIMIT,
+    );
+    // Class -> its instances -> the one Owner.
+    click_link(&browser, "#heapanswer .heapclasses", "HeapShapes$Owner");
+    browser.wait_contains("#heapanswer h3", "1 object of HeapShapes$Owner", LIMIT);
+    let owner = browser
+        .js("return document.querySelector('#heapanswer .heapobjects tbody tr td a').textContent");
+    let owner = owner.as_str().unwrap().to_string();
+    assert!(owner.starts_with("0x"), "{owner}");
+    click_link(&browser, "#heapanswer .heapobjects", &owner);
+    browser.wait_contains("#heapanswer h3", "HeapShapes$Owner (instance)", LIMIT);
+    let about = browser.wait_contains("#heapanswer p", "retained 10,392 bytes", LIMIT);
+    assert!(about.contains("shallow 16 bytes"), "{about}");
+    // Its field and its referrer (the static) are there, as links.
+    let fields = browser.js("return [...document.querySelectorAll('#heapanswer .heapfields tbody tr')].map(r => r.cells[0].textContent + ':' + r.cells[1].textContent).join(' ')");
+    assert_eq!(fields, json!("leaves:java.lang.Object"));
+    let referrer = browser.js("return [...document.querySelectorAll('#heapanswer .heaprefs')][1].tBodies[0].rows[0].cells[2].textContent");
+    assert_eq!(referrer, json!("owner"));
+    // The path from a GC root: ends at the Owner, through the static.
+    click_link(&browser, "#heapanswer", "path from a GC root");
+    browser.wait_contains("#heapanswer h3", "Path from a GC root", LIMIT);
+    let steps = browser.js(
+        "return [...document.querySelectorAll('#heapanswer .heappath li')].map(l => l.textContent)",
+    );
+    let steps: Vec<String> = serde_json::from_value(steps).unwrap();
+    assert!(steps.len() >= 2, "{steps:?}");
+    assert_eq!(
+        steps.last().unwrap(),
+        &format!(".owner → {owner} HeapShapes$Owner")
+    );
+    browser.screenshot("heap-path.png");
+    // Up to the root by a click: it says it is one.
+    let root =
+        browser.js("return document.querySelector('#heapanswer .heappath li a').textContent");
+    click_link(&browser, "#heapanswer .heappath", root.as_str().unwrap());
+    browser.wait_contains("#heapanswer p", "GC root:", LIMIT);
+    // Back to the path, forward to the root again: the browser's history.
+    browser.click("#heapback");
+    browser.wait_contains("#heapanswer h3", "Path from a GC root", LIMIT);
+    browser.click("#heapfwd");
+    browser.wait_contains("#heapanswer p", "GC root:", LIMIT);
+    browser.click("#heapback");
+    browser.click("#heapback");
+    browser.wait_contains("#heapanswer h3", "HeapShapes$Owner (instance)", LIMIT);
+    // The top of the dominator tree: the HeapShapes class object, whose
+    // statics hold the 200 000 Nodes, is among the first retainers.
+    browser.click("#heaptop");
+    browser.wait_contains("#heapanswer h3", "The biggest retainers", LIMIT);
+    // Leak suspects: the list's head retains more than 10 % of the heap.
+    browser.click("#heapsuspects");
+    let s = browser.wait_contains("#heapanswer", "Leak suspects", LIMIT);
+    assert!(s.contains("HeapShapes$Node"), "{s}");
+    // HotSpot's dumps carry no allocation traces: said.
+    browser.click("#heapsites");
+    browser.wait_contains("#heapanswer .error", "no allocation traces", LIMIT);
+}

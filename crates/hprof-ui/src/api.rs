@@ -130,6 +130,13 @@ pub fn route(ui: &Ui, req: &Request) -> Reply {
             Ok(v) => json_reply(200, v),
             Err((status, e)) => error(status, e),
         },
+        ("GET", ["api", "session", id, "heap", query]) => {
+            let Some(h) = ui.session(id) else {
+                return error(404, "no such session");
+            };
+            let (status, v) = super::analyser::answer(&h, req, query);
+            json_reply(status, v)
+        }
         ("GET" | "POST", ["api", "session", id, what]) => {
             let Some(h) = ui.session(id) else {
                 return error(404, "no such session");

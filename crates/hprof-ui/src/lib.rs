@@ -22,6 +22,7 @@
 
 use hprof_core::{format, options, protocol, reader};
 
+pub mod analyser;
 pub mod api;
 pub mod attach;
 pub mod cpu;
@@ -30,6 +31,7 @@ pub mod filter;
 pub mod gate;
 pub mod guard;
 pub mod heap;
+pub mod heap_json;
 pub mod http;
 pub mod launch;
 pub mod memory;

@@ -38,6 +38,8 @@ pub struct Handle {
     pub path: Option<PathBuf>,
     /// The process of a Launch session.
     pub child: Mutex<Option<Child>>,
+    /// The heap analyser's indexes of its dumps.
+    pub analyser: Mutex<super::analyser::Indexes>,
 }
 
 pub type Shared = Arc<Handle>;
@@ -51,6 +53,7 @@ impl Handle {
             recording: Mutex::new(None),
             path,
             child: Mutex::new(None),
+            analyser: Mutex::default(),
         })
     }
 
@@ -119,6 +122,13 @@ impl Recording {
     /// True when bytes were left out (limit or write error).
     pub fn stopped(&self) -> bool {
         self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// A name that opens the (unlinked) file while this recording lives,
+    /// for readers that take a path.
+    pub fn proc_path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
     }
 
     /// The bytes recorded so far.

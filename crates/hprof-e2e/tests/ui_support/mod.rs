@@ -481,3 +481,40 @@ pub fn big_profile(traces: u32, per_trace: u32, hot: u32) -> Vec<u8> {
     w.alloc_sites(&sites);
     w.out
 }
+
+/// HeapShapes (java-fixtures, the heap analyser's known graphs) started in
+/// `dir` with `jvm_args`, once it printed "ready"; it exits when `marker`
+/// appears in `dir`.
+pub fn start_heap_shapes(dir: &std::path::Path, jvm_args: &[String]) -> Child {
+    let mut java = Command::new(crate::common::java())
+        .current_dir(dir)
+        .arg("-Xmx512m")
+        .args(jvm_args)
+        .arg("-cp")
+        .arg(crate::common::fixture_classes())
+        .args(["HeapShapes", "marker", "120"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start HeapShapes");
+    let mut line = String::new();
+    BufReader::new(java.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("ready"), "HeapShapes: {line:?}");
+    java
+}
+
+/// `jcmd PID GC.heap_dump FILE` of a HeapShapes started in `dir`, then
+/// lets it exit.
+pub fn jcmd_dump_and_end(mut java: Child, dir: &std::path::Path, file: &std::path::Path) {
+    let out = Command::new(crate::common::jdk_home().join("bin/jcmd"))
+        .arg(java.id().to_string())
+        .arg("GC.heap_dump")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", crate::common::stdout(&out));
+    std::fs::write(dir.join("marker"), b"").unwrap();
+    assert!(java.wait().unwrap().success());
+}

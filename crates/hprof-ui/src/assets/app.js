@@ -188,7 +188,10 @@ async function loadView() {
       renderTree($("alloctree").tBodies[0], t.rows, (r) => r.t.map((v) => `<td>${mark}${fmt(v)}</td>`).join(""));
     }
   } else if (tab === "monitors") renderMonitors(await api(base + "monitors"));
-  else if (tab === "heap") renderHeap(await api(base + "heap", { dump: $("heapdump").value, class: $("heapfilter").value, sort: $("heapsort").value, offset: heapOffset, limit: PAGE_ROWS }));
+  else if (tab === "heap") {
+    renderHeap(await api(base + "heap", { dump: $("heapdump").value, class: $("heapfilter").value, sort: $("heapsort").value, offset: heapOffset, limit: PAGE_ROWS }));
+    await loadHeapAnswer();
+  }
   else if (tab === "threads") renderThreads(await api(base + "threads"));
   else if (tab === "console") renderConsole(await api(base + "console", { since: consoleSince }));
 }
@@ -390,6 +393,164 @@ function renderHeap(d) {
 }
 $("dumpheap").onclick = () => send("heap-dump");
 
+// ---- the heap analyser ------------------------------------------------------
+// Its answers (/api/session/ID/heap/QUERY) are navigated through
+// location.hash ("#heap:" and the query's parameters), so every link is a
+// step of the browser's history: back and forward work as everywhere.
+
+const HEAP_HASH = "#heap:";
+let heapPoll = null;
+
+function heapState() {
+  if (!location.hash.startsWith(HEAP_HASH)) return null;
+  return new URLSearchParams(location.hash.slice(HEAP_HASH.length));
+}
+// The hash of an answer of the selected session (and its chosen dump).
+function heapHref(q, params = {}) {
+  const p = new URLSearchParams({ s: current, q });
+  const cur = heapState();
+  const dump = cur && cur.get("s") === String(current) ? cur.get("dump") : $("heapdump").value;
+  if (dump) p.set("dump", dump);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") p.set(k, v);
+  return HEAP_HASH + p.toString();
+}
+const heapLink = (text, q, params) => `<a href="${esc(heapHref(q, params))}">${esc(text)}</a>`;
+const objLink = (id) => id ? heapLink(id, "object", { id }) : "null";
+const classLink = (name) => heapLink(name, "instances", { class: name });
+
+function heapTable(cls, head, rows) {
+  return `<table class="${cls}"><thead><tr>${head.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>` +
+    rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("") + "</tbody></table>";
+}
+function heapPager(q, params, offset, shown, total) {
+  const prev = offset > 0 ? heapLink("◀ previous", q, { ...params, offset: Math.max(0, offset - PAGE_ROWS) }) : "";
+  const next = offset + shown < total ? heapLink("next ▶", q, { ...params, offset: offset + PAGE_ROWS }) : "";
+  return `<p class="pager">${prev} ${fmt(Math.min(offset + 1, total))}–${fmt(offset + shown)} of ${fmt(total)} ${next}</p>`;
+}
+function objectRows(objs) {
+  return objs.map((o) => [objLink(o.id), classLink(o.class), fmt(o.shallow), fmt(o.retained),
+    heapLink("dominated", "dominated", { id: o.id }) + " · " + heapLink("path", "path", { id: o.id })]);
+}
+const OBJ_HEAD = ["object", "class", "shallow bytes", "retained bytes", "follow"];
+function valueCell(f) {
+  if (typeof f.value === "string" && f.value.startsWith("0x") && f.type === "java.lang.Object") return objLink(f.value);
+  return esc(f.value === null ? "null" : f.value);
+}
+function pathList(steps) {
+  return `<ol class="heappath">` + steps.map((s) =>
+    `<li>${s.field === null ? "" : `<span class="via">.${esc(s.field)} →</span> `}${objLink(s.id)} ${classLink(s.class)}</li>`).join("") + "</ol>";
+}
+function frameText(f) {
+  const where = f.line > 0 ? `${f.source}:${f.line}` : f.line === -3 ? "native method" : f.source || "unknown source";
+  return `${f.class}.${f.method} (${where})`;
+}
+
+const heapRender = {
+  classes(d, st) {
+    const sort = st.get("sort") || "retained", filter = st.get("filter") || "";
+    const th = (label, key) => key === sort ? `${esc(label)} ▼` : heapLink(label, "classes", { sort: key, filter });
+    const head = [th("class", "name"), th("instances", "instances"), th("shallow bytes", "shallow"), th("retained bytes", "retained"), "class object", "loader"];
+    return `<h3>Dump ${esc(d.dump)}: ${fmt(d.objects)} objects, ${fmt(d.shallow)} bytes; sizes: ${esc(d.size_model)}</h3>` +
+      heapPager("classes", { sort, filter }, d.offset, d.classes.length, d.total) +
+      heapTable("heapclasses", head, d.classes.map((c) => [classLink(c.class), fmt(c.instances), fmt(c.shallow), fmt(c.retained), objLink(c.id), objLink(c.loader)]));
+  },
+  instances(d, st) {
+    return `<h3>${fmt(d.total)} object${d.total === 1 ? "" : "s"} of ${esc(d.class)}, biggest retained first</h3>` +
+      heapPager("instances", { class: st.get("class") }, d.offset, d.objects.length, d.total) +
+      heapTable("heapobjects", OBJ_HEAD, objectRows(d.objects));
+  },
+  dominated(d, st) {
+    const title = d.id ? `${objLink(d.id)} retains ${fmt(d.retained)} bytes; it dominates ${fmt(d.total)} objects directly` :
+      `The biggest retainers: ${fmt(d.total)} objects at the top of the dominator tree (${fmt(d.retained)} bytes in all)`;
+    return `<h3>${title}</h3>` + heapPager("dominated", { id: st.get("id") }, d.offset, d.objects.length, d.total) +
+      heapTable("heapobjects", OBJ_HEAD, objectRows(d.objects));
+  },
+  path(d, st) {
+    const strong = st.get("exclude_weak") === "1";
+    const other = heapLink(strong ? "with weak references too" : "strong references only", "path", { id: st.get("id"), exclude_weak: strong ? "" : "1" });
+    return `<h3>Path from a GC root (${esc(d.root_kind)})${strong ? ", strong references only" : ""} · ${other}</h3>` + pathList(d.path);
+  },
+  sites(d) {
+    return `<h3>Retained and shallow bytes per allocation site</h3>` + heapTable("heapsites", ["instances", "shallow bytes", "retained bytes", "allocated at"],
+      d.sites.map((s) => [fmt(s.instances), fmt(s.shallow), fmt(s.retained), s.frames.map((f) => esc(frameText(f))).join("<br>")]));
+  },
+  suspects(d) {
+    const pc = (x) => (100 * x).toFixed(1) + "%";
+    let h = `<h3>Leak suspects: objects and classes retaining at least ${pc(d.threshold)} of ${fmt(d.total)} bytes</h3>`;
+    if (!d.suspects.length && !d.classes.length) h += "<p>none</p>";
+    for (const o of d.suspects) {
+      h += `<p>${objLink(o.id)} ${classLink(o.class)} retains ${fmt(o.retained)} bytes (${pc(o.share)}); accumulates in ${objLink(o.accumulation.id)} ${classLink(o.accumulation.class)} (${fmt(o.accumulation.retained)} bytes)</p>`;
+      if (o.path) h += pathList(o.path.path);
+    }
+    for (const c of d.classes) h += `<p>${fmt(c.instances)} instances of ${classLink(c.class)} retain ${fmt(c.retained)} bytes (${pc(c.share)})</p>`;
+    return h;
+  },
+  object(d) {
+    let h = `<h3>${esc(d.id)} ${d.class_id ? heapLink(d.class, "object", { id: d.class_id }) : esc(d.class)} (${esc(d.kind)})</h3><p>` +
+      `shallow ${fmt(d.shallow)} bytes, retained ${fmt(d.retained)} bytes · dominator ${d.dominator ? objLink(d.dominator) : "none (a GC root's own)"}` +
+      (d.gc_roots.length ? ` · GC root: ${esc(d.gc_roots.join(", "))}` : "") + "</p><p>" +
+      heapLink("path from a GC root", "path", { id: d.id }) + " · " + heapLink("strong path", "path", { id: d.id, exclude_weak: 1 }) + " · " +
+      heapLink("objects it retains", "dominated", { id: d.id }) + " · " + classLink(d.class) + "</p>";
+    if (d.text !== undefined) h += `<p>text: <code>${esc(JSON.stringify(d.text))}</code></p>`;
+    if (d.superclasses) h += `<p>superclasses: ${d.superclasses.map((c) => objLink(c.id) + " " + esc(c.class)).join(" &lt; ")}</p>`;
+    if (d.length !== undefined) h += `<p>length ${fmt(d.length)}: [${(d.elements || []).map((v) => typeof v === "string" && v.startsWith("0x") && d.kind === "object array" ? objLink(v) : esc(v === null ? "null" : v)).join(", ")}${d.length > (d.elements || []).length ? ", …" : ""}]</p>`;
+    for (const [title, fs] of [["Fields", d.fields], ["Statics", d.statics]]) {
+      if (fs && fs.length) h += `<h4>${title}</h4>` + heapTable("heapfields", ["name", "type", "value"], fs.map((f) => [esc(f.name), esc(f.type), valueCell(f)]));
+    }
+    h += `<h4>References (${fmt(d.references_total)})</h4>` + heapTable("heaprefs", ["field", "object", "class"], d.references.map((l) => [esc(l.field), objLink(l.id), classLink(l.class)]));
+    h += `<h4>Referrers (${fmt(d.referrers_total)})</h4>` + heapTable("heaprefs", ["object", "class", "field"], d.referrers.map((l) => [objLink(l.id), classLink(l.class), esc(l.field)]));
+    h += `<h4>Allocated at</h4>` + (d.trace ? `<ol class="heaptrace">${d.trace.map((f) => `<li>${esc(frameText(f))}</li>`).join("")}</ol>` : `<p class="note">no allocation trace in this dump (the agent records them with heap=all)</p>`);
+    return h;
+  },
+};
+
+async function loadHeapAnswer() {
+  const st = heapState();
+  const on = !!st && st.get("s") === String(current);
+  $("heapanswer").hidden = !on;
+  $("heaptable").hidden = on;
+  $("heappage").hidden = on; $("heapprev").hidden = on; $("heapnext").hidden = on;
+  if (!on) { $("heapstatus").textContent = ""; return; }
+  clearTimeout(heapPoll);
+  const q = st.get("q") || "classes";
+  const params = {};
+  for (const [k, v] of st) if (k !== "s" && k !== "q") params[k] = v;
+  if (q === "instances" || q === "dominated" || q === "classes") params.limit = PAGE_ROWS;
+  const hash = location.hash;
+  const r = await fetch(`/api/session/${current}/heap/${encodeURIComponent(q)}?` + query(params));
+  const d = await r.json();
+  if (location.hash !== hash) return;
+  if (r.status === 202) {
+    const share = d.total ? ` ${Math.floor(100 * d.done / d.total)}%` : "";
+    $("heapstatus").textContent = `Indexing dump ${d.dump}: ${d.stage}${share}…`;
+    heapPoll = setTimeout(() => { if (location.hash === hash) loadHeapAnswer(); }, 300);
+    return;
+  }
+  $("heapstatus").textContent = "";
+  if (d.error) { $("heapanswer").innerHTML = `<p class="error">${esc(d.error)}</p>`; return; }
+  $("heapanswer").innerHTML = (heapRender[q] || (() => ""))(d, st);
+}
+
+// The class filter applies to the analyser's class table too.
+$("heapfilter").addEventListener("input", () => {
+  const st = heapState();
+  if (st && st.get("q") === "classes") location.hash = heapHref("classes", { sort: st.get("sort"), filter: $("heapfilter").value });
+});
+// The analyser's entry points: each an answer of the selected session.
+for (const [id, q] of [["heapanalyse", "classes"], ["heaptop", "dominated"], ["heapsuspects", "suspects"], ["heapsites", "sites"]]) {
+  $(id).onclick = () => { location.hash = heapHref(q); };
+}
+$("heaphisto").onclick = () => { location.hash = ""; };
+$("heapback").onclick = () => history.back();
+$("heapfwd").onclick = () => history.forward();
+window.addEventListener("hashchange", () => {
+  const st = heapState();
+  if (!st) { if (tab === "heap") loadHeapAnswer(); return; }
+  const s = Number(st.get("s"));
+  if (s !== current && sessions.has(s)) select(s);
+  if (tab !== "heap") showTab("heap"); else loadHeapAnswer();
+});
+
 function renderThreads(d) {
   const s = sel();
   $("threadnote").textContent = d.perThreadSamples ? "" : "What each thread was doing needs per-thread samples: run the agent with cpu=samples,thread=y.";
@@ -527,12 +688,13 @@ $("attachgo").onclick = async () => {
 
 // ---- tabs and inputs --------------------------------------------------------
 
-for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => {
-  tab = b.dataset.tab;
-  for (const x of document.querySelectorAll("#tabs button")) x.classList.toggle("active", x === b);
+function showTab(name) {
+  tab = name;
+  for (const x of document.querySelectorAll("#tabs button")) x.classList.toggle("active", x.dataset.tab === name);
   for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + tab;
   refreshView();
-};
+}
+for (const b of document.querySelectorAll("#tabs button")) b.onclick = () => showTab(b.dataset.tab);
 for (const id of ["filter", "threadsel", "gran", "classfilter", "memfilter", "sort", "between", "heapfilter", "heapsort", "heapdump"]) {
   $(id).addEventListener("input", () => {
     sitesOffset = 0; hotOffset = 0; heapOffset = 0;
@@ -544,4 +706,8 @@ for (const id of ["filter", "threadsel", "gran", "classfilter", "memfilter", "so
 }
 for (const r of document.querySelectorAll('input[name="cpuview"], input[name="memview"]')) r.addEventListener("change", refreshView);
 
-refreshSessions().then(connectEvents);
+// A page opened on an analyser answer's address shows it.
+refreshSessions().then(() => {
+  const st = heapState();
+  if (st && sessions.has(Number(st.get("s")))) { select(Number(st.get("s"))); showTab("heap"); }
+}).then(connectEvents);
