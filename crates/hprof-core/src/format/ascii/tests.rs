@@ -60,8 +60,10 @@ fn trace(serial: u32, frames: Vec<FrameInfo<'static>>) -> TraceInfo<'static> {
 #[test]
 fn header_then_prelude_then_separator() {
     let s = run(|f, out| f.header(out, at(T_HEADER)));
-    let want =
-        format!("JAVA PROFILE 1.0.1, created Tue Mar  4 10:15:02 2008\n\n{}\n--------\n\n", prelude());
+    let want = format!(
+        "JAVA PROFILE 1.0.1, created Tue Mar  4 10:15:02 2008\n\n{}\n--------\n\n",
+        prelude()
+    );
     assert_eq!(s, want);
     // The prelude ends with a newline, so an empty line precedes the dashes.
     assert!(s.contains(".\n\n--------\n\n"));
