@@ -6,6 +6,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CARGO_TERM_COLOR=never
+# Each phase says how long it took (CI must stay under 25 minutes).
+started=$SECONDS
+phase() { echo "=== $1 took $((SECONDS - started)) s"; started=$SECONDS; }
 
 # The browser and `go tool pprof` used by the UI tests (Debian packages).
 # Without them those two tests say SKIPPED and the rest still runs.
@@ -16,9 +19,6 @@ if slurp="$(scripts/install-hprof-slurp.sh)"; then
 else
   echo "WARNING: hprof-slurp could not be installed; the heap dump tests will skip its checks"
 fi
-# Each phase says how long it took (CI must stay under 25 minutes).
-started=$SECONDS
-phase() { echo "=== $1 took $((SECONDS - started)) s"; started=$SECONDS; }
 phase "installing test tools"
 cargo build --release --all-targets --workspace
 phase "build"
