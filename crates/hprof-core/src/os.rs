@@ -65,11 +65,21 @@ pub fn copy_file_range(
     let dst_ptr = dst_off
         .as_mut()
         .map_or(std::ptr::null_mut(), |o| o as *mut libc::loff_t);
+    // Through syscall(2), not glibc's wrapper (glibc 2.27+): the release
+    // build links against glibc 2.17 (docs/release.md).
     // SAFETY: `off` and `dst_off` live on this stack frame for the call
     // (a null output offset means the file position); both descriptors
     // are open while borrowed; the kernel reads and writes nothing else.
     let n = unsafe {
-        libc::copy_file_range(src.as_raw_fd(), &mut off, dst.as_raw_fd(), dst_ptr, len, 0)
+        libc::syscall(
+            libc::SYS_copy_file_range,
+            src.as_raw_fd(),
+            &mut off as *mut libc::loff_t,
+            dst.as_raw_fd(),
+            dst_ptr,
+            len,
+            0u32,
+        )
     };
     if n < 0 {
         return Err(std::io::Error::last_os_error());

@@ -291,8 +291,7 @@ pub fn register_current(jni: Jni<'_>, serial: u32, stacks: bool) -> Result<SlotI
     if !is_installed() {
         return Err("the CPU timers are not installed".into());
     }
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() };
+    let tid = sys::gettid();
     if let Some(i) = MY_SLOT.try_with(|c| c.get()).ok().flatten() {
         if let Some(s) = slots::get(i).filter(|s| s.is_live() && s.tid() == tid) {
             if serial != 0 {
@@ -349,8 +348,7 @@ pub fn current() -> Option<SlotId> {
 /// by its thread id: it may have been registered by another thread).
 pub fn unregister_current() {
     let _ = MY_SLOT.try_with(|c| c.take());
-    // SAFETY: gettid has no preconditions.
-    slots::give_back_tid(unsafe { libc::gettid() });
+    slots::give_back_tid(sys::gettid());
 }
 
 /// A slot's CPU clock in nanoseconds (it lives as long as the process; it

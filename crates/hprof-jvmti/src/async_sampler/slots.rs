@@ -598,8 +598,7 @@ mod tests {
 
     #[test]
     fn a_reused_slot_ignores_the_old_generation() {
-        // SAFETY (test): gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
+        let tid = sys::gettid();
         let i = take(tid, 7, std::ptr::null_mut(), true).expect("timer_create works here");
         let s = get(i).unwrap();
         let old = signal_value(i, s.gen.load(Ordering::Relaxed));

@@ -164,6 +164,14 @@ pub const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
 pub const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 pub const PERF_EVENT_IOC_PERIOD: libc::c_ulong = 0x4008_2404;
 
+/// The calling thread's kernel ID. Through syscall(2), not glibc's
+/// `gettid` (glibc 2.30+): the release build links against glibc 2.17
+/// (docs/release.md). Async-signal-safe.
+pub fn gettid() -> libc::pid_t {
+    // SAFETY: gettid takes no arguments, cannot fail and touches no memory.
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::pid_t }
+}
+
 /// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`:
 /// user and system time, what `ThreadMXBean` reports). Async-signal-safe.
 pub fn own_cpu_ns() -> u64 {
@@ -226,8 +234,7 @@ mod tests {
 
     #[test]
     fn own_cpu_clock_id_reads_like_the_thread_cpu_clock() {
-        // SAFETY (test): gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
+        let tid = super::gettid();
         let mut a = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,

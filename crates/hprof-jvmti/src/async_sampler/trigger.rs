@@ -72,8 +72,7 @@ pub fn probe() -> Mechanism {
         TIMERS => return Mechanism::Timers { why: String::new() },
         _ => {}
     }
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() };
+    let tid = sys::gettid();
     let mut why = String::new();
     for (exclude_kernel, code) in [(false, PERF), (true, PERF_USER)] {
         match open_event(tid, exclude_kernel, 1_000_000) {
@@ -328,8 +327,7 @@ mod tests {
         match probe() {
             Mechanism::Timers { why } => println!("perf events refused here: {why}"),
             Mechanism::Perf { .. } => {
-                // SAFETY (test): gettid has no preconditions.
-                let tid = unsafe { libc::gettid() };
+                let tid = sys::gettid();
                 let fd = open_perf(tid, libc::SIGPROF, 1_000_000).expect("perf event");
                 assert_eq!(open_fds(), 1);
                 // SAFETY (test): fd is the event just opened.
