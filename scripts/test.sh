@@ -29,10 +29,10 @@ if [ "${HPROF_SKIP_OTHER_JDKS:-0}" != "1" ]; then
   # Smoke set: start-up, cpu=samples (text and binary), cpu=times, heap=sites, heap=dump (also
   # while classes load and clones churn), monitors, net, and hprof-rs attach/jvms and the attached agent (each JDK
   # answers attach a little differently), and the heap analyser on each JDK's dumps (sizes and field
-  # layouts differ by JDK).
+  # layouts differ by JDK), and the JFR export read by each JDK's own `jfr`.
   scripts/install-jdks.sh 11 21 25 | while read -r major home; do
     echo "=== smoke tests on JDK $major ($("$home/bin/java" -version 2>&1 | head -1))"
-    HPROF_TEST_JDK="$home" cargo test --release -p hprof-e2e --test e2e -- cpu_samples:: startup:: binary_output:: monitors:: net:: cpu_times:: alloc_sites:: heap_dump:: heap_dump_races:: live_counts:: attach_tool:: attach_agent:: heap_analyser::
+    HPROF_TEST_JDK="$home" cargo test --release -p hprof-e2e --test e2e -- cpu_samples:: startup:: binary_output:: monitors:: net:: cpu_times:: alloc_sites:: heap_dump:: heap_dump_races:: live_counts:: attach_tool:: attach_agent:: heap_analyser:: export_jfr::
     phase "smoke tests on JDK $major"
   done
 fi

@@ -12,6 +12,7 @@ use hprof_core::{format, os, reader, transcode, vocab};
 pub mod flame;
 pub mod heap;
 pub mod input;
+pub mod jfr;
 pub mod lines;
 pub mod pprof;
 pub mod progress;

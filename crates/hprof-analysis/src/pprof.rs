@@ -263,6 +263,25 @@ pub struct Profile {
     cpu: Option<CpuSamples>,
     cpu_lost: Option<LostSamples>,
     sites: Option<AllocSites>,
+    times: Times,
+    /// Thread names by serial (THREAD START), for exports that name
+    /// threads; at most [`MAX_THREAD_NAMES`].
+    thread_names: HashMap<u32, String>,
+}
+
+/// Threads named at most: beyond, a thread is named by its serial.
+const MAX_THREAD_NAMES: usize = 1 << 16;
+
+/// When the profile's sections were written.
+#[derive(Default, Clone, Copy)]
+pub struct Times {
+    /// The file header's time: ms since the epoch.
+    pub start_ms: u64,
+    /// The last CPU SAMPLES and ALLOC SITES records' and the last record's
+    /// times: µs from the start.
+    pub cpu_us: u64,
+    pub sites_us: u64,
+    pub end_us: u64,
 }
 
 impl Profile {
@@ -271,8 +290,10 @@ impl Profile {
         let mut reader =
             HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
         let mut p = Profile::default();
+        p.times.start_ms = reader.header().timestamp_ms;
         let mut kept = Retained::default();
         while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
+            p.times.end_us = p.times.end_us.max(u64::from(rec.time));
             if let RecordBody::Utf8 { text, .. } = &rec.body {
                 if let Some(lost) = LostSamples::parse(text) {
                     p.cpu_lost = Some(lost);
@@ -284,15 +305,67 @@ impl Profile {
                 continue;
             }
             match rec.body {
+                RecordBody::StartThread(t) if p.thread_names.len() < MAX_THREAD_NAMES => {
+                    if let Some(name) = p.syms.string(t.name_id) {
+                        let name: String = name.chars().take(256).collect();
+                        p.thread_names.insert(t.thread_serial, name);
+                    }
+                }
                 RecordBody::CpuSamples(c) => {
                     p.cpu = Some(c);
                     p.cpu_lost = None;
+                    p.times.cpu_us = u64::from(rec.time);
                 }
-                RecordBody::AllocSites(s) => p.sites = Some(s),
+                RecordBody::AllocSites(s) => {
+                    p.sites = Some(s);
+                    p.times.sites_us = u64::from(rec.time);
+                }
                 _ => {}
             }
         }
         Ok(p)
+    }
+
+    /// When its sections were written.
+    pub fn times(&self) -> Times {
+        self.times
+    }
+
+    /// The thread serial of a trace (0 unless the agent ran with
+    /// `thread=y`).
+    pub fn trace_thread(&self, serial: u32) -> u32 {
+        self.syms.traces.get(&serial).map_or(0, |t| t.thread_serial)
+    }
+
+    /// The name of thread `serial` (THREAD START), if the file gave one.
+    pub fn thread_name(&self, serial: u32) -> Option<&str> {
+        self.thread_names.get(&serial).map(String::as_str)
+    }
+
+    /// A frame's class, method name, method descriptor and line (> 0 when
+    /// known, else 0).
+    pub fn frame_parts(&self, id: u64) -> (String, String, String, i32) {
+        match self.syms.frames.get(&id) {
+            None => (
+                format!("<unknown frame 0x{id:x}>"),
+                "?".into(),
+                "()V".into(),
+                0,
+            ),
+            Some(f) => (
+                self.class_name(f.class_serial),
+                self.syms
+                    .string(f.method_name_id)
+                    .unwrap_or("?")
+                    .to_string(),
+                self.syms
+                    .string(f.signature_id)
+                    .filter(|d| d.starts_with('(') && d.contains(')'))
+                    .unwrap_or("()V")
+                    .to_string(),
+                f.line.max(0),
+            ),
+        }
     }
 
     fn class_name(&self, serial: u32) -> String {
@@ -362,18 +435,22 @@ pub fn primitive_array(array_type: u8) -> Option<&'static str> {
     })
 }
 
+/// The profile of the binary file `input` (gzipped or not); a text
+/// report is refused with what to do.
+pub fn read_binary(input: &str) -> ToolResult<Profile> {
+    let (form, r) = crate::input::open(input)?;
+    match form {
+        crate::input::Form::Text => Err(format!("{input}: {}", crate::reader::TEXT_REPORT_MESSAGE)),
+        crate::input::Form::Empty => Err(format!("{input}: empty stream: no HPROF header")),
+        crate::input::Form::Binary => Profile::read(std::io::BufReader::with_capacity(1 << 16, r))
+            .map_err(|e| format!("{input}: {e}")),
+    }
+}
+
 /// `hprof-rs export`: read the binary file `input` (gzipped or not) and
 /// write its gzipped profile to `out`; what was written.
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
-    let (form, r) = crate::input::open(input)?;
-    let p = match form {
-        crate::input::Form::Text => {
-            return Err(format!("{input}: {}", crate::reader::TEXT_REPORT_MESSAGE))
-        }
-        crate::input::Form::Empty => return Err(format!("{input}: empty stream: no HPROF header")),
-        crate::input::Form::Binary => Profile::read(std::io::BufReader::with_capacity(1 << 16, r))
-            .map_err(|e| format!("{input}: {e}"))?,
-    };
+    let p = read_binary(input)?;
     let gz = gzip(&encode(&p)?)?;
     std::fs::write(out, gz).map_err(|e| format!("cannot write {out}: {e}"))?;
     Ok(format!(

@@ -227,14 +227,19 @@ Examples:
         files: Vec<String>,
     },
     /// Write the CPU samples and allocation sites of a binary HPROF file
-    /// as a gzipped pprof profile (for `go tool pprof`).
+    /// as a gzipped pprof profile (for `go tool pprof`) or a JDK Flight
+    /// Recorder file (for `jfr`, JDK Mission Control, IDEs).
     #[command(after_help = "\
-Example:
-  hprof-rs export java.hprof --pprof cpu.pb.gz && go tool pprof -top cpu.pb.gz")]
+Examples:
+  hprof-rs export java.hprof --pprof cpu.pb.gz && go tool pprof -top cpu.pb.gz
+  hprof-rs export java.hprof --jfr cpu.jfr && jfr print --events jdk.ExecutionSample cpu.jfr")]
+    #[command(group(clap::ArgGroup::new("to").required(true).multiple(true).args(["pprof", "jfr"])))]
     Export {
         file: String,
         #[arg(long, value_name = "OUT")]
-        pprof: String,
+        pprof: Option<String>,
+        #[arg(long, value_name = "OUT")]
+        jfr: Option<String>,
     },
     /// Print the absolute path of the agent library that goes with this
     /// tool (beside it, or in ../lib/ of a release).
@@ -427,9 +432,15 @@ fn main() {
             query,
         })
         .and_then(|t| write_stdout(&t)),
-        Cmd::Export { file, pprof } => hprof_analysis::pprof::export(&file, &pprof).map(|m| {
-            eprintln!("{m}");
-        }),
+        Cmd::Export { file, pprof, jfr } => (|| {
+            if let Some(out) = pprof {
+                eprintln!("{}", hprof_analysis::pprof::export(&file, &out)?);
+            }
+            if let Some(out) = jfr {
+                eprintln!("{}", hprof_analysis::jfr::export(&file, &out)?);
+            }
+            Ok(())
+        })(),
         Cmd::AgentPath => cli::attach::bundled::bundled_agent()
             .and_then(cli::attach::bundled::for_agentpath)
             .map_err(|e| {

@@ -1,0 +1,184 @@
+//! `hprof-rs export FILE --jfr OUT` on files the agent wrote, read back by
+//! the JDK's own `jfr print --json` (of the JDK under test): every CPU
+//! sample is one `jdk.ExecutionSample` with its stack, thread and state,
+//! and every allocation site one `jdk.ObjectAllocationSample` whose weight
+//! is the site's allocated bytes (docs/jfr.md).
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn tool(args: &[&str]) -> String {
+    let mut cmd = Command::new(env!("HPROF_RS_TOOL"));
+    cmd.args(args);
+    let r = common::run_command_bounded(cmd, Duration::from_secs(60));
+    assert!(
+        r.output.status.success(),
+        "hprof-rs {args:?}: {}",
+        common::stderr(&r.output)
+    );
+    common::stdout(&r.output)
+}
+
+/// The events of `file` as `jfr print --json` gives them.
+fn jfr_events(file: &Path, event: &str) -> Vec<serde_json::Value> {
+    let jfr = common::jdk_home().join("bin").join("jfr");
+    let mut cmd = Command::new(&jfr);
+    cmd.args(["print", "--json", "--events", event]).arg(file);
+    let r = common::run_command_bounded(cmd, Duration::from_secs(120));
+    assert!(
+        r.output.status.success(),
+        "jfr print: {}",
+        common::stderr(&r.output)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&r.output.stdout).expect("jfr print --json");
+    v["recording"]["events"].as_array().unwrap().clone()
+}
+
+fn frame_name(frame: &serde_json::Value) -> String {
+    let m = &frame["method"];
+    format!(
+        "{}.{}",
+        m["type"]["name"].as_str().unwrap(),
+        m["name"].as_str().unwrap()
+    )
+}
+
+#[test]
+fn cpu_samples_become_execution_samples_that_jfr_reads() {
+    let dir = common::scratch("export_jfr_cpu");
+    let r = common::run_with_agent_bounded(
+        &dir,
+        "cpu=samples,interval=1,depth=4,thread=y,format=b,file=cpu.hprof",
+        "CpuSplit",
+        &["60", "400"],
+        Duration::from_secs(120),
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let hprof = dir.join("cpu.hprof");
+    let jfr = dir.join("cpu.jfr");
+    tool(&[
+        "export",
+        hprof.to_str().unwrap(),
+        "--jfr",
+        jfr.to_str().unwrap(),
+    ]);
+    // What the HPROF file says, per leaf method: the collapsed stacks.
+    let mut want: HashMap<String, u64> = HashMap::new();
+    for line in tool(&["flame", hprof.to_str().unwrap()]).lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        if stack.starts_with('[') {
+            continue; // `[lost samples: …]`: not a stack, not exported
+        }
+        let leaf = stack.rsplit(';').next().unwrap().to_string();
+        *want.entry(leaf).or_default() += n.parse::<u64>().unwrap();
+    }
+    let events = jfr_events(&jfr, "jdk.ExecutionSample");
+    let mut got: HashMap<String, u64> = HashMap::new();
+    for e in &events {
+        let v = &e["values"];
+        assert_eq!(v["state"], "STATE_RUNNABLE");
+        let frames = v["stackTrace"]["frames"].as_array().unwrap();
+        *got.entry(frame_name(&frames[0])).or_default() += 1;
+        if frame_name(&frames[0]).starts_with("CpuSplit.work") {
+            // thread=y: the trace's thread. `main` started before the
+            // agent, so the file has no THREAD START naming it
+            // (docs/output-formats.md): it is named by its serial.
+            assert_eq!(
+                v["sampledThread"]["javaName"], "thread serial 200001",
+                "{v}"
+            );
+            assert_eq!(v["sampledThread"]["javaThreadId"], 200001, "{v}");
+            assert_eq!(frame_name(frames.last().unwrap()), "CpuSplit.main", "{v}");
+            assert!(frames[0]["lineNumber"].as_i64().unwrap() > 0);
+            assert_eq!(frames[0]["method"]["descriptor"], "(J)J");
+        }
+    }
+    assert_eq!(got, want, "one event per sample, by leaf method");
+    let total: u64 = got.values().sum();
+    let work = |m: &str| *got.get(&format!("CpuSplit.{m}")).unwrap_or(&0) as f64;
+    let all = work("work60") + work("work30") + work("work10");
+    // The rest is the JVM's start-up (string concatenation, lambdas).
+    assert!(all > 0.75 * total as f64 && all > 500.0, "{got:?}");
+    assert!((work("work60") / all - 0.6).abs() < 0.05, "{got:?}");
+    assert!((work("work10") / all - 0.1).abs() < 0.05, "{got:?}");
+}
+
+#[test]
+fn allocation_sites_become_allocation_samples_weighted_by_their_bytes() {
+    let dir = common::scratch("export_jfr_sites");
+    let r = common::run_with_agent_bounded(
+        &dir,
+        "heap=sites,depth=4,format=b,file=sites.hprof",
+        "AllocSites",
+        &[],
+        Duration::from_secs(120),
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let hprof = dir.join("sites.hprof");
+    let jfr = dir.join("sites.jfr");
+    tool(&[
+        "export",
+        hprof.to_str().unwrap(),
+        "--jfr",
+        jfr.to_str().unwrap(),
+    ]);
+    let events = jfr_events(&jfr, "jdk.ObjectAllocationSample");
+    let mut by_site: HashMap<(String, String), i64> = HashMap::new();
+    for e in &events {
+        let v = &e["values"];
+        let class = v["objectClass"]["name"].as_str().unwrap().to_string();
+        let frames = v["stackTrace"]["frames"].as_array().unwrap();
+        // A site without Java frames (allocated by the VM) has an empty
+        // stack, as in the HPROF trace.
+        let top = frames.first().map_or_else(String::new, frame_name);
+        *by_site.entry((class, top)).or_default() += v["weight"].as_i64().unwrap();
+    }
+    // Three 4 MiB byte arrays (each 4 194 304 bytes and a 16-byte header).
+    assert_eq!(
+        by_site.get(&("byte[]".into(), "AllocSites.makeBig".into())),
+        Some(&(3 * (4 * 1024 * 1024 + 16))),
+        "{by_site:?}"
+    );
+    // 1000 kept objects of one size (the dropped ones fall under the
+    // report's cutoff, ordered by live bytes, as in the original).
+    let kept = by_site[&("AllocSites$Kept".into(), "AllocSites.makeKept".into())];
+    assert!(kept % 1000 == 0 && kept >= 16_000, "{by_site:?}");
+    // 4 threads x 5000 items, from the worker's method.
+    let items = by_site[&("AllocSites$Item".into(), "AllocSites.work".into())];
+    assert!(items % 20_000 == 0 && items >= 16 * 20_000, "{by_site:?}");
+    // 500 int[100]: 400 bytes of elements and a 16-byte header each.
+    assert_eq!(
+        by_site.get(&("int[]".into(), "AllocSites.makeInts".into())),
+        Some(&(500 * 416)),
+        "{by_site:?}"
+    );
+}
+
+#[test]
+fn a_text_report_or_a_file_without_samples_is_refused_with_what_to_do() {
+    let dir = common::scratch("export_jfr_refused");
+    let r = common::run_with_agent_bounded(
+        &dir,
+        "cpu=samples,file=cpu.txt",
+        "Hello",
+        &[],
+        Duration::from_secs(120),
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let out = dir.join("x.jfr");
+    let mut cmd = Command::new(env!("HPROF_RS_TOOL"));
+    cmd.args(["export", dir.join("cpu.txt").to_str().unwrap(), "--jfr"])
+        .arg(&out);
+    let r = common::run_command_bounded(cmd, Duration::from_secs(60));
+    assert_eq!(r.output.status.code(), Some(1));
+    assert!(
+        common::stderr(&r.output).contains("format=a"),
+        "{}",
+        common::stderr(&r.output)
+    );
+    assert!(!out.exists());
+}
