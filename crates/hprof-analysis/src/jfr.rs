@@ -44,6 +44,10 @@ mod id {
     pub const DATA_AMOUNT: u64 = 202;
 }
 
+/// CPU samples exported at most: one event each, built in memory (a
+/// count field of a damaged file would otherwise ask for 40 GB).
+const MAX_SAMPLES: u64 = 50_000_000;
+
 /// Chunk header size; the header's field offsets are docs/jfr.md's.
 const HEADER: usize = 68;
 
@@ -497,6 +501,15 @@ pub fn encode(p: &Profile) -> ToolResult<Vec<u8>> {
     let last = p.last();
     if last.cpu.is_none() && last.sites.is_none() {
         return Err("no CPU SAMPLES or ALLOC SITES record in the file (run the agent with cpu=samples or heap=sites, format=b)".into());
+    }
+    let samples: u64 = last
+        .cpu
+        .map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum());
+    if samples > MAX_SAMPLES {
+        return Err(format!(
+            "{samples} CPU samples: more than a JFR file of one event per sample is written for \
+             ({MAX_SAMPLES}, ~10 bytes each); export --pprof, which counts them per stack"
+        ));
     }
     let times = p.times();
     let mut out = vec![0u8; HEADER];
