@@ -577,10 +577,11 @@ pub fn encode(p: &Profile) -> ToolResult<Vec<u8>> {
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
     let p = crate::pprof::read_binary(input)?;
     let bytes = encode(&p)?;
-    std::fs::write(out, &bytes).map_err(|e| format!("cannot write {out}: {e}"))?;
+    crate::output::write(out, &bytes)?;
     let last = p.last();
     Ok(format!(
-        "wrote {out}: {} CPU samples as jdk.ExecutionSample, {} allocation sites as jdk.ObjectAllocationSample",
+        "wrote {}: {} CPU samples as jdk.ExecutionSample, {} allocation sites as jdk.ObjectAllocationSample",
+        crate::output::name(out),
         last.cpu.map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum::<u64>()),
         last.sites.map_or(0, |x| x.sites.len())
     ))

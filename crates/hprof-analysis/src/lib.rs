@@ -14,6 +14,7 @@ pub mod heap;
 pub mod input;
 pub mod jfr;
 pub mod lines;
+pub mod output;
 pub mod pprof;
 pub mod progress;
 pub mod text;

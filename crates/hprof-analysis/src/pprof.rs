@@ -452,9 +452,10 @@ pub fn read_binary(input: &str) -> ToolResult<Profile> {
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
     let p = read_binary(input)?;
     let gz = gzip(&encode(&p)?)?;
-    std::fs::write(out, gz).map_err(|e| format!("cannot write {out}: {e}"))?;
+    crate::output::write(out, &gz)?;
     Ok(format!(
-        "wrote {out}: {} CPU sample rows, {} allocation sites",
+        "wrote {}: {} CPU sample rows, {} allocation sites",
+        crate::output::name(out),
         p.cpu.as_ref().map_or(0, |c| c.entries.len()),
         p.sites.as_ref().map_or(0, |x| x.sites.len())
     ))

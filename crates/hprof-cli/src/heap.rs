@@ -144,7 +144,7 @@ impl Bar {
     fn new() -> Bar {
         let log = std::env::var_os("HPROF_RS_HEAP_PHASES").is_some_and(|v| v == "1");
         Bar {
-            on: std::io::stderr().is_terminal() && !log,
+            on: std::io::stderr().is_terminal() && !log && !hprof_analysis::progress::quiet(),
             log,
             started: Instant::now(),
             state: Default::default(),
@@ -201,6 +201,14 @@ impl Progress for Bar {
 }
 
 fn open(file: &str, dump: u32, no_cache: bool) -> CliResult<Heap> {
+    if file == "-" {
+        return Err(
+            "hprof-rs heap needs a file, not standard input: it reads the dump more \
+                    than once (an index is built, then objects are read where they lie); save \
+                    the stream to a file first"
+                .into(),
+        );
+    }
     let bar = Bar::new();
     let mode = if no_cache {
         CacheMode::NoCache

@@ -19,9 +19,17 @@ Examples:
   hprof-rs flame java.hprof.txt --svg cpu.svg
   hprof-rs heap heap.hprof suspects
 
+A FILE argument may be `-` for standard input, and an output file `-` for
+standard output (not `heap`, which needs a file it can read twice).
+Progress shows on standard error for long reads (a bar on a terminal, a line
+every 5 % otherwise); `--quiet` turns it off.
+
 Exit status: 0 done, 1 failed (a file, a JVM, the network), 2 usage error."
 )]
 struct Args {
+    /// No progress on standard error (long reads, index builds).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -297,6 +305,7 @@ fn usage_error(subcommand: &str, message: &str) -> ! {
 fn main() {
     hprof_core::build_info::set(env!("HPROF_RS_BUILD"));
     let args = Args::parse();
+    hprof_analysis::progress::set_quiet(args.quiet);
     let r = match args.cmd {
         Cmd::Listen {
             host,
@@ -387,11 +396,10 @@ fn main() {
                 eprintln!("hprof-rs flame: {note}");
             }
             match svg {
-                Some(path) => std::fs::write(
+                Some(path) => hprof_analysis::output::write(
                     &path,
-                    cli::flame::svg(&f, &format!("{} of {file}", f.measure.title())),
-                )
-                .map_err(|e| format!("cannot write {path}: {e}")),
+                    cli::flame::svg(&f, &format!("{} of {file}", f.measure.title())).as_bytes(),
+                ),
                 None => {
                     let stdout = std::io::stdout();
                     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());

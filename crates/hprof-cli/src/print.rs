@@ -53,6 +53,14 @@ fn open(
 }
 
 fn prepass(path: &str) -> CliResult<Prepass> {
+    if path == "-" {
+        return Err(
+            "hprof-rs print needs a file, not standard input: it reads the file twice \
+                    (class layouts first, to name the fields of objects dumped before their \
+                    class); save the stream to a file first"
+                .into(),
+        );
+    }
     let mut r = open(path, ReadOptions::skip_bodies())?;
     let mut p = Prepass {
         layouts: ClassLayouts::new(r.id_size()),

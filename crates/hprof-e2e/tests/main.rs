@@ -41,6 +41,7 @@ mod startup;
 mod tool;
 mod tool_limits;
 mod tool_real;
+mod tool_stdio;
 mod ui;
 mod ui_browser;
 mod ui_export;
