@@ -117,6 +117,13 @@ const TYPES: [(&str, &str); 5] = [
 /// The profile, not yet compressed. Errors when the file has neither CPU
 /// samples nor allocation sites.
 pub fn encode(s: &impl Samples) -> ToolResult<Vec<u8>> {
+    encode_timed(s, None)
+}
+
+/// [`encode`], with the profile's start and length (`time_nanos`,
+/// `duration_nanos`) when the model knows them: the file header's time
+/// and its last record's.
+pub fn encode_timed(s: &impl Samples, times: Option<Times>) -> ToolResult<Vec<u8>> {
     let last = s.last();
     if last.cpu.is_none() && last.sites.is_none() {
         return Err("no CPU SAMPLES or ALLOC SITES record in the file (run the agent with cpu=samples or heap=sites, format=b)".into());
@@ -239,6 +246,10 @@ pub fn encode(s: &impl Samples) -> ToolResult<Vec<u8>> {
     period.int(2, strings.id("count"));
     for st in &strings.table {
         p.bytes(6, st.as_bytes());
+    }
+    if let Some(t) = times {
+        p.int(9, t.start_ms.saturating_mul(1_000_000) as i64);
+        p.int(10, t.end_us.saturating_mul(1000) as i64);
     }
     p.bytes(11, &period.0);
     p.int(12, 1);
@@ -451,7 +462,7 @@ pub fn read_binary(input: &str) -> ToolResult<Profile> {
 /// write its gzipped profile to `out`; what was written.
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
     let p = read_binary(input)?;
-    let gz = gzip(&encode(&p)?)?;
+    let gz = gzip(&encode_timed(&p, Some(p.times()))?)?;
     crate::output::write(out, &gz)?;
     Ok(format!(
         "wrote {}: {} CPU sample rows, {} allocation sites",

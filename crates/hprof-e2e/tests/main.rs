@@ -21,7 +21,7 @@ mod cpu_stress;
 mod cpu_times;
 mod crate_walls;
 mod dump_guard;
-mod export_jfr;
+mod exports;
 mod file_faults;
 mod fuzz;
 mod heap_analyser;

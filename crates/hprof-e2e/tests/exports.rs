@@ -1,8 +1,9 @@
-//! `hprof-rs export FILE --jfr OUT` on files the agent wrote, read back by
-//! the JDK's own `jfr print --json` (of the JDK under test): every CPU
-//! sample is one `jdk.ExecutionSample` with its stack, thread and state,
-//! and every allocation site one `jdk.ObjectAllocationSample` whose weight
-//! is the site's allocated bytes (docs/jfr.md).
+//! `hprof-rs export` on files the agent wrote, read back by the tools
+//! that read those formats: `--jfr` by the JDK's own `jfr print --json`
+//! (of the JDK under test): every CPU sample is one `jdk.ExecutionSample`
+//! with its stack, thread and state, and every allocation site one
+//! `jdk.ObjectAllocationSample` whose weight is the site's allocated bytes
+//! (docs/jfr.md); `--pprof` by `go tool pprof`, with the file's counts.
 
 use crate::common;
 
@@ -181,4 +182,73 @@ fn a_text_report_or_a_file_without_samples_is_refused_with_what_to_do() {
         common::stderr(&r.output)
     );
     assert!(!out.exists());
+}
+
+/// The pprof export read back by `go tool pprof` (Debian's `golang-go`),
+/// where installed: per leaf function exactly the samples the HPROF file
+/// has, and the profile's time and duration from the file.
+#[test]
+fn pprof_export_is_read_by_go_tool_pprof_with_the_files_counts() {
+    if Command::new("go").arg("version").output().is_err() {
+        eprintln!("skipped: no `go` on the PATH (Debian's golang-go) to read the pprof file");
+        return;
+    }
+    let dir = common::scratch("export_pprof_go");
+    let r = common::run_with_agent_bounded(
+        &dir,
+        "cpu=samples,interval=1,depth=4,format=b,file=cpu.hprof",
+        "CpuSplit",
+        &["60", "200"],
+        Duration::from_secs(120),
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let hprof = dir.join("cpu.hprof");
+    let pb = dir.join("cpu.pb.gz");
+    tool(&[
+        "export",
+        hprof.to_str().unwrap(),
+        "--pprof",
+        pb.to_str().unwrap(),
+    ]);
+    let mut want: HashMap<String, i64> = HashMap::new();
+    for line in tool(&["flame", hprof.to_str().unwrap()]).lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let leaf = stack.rsplit(';').next().unwrap().to_string();
+        *want.entry(leaf).or_default() += n.parse::<i64>().unwrap();
+    }
+    let mut cmd = Command::new("go");
+    cmd.args([
+        "tool",
+        "pprof",
+        "-top",
+        "-nodecount=100000",
+        "-nodefraction=0",
+    ])
+    .arg(&pb)
+    .env("HOME", &dir);
+    let r = common::run_command_bounded(cmd, Duration::from_secs(120));
+    let top = common::stdout(&r.output);
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    assert!(
+        top.contains("Type: samples") && top.contains("Duration: "),
+        "{top}"
+    );
+    let mut got: HashMap<String, i64> = HashMap::new();
+    for line in top.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() >= 6 && f[1].ends_with('%') && f[4].ends_with('%') {
+            let flat: i64 = f[0].parse().unwrap();
+            if flat > 0 {
+                got.insert(f[5..].join(" "), flat);
+            }
+        }
+    }
+    for m in ["CpuSplit.work60", "CpuSplit.work30", "CpuSplit.work10"] {
+        assert_eq!(got.get(m), want.get(m), "{m}: {top}");
+    }
+    assert_eq!(
+        got.values().sum::<i64>(),
+        want.values().sum::<i64>(),
+        "{top}"
+    );
 }
