@@ -388,6 +388,29 @@ fn agent_lib(given: Option<&str>) -> CliResult<String> {
 /// is written as at the end of the duration (a second one ends the tool).
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+/// Waits (at most `within`) for a JVM that is still starting to finish
+/// its initialisation: its SIGQUIT handler (and so its attach listener)
+/// comes up before the VM is live, and an agent attached then cannot get
+/// its JVMTI environment. Read from the JVM's perfdata
+/// (`sun.rt.vmInitDoneTime`); a JVM whose perfdata cannot be read is not
+/// waited for.
+fn wait_for_vm_init(pid: u32, within: Duration) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(owner) = std::fs::metadata(format!("/proc/{pid}")).map(|m| m.uid()) else {
+        return;
+    };
+    let tmp = PathBuf::from(format!("/proc/{pid}/root/tmp"));
+    let start = Instant::now();
+    while start.elapsed() < within {
+        let done = tool::perfdata::for_process(&tmp, pid, owner)
+            .map(|p| p.long("sun.rt.vmInitDoneTime").unwrap_or(1) > 0);
+        if done != Some(false) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 pub fn run(a: ProfileArgs) -> CliResult<()> {
     if a.event == Event::Wall {
         return Err(WALL_UNAVAILABLE.into());
@@ -429,6 +452,7 @@ pub fn run(a: ProfileArgs) -> CliResult<()> {
     match &a.target {
         Target::Pid(p) => {
             pid = *p;
+            wait_for_vm_init(pid, WAITS.0);
             let secret = hprof_ui::secrets::new_secret()?;
             let full = format!("{options},net=127.0.0.1:{port},token={secret}");
             recorder = Recorder::start(listener, secret.clone(), scratch.stream.clone(), WAITS.1)?;

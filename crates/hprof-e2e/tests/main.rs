@@ -35,6 +35,7 @@ mod net;
 mod net_stall;
 mod oom;
 mod option_limits;
+mod profile;
 mod reader_hotspot;
 mod startup;
 mod tool;
