@@ -581,6 +581,19 @@ rank   self  accum   count trace method\n\
 CPU SAMPLES END\n";
 
     #[test]
+    fn the_html_page_holds_the_same_svg_and_its_script() {
+        let c = collapse_text(TEXT.as_bytes(), false).unwrap();
+        let page = html(&c, "CPU <samples>");
+        let doc = svg(&c, "CPU <samples>");
+        let inline = doc.split_once("?>\n").unwrap().1;
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains(inline), "the SVG document, inline");
+        assert!(page.contains(svg::SCRIPT));
+        assert!(page.contains("<title>CPU &lt;samples&gt;</title>"));
+        assert!(!page.contains("<?xml"));
+    }
+
+    #[test]
     fn text_rows_become_merged_root_first_stacks() {
         let c = collapse_text(TEXT.as_bytes(), false).unwrap();
         assert_eq!(

@@ -69,3 +69,39 @@ pub fn collapse_monitors_text(r: impl BufRead) -> ToolResult<Flame> {
         cumulative_sections: 0,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flame::collapsed_text;
+
+    const REPORT: &str = "JAVA PROFILE 1.0.1, created Sun Nov 22 04:00:00 2026\n\n--------\n\n\
+TRACE 300001:\n\tA.take(A.java:3)\n\tA.run(A.java:9)\n\
+TRACE 300002:\n\tB.put(B.java:5)\n\
+MONITOR TIME BEGIN (total = 10 ms) Sun Nov 22 04:00:01 2026\n\
+rank   self  accum   count trace monitor\n\
+   1 75.00% 75.00%      12 300001 A$Lock (Java)\n\
+   2 25.00% 100.00%      3 300002 java.lang.Object (Java)\n\
+MONITOR TIME END\n";
+
+    #[test]
+    fn monitor_time_rows_become_stacks_topped_by_the_monitor_class() {
+        let f = collapse_monitors_text(REPORT.as_bytes()).unwrap();
+        assert_eq!(f.measure, Measure::BlockedMicros);
+        assert_eq!(
+            collapsed_text(&f),
+            "A.run;A.take;A$Lock 7500\nB.put;java.lang.Object 2500\n"
+        );
+    }
+
+    #[test]
+    fn no_contention_is_said_as_such() {
+        let dump_only = "JAVA PROFILE 1.0.1, created x\n\nMONITOR DUMP BEGIN\nMONITOR DUMP END\n";
+        let e = collapse_monitors_text(dump_only.as_bytes()).err().unwrap();
+        assert!(e.contains("no monitor contention"), "{e}");
+        let e = collapse_monitors_text("JAVA PROFILE 1.0.1, created x\n".as_bytes())
+            .err()
+            .unwrap();
+        assert!(e.contains("monitor=y"), "{e}");
+    }
+}
