@@ -153,13 +153,9 @@ fn split(m: &HashMap<String, u64>) -> (f64, f64) {
         w("CpuSplit.work10"),
     );
     let n = a + b + c;
-    let tvd = ((a / n - 0.6).abs() + (b / n - 0.3).abs() + (c / n - 0.1).abs()) / 2.0;
-    eprintln!(
-        "split {:.3} {:.3} {:.3} of {n}; TVD {tvd:.4}",
-        a / n,
-        b / n,
-        c / n
-    );
+    let shares = [a / n, b / n, c / n];
+    let tvd = common::split_tvd(shares);
+    eprintln!("split {shares:.3?} of {n}; TVD {tvd:.4}");
     (tvd, n)
 }
 
