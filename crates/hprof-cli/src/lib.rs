@@ -15,6 +15,7 @@ pub mod heap;
 pub mod histo;
 pub mod listen;
 pub mod print;
+pub mod profile;
 pub mod sites;
 
 /// A tool error: message for stderr, exit status 1.

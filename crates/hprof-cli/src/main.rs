@@ -14,6 +14,7 @@ use std::time::Duration;
     after_help = "\
 Examples:
   hprof-rs jvms
+  hprof-rs profile -d 30s -o cpu.html 4242
   hprof-rs attach 4242
   java -agentpath:$(hprof-rs agent-path)=cpu=samples -jar app.jar
   hprof-rs flame java.hprof.txt --svg cpu.svg
@@ -129,6 +130,51 @@ Examples:
         /// With --listen: after the script, read commands from standard input.
         #[arg(long, requires = "listen")]
         interactive: bool,
+    },
+    /// Profile a running JVM (PID) or a program started here (`-- java …`)
+    /// for a while and write a flame graph, collapsed stacks, a pprof
+    /// profile or the agent's report; the format is the extension of -o.
+    /// The JVM runs on afterwards, without the agent's profile.
+    #[command(after_help = "\
+Examples:
+  hprof-rs profile 4242                                 30 s of CPU samples, profile-4242-cpu.html
+  hprof-rs profile -d 10s -o cpu.collapsed 4242
+  hprof-rs profile -e alloc -d 1m -o alloc.html 4242
+  hprof-rs profile -e lock -o locks.svg 4242
+  hprof-rs profile -o cpu.pprof -- java -jar app.jar    until the program ends
+
+Events: cpu (CPU samples), alloc (sampled allocation sites, by bytes),
+lock (time blocked entering monitors). wall is not available yet.
+Outputs: .html (the interactive flame graph, self-contained), .svg,
+.collapsed, .pprof (gzipped), .txt or .hprof (the agent's report).
+.jfr is not available yet.")]
+    Profile {
+        /// Process id of the JVM (or give a command line after --).
+        #[arg(value_name = "PID", required_unless_present = "command")]
+        pid: Option<u32>,
+        /// How long: 30s, 2m, 500ms or seconds (default: 30 s for a PID,
+        /// until the program ends for a command).
+        #[arg(short, long, value_name = "DURATION", value_parser = duration)]
+        duration: Option<Duration>,
+        /// What to profile.
+        #[arg(short, long, value_enum, default_value = "cpu")]
+        event: cli::profile::Event,
+        /// The output; its extension picks the format.
+        #[arg(short, long, value_name = "FILE")]
+        out: Option<String>,
+        /// -e cpu: milliseconds of a thread's CPU time between two of its
+        /// samples (the agent's default: 10).
+        #[arg(short, long, value_name = "MS", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        interval: Option<u32>,
+        /// The agent library (default: libhprof_rs.so next to this tool).
+        #[arg(long, value_name = "PATH")]
+        agent: Option<String>,
+        /// No progress lines (errors only).
+        #[arg(short, long)]
+        quiet: bool,
+        /// The program to start with the agent: java and its arguments.
+        #[arg(last = true, value_name = "JAVA_COMMAND", conflicts_with = "pid")]
+        command: Vec<String>,
     },
     /// List the JVMs on this machine: PID, Java version, whether our agent
     /// is loaded, whether they accept attach, main class and arguments.
@@ -275,6 +321,11 @@ fn seconds(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| "a positive number of seconds is needed, e.g. 10 or 0.5".to_string())
 }
 
+/// `-d`: a duration with its unit, or seconds.
+fn duration(s: &str) -> Result<Duration, String> {
+    cli::profile::parse_duration(s)
+}
+
 /// A `--send` command, checked before anything starts.
 fn send_step(s: &str) -> Result<String, String> {
     cli::listen::parse_step(s)
@@ -380,6 +431,74 @@ fn main() {
             interactive,
             timeout,
         }),
+        Cmd::Profile {
+            pid,
+            duration,
+            event,
+            out,
+            interval,
+            agent,
+            quiet,
+            command,
+        } => {
+            use cli::profile::{self as p, Refused};
+            let out = out.unwrap_or_else(|| {
+                let e = format!("{event:?}").to_ascii_lowercase();
+                match pid {
+                    Some(pid) => format!("profile-{pid}-{e}.html"),
+                    None => format!("profile-{e}.html"),
+                }
+            });
+            let target = match (pid, command.is_empty()) {
+                (Some(pid), true) => p::Target::Pid(pid),
+                (None, false) => {
+                    let java = std::path::Path::new(&command[0])
+                        .file_name()
+                        .and_then(|n| n.to_str());
+                    if java != Some("java") {
+                        usage_error(
+                            "profile",
+                            &format!(
+                                "the command after -- must start with java (or a path to java), not {:?}",
+                                command[0]
+                            ),
+                        );
+                    }
+                    if let Some(a) = command.iter().find(|a| {
+                        (a.starts_with("-agentpath:") && a.contains("hprof"))
+                            || a.starts_with("-agentlib:hprof")
+                            || a.starts_with("-Xrunhprof")
+                    }) {
+                        usage_error(
+                            "profile",
+                            &format!(
+                                "profile adds the agent itself: remove {a:?} from the command"
+                            ),
+                        );
+                    }
+                    p::Target::Command(command)
+                }
+                _ => usage_error("profile", "give a PID or a command line after --, not both"),
+            };
+            match p::format_of(&out) {
+                Err(Refused::Usage(e)) => usage_error("profile", &e),
+                Ok(format) if event != p::Event::Wall => {
+                    if let Err(e) = p::check(event, format, interval) {
+                        usage_error("profile", &e);
+                    }
+                }
+                _ => {}
+            }
+            p::run(p::ProfileArgs {
+                target,
+                duration,
+                event,
+                out,
+                interval_ms: interval,
+                agent,
+                quiet,
+            })
+        }
         Cmd::Jvms => cli::attach::run_jvms().and_then(|t| write_stdout(&t)),
         Cmd::Print { file } => {
             let stdout = std::io::stdout();

@@ -306,3 +306,60 @@ pub fn read_at_append(
     }
     Ok(done)
 }
+
+/// Handle SIGINT, SIGTERM and SIGHUP on a thread of their own: each one
+/// that comes calls `handler` with its number, and when `handler` answers
+/// false the process ends as that signal would have (its exit status says
+/// so). No code runs in a signal handler: the signals are blocked in this
+/// thread and the threads it starts from now on, and one thread waits for
+/// them, so call this before any other thread starts. Programs started
+/// afterwards get the usual mask back (the standard library resets it in
+/// the child).
+pub fn on_termination(
+    mut handler: impl FnMut(libc::c_int) -> bool + Send + 'static,
+) -> Result<(), String> {
+    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise and
+    // fill it; pthread_sigmask only reads it.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        if rc != 0 {
+            return Err(format!(
+                "cannot block the termination signals: {}",
+                std::io::Error::from_raw_os_error(rc)
+            ));
+        }
+        set
+    };
+    std::thread::Builder::new()
+        .name("termination-signals".into())
+        .spawn(move || loop {
+            let mut sig: libc::c_int = 0;
+            // SAFETY: `set` is initialised; sigwait writes the signal into
+            // `sig`.
+            if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+                return;
+            }
+            if handler(sig) {
+                continue;
+            }
+            // SAFETY: restoring the default action and unblocking the
+            // signal in this thread, then raising it, ends the process as
+            // the signal would have.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                let mut one: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut one);
+                libc::sigaddset(&mut one, sig);
+                libc::pthread_sigmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
+                libc::raise(sig);
+            }
+            return;
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}

@@ -372,7 +372,7 @@ fn cpu_samples_attached_to_a_busy_program_show_its_split() {
     let n = a + b + c;
     // About 1 per ms of the main thread's CPU.
     assert!(n >= 2000.0, "too few samples in the work methods: {m:?}");
-    let tvd = ((a / n - 0.6).abs() + (b / n - 0.3).abs() + (c / n - 0.1).abs()) / 2.0;
+    let tvd = common::split_tvd([a / n, b / n, c / n]);
     eprintln!(
         "split {:.3} {:.3} {:.3} of {n}; TVD {tvd:.4}",
         a / n,

@@ -4,6 +4,7 @@
 use crate::common;
 
 use common::ascii;
+use common::split_tvd as tvd;
 use std::collections::HashMap;
 
 fn run_text(name: &str, opts: &str, main: &str, args: &[&str]) -> (ascii::Report, String) {
@@ -22,16 +23,6 @@ fn by_top_method(section: &ascii::CpuSection) -> HashMap<String, u32> {
         *m.entry(r.method.clone()).or_insert(0) += r.count;
     }
     m
-}
-
-/// Total variation distance between measured shares and 60/30/10.
-fn tvd(shares: [f64; 3]) -> f64 {
-    shares
-        .iter()
-        .zip([0.6, 0.3, 0.1])
-        .map(|(s, e)| (s - e).abs())
-        .sum::<f64>()
-        / 2.0
 }
 
 /// CpuSplit's rounds take the same few milliseconds of CPU each: a loop

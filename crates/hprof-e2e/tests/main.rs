@@ -36,6 +36,7 @@ mod net;
 mod net_stall;
 mod oom;
 mod option_limits;
+mod profile;
 mod reader_hotspot;
 mod startup;
 mod tool;

@@ -142,53 +142,13 @@ fn write_secret(path: &Path, secret: &str) -> Result<(), String> {
 }
 
 /// Remove `dir` when the UI is ended by SIGINT, SIGTERM or SIGHUP, then
-/// end as that signal would have. Call before any other thread starts:
-/// the signals are blocked in this thread and the threads it starts, and
-/// one thread waits for them (no code runs in a signal handler). Programs
-/// started from the UI get the usual mask back (the standard library
-/// resets it in the child).
+/// end as that signal would have (`hprof_core::os::on_termination`: call
+/// before any other thread starts).
 pub fn remove_on_termination(dir: PathBuf) -> Result<(), String> {
-    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise and
-    // fill it; pthread_sigmask only reads it.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, s);
-        }
-        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        if rc != 0 {
-            return Err(format!(
-                "cannot block the termination signals: {}",
-                std::io::Error::from_raw_os_error(rc)
-            ));
-        }
-        set
-    };
-    std::thread::Builder::new()
-        .name("ui-signals".into())
-        .spawn(move || {
-            let mut sig: libc::c_int = 0;
-            // SAFETY: `set` is initialised; sigwait writes the signal into
-            // `sig`.
-            if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
-                return;
-            }
-            let _ = std::fs::remove_dir_all(&dir);
-            // SAFETY: restoring the default action and unblocking the
-            // signal in this thread, then raising it, ends the process as
-            // the signal would have (its exit status says so).
-            unsafe {
-                libc::signal(sig, libc::SIG_DFL);
-                let mut one: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut one);
-                libc::sigaddset(&mut one, sig);
-                libc::pthread_sigmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
-                libc::raise(sig);
-            }
-        })
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    hprof_core::os::on_termination(move |_| {
+        let _ = std::fs::remove_dir_all(&dir);
+        false
+    })
 }
 
 #[cfg(test)]

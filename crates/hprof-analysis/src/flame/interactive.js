@@ -6,10 +6,13 @@
 // keeps it across refreshes and drives search through it.
 (function () {
   "use strict";
-  var svg = document.documentElement;
+  // The SVG this script is in: the document itself, or an <svg> inside an
+  // HTML page (hprof-rs profile -o out.html), where the page is the document.
+  var me = document.currentScript;
+  var svg = (me && me.ownerSVGElement) || document.documentElement;
   var W = +svg.getAttribute("data-width"), PAD = +svg.getAttribute("data-pad");
   var ROW = +svg.getAttribute("data-row"), BOTTOM = +svg.getAttribute("data-bottom");
-  var frames = [].slice.call(document.querySelectorAll("g.f"));
+  var frames = [].slice.call(svg.querySelectorAll("g.f"));
   // Each frame's drawn geometry, its level and name, read once.
   var F = frames.map(function (g) {
     var r = g.querySelector("rect"), t = g.querySelector("text");
@@ -21,8 +24,8 @@
     };
   });
   var EPS = 0.01;
-  var reset = document.getElementById("reset"), matched = document.getElementById("matched");
-  var details = document.getElementById("details");
+  var reset = svg.querySelector("#reset"), matched = svg.querySelector("#matched");
+  var details = svg.querySelector("#details");
   var zoomed = null, term = "";
 
   function label(f, w) {

@@ -26,6 +26,8 @@
 //! whose every walk is a loop (no recursion over a stack of a million
 //! frames; time linear in the frames).
 
+pub mod monitors;
+pub mod sites;
 pub mod svg;
 pub mod tree;
 
@@ -46,13 +48,18 @@ pub enum Measure {
     Samples,
     /// CPU TIME (ms) of `cpu=times`: microseconds.
     Micros,
+    /// ALLOC SITES: allocated bytes ([`sites`]).
+    AllocatedBytes,
+    /// MONITOR TIME: microseconds blocked entering monitors ([`monitors`]).
+    BlockedMicros,
 }
 
 impl Measure {
     pub fn unit(self) -> &'static str {
         match self {
             Measure::Samples => "samples",
-            Measure::Micros => "us",
+            Measure::Micros | Measure::BlockedMicros => "us",
+            Measure::AllocatedBytes => "bytes",
         }
     }
 
@@ -60,6 +67,8 @@ impl Measure {
         match self {
             Measure::Samples => "CPU samples",
             Measure::Micros => "CPU time (us, cpu=times)",
+            Measure::AllocatedBytes => "Allocated bytes",
+            Measure::BlockedMicros => "Time blocked on monitors (us)",
         }
     }
 }
@@ -135,6 +144,23 @@ pub fn collapsed_text(f: &Flame) -> String {
 /// The SVG flame graph of `flame`, titled `title`, with its notes.
 pub fn svg(flame: &Flame, title: &str) -> String {
     svg::draw(&flame.tree, 0, title, &flame.notes(), flame.measure.unit())
+}
+
+/// The same flame graph as [`svg`] in a self-contained HTML page (`hprof-rs
+/// profile -o out.html`): the SVG inline, its script finding its own
+/// `<svg>` (interactive.js), nothing fetched. The XML prolog is dropped (it
+/// has no meaning inside HTML).
+pub fn html(flame: &Flame, title: &str) -> String {
+    let doc = svg(flame, title);
+    let inline = doc
+        .strip_prefix("<?xml version=\"1.0\" standalone=\"no\"?>\n")
+        .unwrap_or(&doc);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
+         <style>body{{margin:0;background:#f8f8f0}}svg{{display:block;width:100%;height:auto}}</style>\n\
+         </head>\n<body>\n{inline}</body>\n</html>\n",
+        svg::escape(title)
+    )
 }
 
 pub fn collapse_file(path: &str, all: bool) -> ToolResult<Flame> {
@@ -216,7 +242,8 @@ impl Sections {
         match self.pending.take() {
             Some((Measure::Samples, rows)) => self.samples.section(rows, all),
             Some((Measure::Micros, rows)) => self.micros.section(rows, all),
-            None => {}
+            // Not CPU sections: never added here.
+            Some(_) | None => {}
         }
     }
 
@@ -236,7 +263,7 @@ impl Sections {
         )?;
         let (rows, cumulative) = match measure {
             Measure::Samples => self.samples.rows(all),
-            Measure::Micros => self.micros.rows(all),
+            _ => self.micros.rows(all),
         };
         Ok((measure, rows, cumulative))
     }
@@ -499,9 +526,7 @@ pub fn collapse_text(r: impl BufRead, all: bool) -> ToolResult<Flame> {
                         Measure::Samples => row.count,
                         // The row's time is its share of the section's
                         // total (the count column is the number of calls).
-                        Measure::Micros => {
-                            (row.self_pct / 100.0 * *total_ms * 1000.0).round() as u64
-                        }
+                        _ => (row.self_pct / 100.0 * *total_ms * 1000.0).round() as u64,
                     };
                     rows.push((row.trace, weight));
                 }
@@ -554,6 +579,19 @@ rank   self  accum   count trace method\n\
    3 10.00% 90.00%       1 300002 A.mid\n\
    4 10.00% 100.00%      1 300000 <empty>\n\
 CPU SAMPLES END\n";
+
+    #[test]
+    fn the_html_page_holds_the_same_svg_and_its_script() {
+        let c = collapse_text(TEXT.as_bytes(), false).unwrap();
+        let page = html(&c, "CPU <samples>");
+        let doc = svg(&c, "CPU <samples>");
+        let inline = doc.split_once("?>\n").unwrap().1;
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains(inline), "the SVG document, inline");
+        assert!(page.contains(svg::SCRIPT));
+        assert!(page.contains("<title>CPU &lt;samples&gt;</title>"));
+        assert!(!page.contains("<?xml"));
+    }
 
     #[test]
     fn text_rows_become_merged_root_first_stacks() {

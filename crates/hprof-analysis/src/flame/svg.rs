@@ -147,7 +147,7 @@ font-family=\"monospace\" font-size=\"11\" data-width=\"{WIDTH}\" data-pad=\"{PA
     out
 }
 
-fn escape(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -390,3 +390,14 @@ pub fn in_own_process(name: &str, body: impl FnOnce()) {
         out.status
     );
 }
+
+/// Total variation distance between measured shares and CpuSplit's
+/// 60/30/10 (work60, work30, work10).
+pub fn split_tvd(shares: [f64; 3]) -> f64 {
+    shares
+        .iter()
+        .zip([0.6, 0.3, 0.1])
+        .map(|(s, e)| (s - e).abs())
+        .sum::<f64>()
+        / 2.0
+}

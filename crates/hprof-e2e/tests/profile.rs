@@ -1,0 +1,678 @@
+//! `hprof-rs profile PID | -- java …` (docs/hprof-rs-tool.md, "profile")
+//! on real JVMs: CpuSplit's known 60/30/10 split comes out of a running
+//! JVM as collapsed stacks within the bounds of the CPU tests; the same JVM
+//! is profiled again to an HTML page (the interactive SVG inline, its
+//! script, nothing fetched; read by Chromium where it is installed), a
+//! pprof profile (decoded here, field by field) and a binary report (our
+//! reader), and runs on afterwards; allocation sites show the allocating
+//! method and class; monitor time shows the contended monitor at the
+//! contending method; a program started with `-- java …` is profiled to
+//! its end, or for the duration and then runs on; bad arguments are
+//! usage errors that start nothing; `-e wall` and `.jfr` are refused as
+//! not available yet.
+
+use crate::common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TOOL: &str = env!("HPROF_RS_TOOL");
+/// Longest any run of the tool may take; a hang fails the test.
+const TOOL_LIMIT: Duration = Duration::from_secs(90);
+
+fn profile(dir: &Path, args: &[&str]) -> common::BoundedRun {
+    let mut cmd = Command::new(TOOL);
+    cmd.current_dir(dir).arg("profile").args(args);
+    let r = common::run_command_bounded(cmd, TOOL_LIMIT);
+    assert!(
+        !r.timed_out,
+        "hprof-rs profile {args:?} did not end within {TOOL_LIMIT:?}:\n{}",
+        common::stderr(&r.output)
+    );
+    r
+}
+
+/// `profile` that must succeed; its standard error.
+fn profile_ok(dir: &Path, args: &[&str]) -> String {
+    let r = profile(dir, args);
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "profile {args:?}: {err}");
+    err
+}
+
+/// A fixture JVM, killed when the test ends whether it passed or not.
+struct Jvm(Child);
+
+impl Jvm {
+    /// Starts `java -cp FIXTURES main args` and waits until it can be
+    /// attached (its SIGQUIT handler is installed: before that, the attach
+    /// tool refuses it). `profile` itself waits for the VM's
+    /// initialisation to end.
+    fn start(dir: &Path, main: &str, args: &[&str]) -> Jvm {
+        let child = Command::new(common::java())
+            .current_dir(dir)
+            .arg("-cp")
+            .arg(common::fixture_classes())
+            .arg(main)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("jvm.err")).unwrap())
+            .spawn()
+            .expect("start java");
+        let jvm = Jvm(child);
+        let start = Instant::now();
+        while !catches_sigquit(jvm.pid()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{main} did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        jvm
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    fn pid_arg(&self) -> String {
+        self.pid().to_string()
+    }
+
+    fn running(&mut self) -> bool {
+        self.0.try_wait().expect("wait").is_none()
+    }
+}
+
+impl Drop for Jvm {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// CPU time of a process so far (user and system), in ms.
+fn cpu_ms(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the JVM runs");
+    // Fields after the command's closing parenthesis: utime is the 12th,
+    // stime the 13th (clock ticks).
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<u64> = rest
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    // SAFETY: sysconf only reads its argument.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    (f[0] + f[1]) * 1000 / hz
+}
+
+fn catches_sigquit(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|m| m & (1 << (libc::SIGQUIT - 1)) != 0)
+}
+
+/// Collapsed stacks: weight by the top frame, and by whole line.
+fn collapsed(path: &Path) -> Vec<(Vec<String>, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').expect("STACK COUNT");
+            (
+                stack.split(';').map(str::to_string).collect(),
+                n.parse().expect("a count"),
+            )
+        })
+        .collect()
+}
+
+fn by_top(stacks: &[(Vec<String>, u64)]) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for (s, n) in stacks {
+        *m.entry(s.last().cloned().unwrap_or_default()).or_insert(0) += n;
+    }
+    m
+}
+
+/// Total variation distance of (work60, work30, work10) from 60/30/10, and
+/// their samples.
+fn split(m: &HashMap<String, u64>) -> (f64, f64) {
+    let w = |k: &str| *m.get(k).unwrap_or(&0) as f64;
+    let (a, b, c) = (
+        w("CpuSplit.work60"),
+        w("CpuSplit.work30"),
+        w("CpuSplit.work10"),
+    );
+    let n = a + b + c;
+    let shares = [a / n, b / n, c / n];
+    let tvd = common::split_tvd(shares);
+    eprintln!("split {shares:.3?} of {n}; TVD {tvd:.4}");
+    (tvd, n)
+}
+
+/// The CPU profile of a running JVM, four times over in four formats;
+/// the JVM runs on, and each profile ends in it (the next one starts).
+#[test]
+fn a_running_jvm_gives_its_cpu_split_in_every_format_and_runs_on() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("profile_cpu");
+    let mut jvm = Jvm::start(&dir, "CpuSplit", &["600"]);
+    let pid = jvm.pid_arg();
+
+    // 3 s at 1 ms of CPU between samples: about 3 000 samples of the busy
+    // main thread, as in the attach test (attach_agent.rs), whose bounds
+    // these are.
+    let cpu_before = cpu_ms(jvm.pid());
+    let err = profile_ok(&dir, &["-d", "3s", "-i", "1", &pid, "-o", "x.collapsed"]);
+    let cpu_used = cpu_ms(jvm.pid()) - cpu_before;
+    let out = dir.join("x.collapsed");
+    assert!(
+        err.contains(&format!("wrote {}", out.display())),
+        "names the output: {err}"
+    );
+    assert!(err.contains("runs on"), "{err}");
+    assert_eq!(
+        err.matches("token=").count(),
+        err.matches("token=***").count(),
+        "the token is not shown: {err}"
+    );
+    let stacks = collapsed(&out);
+    let m = by_top(&stacks);
+    let (tvd, n) = split(&m);
+    assert!(n >= 2000.0, "too few samples in the work methods: {m:?}");
+    assert!(tvd <= 0.03, "split {m:?} too far from 60/30/10 (TVD {tvd})");
+    let total: u64 = m.values().sum();
+    assert!(n / total as f64 > 0.95, "{m:?}");
+    // One sample per ms of CPU, in the profile's window: never more than
+    // the JVM's CPU time over the whole command, which also covers the
+    // attach and the stop (the main thread spins through them: about
+    // 2 300 samples for 3 300 ms here).
+    eprintln!("{total} samples, {cpu_used} ms of CPU of the JVM");
+    assert!(
+        (total as f64) < 1.05 * cpu_used as f64 && total as f64 > 0.5 * cpu_used as f64,
+        "{total} samples for {cpu_used} ms of CPU"
+    );
+    // Whole stacks (depth 64), root first.
+    assert!(
+        stacks
+            .iter()
+            .any(|(s, _)| s == &["CpuSplit.main", "CpuSplit.work60"]),
+        "{stacks:?}"
+    );
+    assert!(jvm.running());
+
+    // HTML: the flame graph inline, its script, nothing from elsewhere.
+    profile_ok(&dir, &["-q", "-d", "1", &pid, "-o", "x.html"]);
+    let html = std::fs::read_to_string(dir.join("x.html")).unwrap();
+    check_html(&html);
+    assert!(html.contains("data-n=\"CpuSplit.work60\""), "{html}");
+    if let Some(share) = browser_search_share(&dir.join("x.html"), "CpuSplit\\.work") {
+        assert!(share > 90.0, "the page's search matched {share} %");
+    }
+
+    // pprof: decoded here; its samples are CpuSplit's.
+    profile_ok(&dir, &["-q", "-d", "1", &pid, "-o", "x.pprof"]);
+    let p = pprof::decode(&std::fs::read(dir.join("x.pprof")).unwrap());
+    assert_eq!(p.sample_types[0], ("samples".into(), "count".into()));
+    let leaf = p.by_leaf(0);
+    let w60 = leaf.get("CpuSplit.work60").copied().unwrap_or(0);
+    assert!(
+        w60 > 0 && leaf.values().all(|&v| v <= w60),
+        "work60 leads: {leaf:?}"
+    );
+
+    // The agent's binary report, read by our reader.
+    profile_ok(&dir, &["-q", "-d", "1", &pid, "-o", "x.hprof"]);
+    let f = hprof_analysis::flame::collapse_file(dir.join("x.hprof").to_str().unwrap(), false)
+        .expect("our reader reads it");
+    let text = hprof_analysis::flame::collapsed_text(&f);
+    assert!(text.contains("CpuSplit.main;CpuSplit.work60 "), "{text}");
+
+    // Profile-free and alive: the JVM said each profile stopped, no error.
+    assert!(jvm.running(), "the JVM runs on");
+    let jvm_err = std::fs::read_to_string(dir.join("jvm.err")).unwrap();
+    assert_eq!(
+        jvm_err
+            .matches("HPROF: profiling stopped; the report went to the front-end")
+            .count(),
+        4,
+        "{jvm_err}"
+    );
+    assert!(!jvm_err.contains("HPROF ERROR"), "{jvm_err}");
+    assert!(
+        std::fs::read_dir(&dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".stream")),
+        "the recorded stream is removed"
+    );
+}
+
+/// Self-contained: the SVG inline with its zoom and search script, and no
+/// reference to anything outside the file.
+fn check_html(html: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert_eq!(html.matches("<svg ").count(), 1);
+    assert!(!html.contains("<?xml"), "no XML prolog inside HTML");
+    assert!(
+        html.contains(hprof_analysis::flame::svg::SCRIPT),
+        "the search/zoom script"
+    );
+    assert!(html.trim_end().ends_with("</html>"));
+    let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    for outside in [
+        "http:",
+        "https:",
+        "//",
+        " src=",
+        "href=",
+        "<link",
+        "<img",
+        "<iframe",
+        "url(",
+        "@import",
+        "fetch(",
+        "XMLHttpRequest",
+    ] {
+        // `//` starts comments in the script: only URLs are looked for.
+        if outside == "//" {
+            assert!(!without_ns.contains("=\"//"), "protocol-relative URL");
+            continue;
+        }
+        assert!(
+            !without_ns.contains(outside),
+            "the page refers to something outside itself ({outside})"
+        );
+    }
+}
+
+/// The share of the graph Chromium's run of the page's own script matched
+/// for `term` (given in the address, as the page keeps it), or None when
+/// Chromium is not installed.
+fn browser_search_share(page: &Path, term: &str) -> Option<f64> {
+    let chromium = ["chromium", "chromium-browser"].into_iter().find(|c| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {c}"))
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(chromium) = chromium else {
+        eprintln!("SKIPPED: chromium is not installed; the page was not run in a browser");
+        return None;
+    };
+    let profile_dir = page.parent().unwrap().join("chromium-profile");
+    let mut cmd = Command::new(chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        // Nothing may be fetched: every host resolves nowhere.
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--dump-dom",
+    ])
+    .arg(format!("--user-data-dir={}", profile_dir.display()))
+    .arg(format!(
+        "file://{}#search={}",
+        page.display(),
+        term.replace('\\', "%5C")
+    ));
+    let r = common::run_command_bounded(cmd, Duration::from_secs(60));
+    assert!(!r.timed_out, "chromium hung");
+    let dom = common::stdout(&r.output);
+    let share = dom
+        .split("data-share=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .and_then(|s| s.parse().ok());
+    assert!(share.is_some(), "the script ran and searched: {dom}");
+    share
+}
+
+/// Sampled allocation sites of a running JVM: Churn's two allocations in
+/// dropOne, each topped by its class.
+#[test]
+fn alloc_shows_the_allocating_method_and_class() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("profile_alloc");
+    let mut jvm = Jvm::start(&dir, "Churn", &["2", "2000000000", "1"]);
+    let err = profile_ok(
+        &dir,
+        &[
+            "-e",
+            "alloc",
+            "-d",
+            "2s",
+            &jvm.pid_arg(),
+            "-o",
+            "a.collapsed",
+        ],
+    );
+    assert!(err.contains("bytes"), "{err}");
+    let stacks = collapsed(&dir.join("a.collapsed"));
+    let at = |class: &str| -> u64 {
+        stacks
+            .iter()
+            .filter(|(s, _)| {
+                s.last().is_some_and(|c| c == class)
+                    && s.iter().rev().nth(1).is_some_and(|m| m == "Churn.dropOne")
+            })
+            .map(|(_, n)| n)
+            .sum()
+    };
+    let total: u64 = stacks.iter().map(|(_, n)| n).sum();
+    let (bytes, dropped) = (at("byte[]"), at("ChurnDropped"));
+    eprintln!("byte[] {bytes}, ChurnDropped {dropped} of {total} bytes");
+    assert!(bytes > 0 && dropped > 0, "{stacks:?}");
+    assert!(
+        (bytes + dropped) as f64 / total as f64 > 0.95,
+        "dropOne allocates nearly everything: {stacks:?}"
+    );
+    // One byte[64] (80 bytes) per ChurnDropped (a reference and an int:
+    // 24 bytes), 3.33 times the bytes: the estimate from samples (one per
+    // 512 KiB on average, thousands here) keeps the proportion.
+    let ratio = bytes as f64 / dropped as f64;
+    assert!((2.5..=4.5).contains(&ratio), "byte[]/ChurnDropped {ratio}");
+    assert!(jvm.running());
+}
+
+/// Monitor time of a running JVM whose threads contend for one lock.
+#[test]
+fn lock_shows_the_contended_monitor_where_it_is_entered() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("profile_lock");
+    let mut jvm = Jvm::start(&dir, "Contention", &["hammer", "4", "2000000000"]);
+    profile_ok(
+        &dir,
+        &[
+            "-q",
+            "-e",
+            "lock",
+            "-d",
+            "2s",
+            &jvm.pid_arg(),
+            "-o",
+            "l.collapsed",
+        ],
+    );
+    let stacks = collapsed(&dir.join("l.collapsed"));
+    let total: u64 = stacks.iter().map(|(_, n)| n).sum();
+    let hot: u64 = stacks
+        .iter()
+        .filter(|(s, _)| {
+            s.last().is_some_and(|c| c == "Contention$HotLock")
+                && s.iter()
+                    .rev()
+                    .nth(1)
+                    .is_some_and(|m| m.starts_with("Contention.lambda$hammer$"))
+        })
+        .map(|(_, n)| n)
+        .sum();
+    eprintln!("HotLock {hot} of {total} us blocked");
+    assert_eq!(hot, total, "{stacks:?}");
+    // Four threads on one lock for 2 s: at least a quarter of a thread
+    // blocked on average, in microseconds.
+    assert!(total >= 500_000, "{stacks:?}");
+    assert!(jvm.running());
+}
+
+/// `-- java …`: to the program's end; or for the duration, after which the
+/// program runs on to its end and the output is there before it ends.
+#[test]
+fn a_command_line_is_profiled_to_its_end_or_for_the_duration() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("profile_launch");
+    let classes = common::fixture_classes().to_str().unwrap().to_string();
+    let java = common::java().to_str().unwrap().to_string();
+    let r = profile(
+        &dir,
+        &[
+            "-i",
+            "1",
+            "-o",
+            "j.collapsed",
+            "--",
+            &java,
+            "-cp",
+            &classes,
+            "CpuSplit",
+            "0",
+            "300",
+        ],
+    );
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    assert_eq!(
+        common::stdout(&r.output),
+        "rounds=300\n",
+        "the program's own output"
+    );
+    let m = by_top(&collapsed(&dir.join("j.collapsed")));
+    let w = |k: &str| m.get(k).copied().unwrap_or(0);
+    assert!(
+        w("CpuSplit.work60") > w("CpuSplit.work30") && w("CpuSplit.work30") > w("CpuSplit.work10"),
+        "{m:?}"
+    );
+    assert!(w("CpuSplit.work10") > 0, "{m:?}");
+
+    let start = Instant::now();
+    let r = profile(
+        &dir,
+        &[
+            "-d", "1s", "-o", "j.svg", "--", &java, "-cp", &classes, "CpuSplit", "3",
+        ],
+    );
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    assert!(
+        start.elapsed() >= Duration::from_secs(3),
+        "waited for the program"
+    );
+    assert!(err.contains("runs on"), "{err}");
+    assert!(
+        common::stdout(&r.output).starts_with("rounds="),
+        "the program ended normally after the stop"
+    );
+    let svg = std::fs::read_to_string(dir.join("j.svg")).unwrap();
+    assert!(svg.contains("data-n=\"CpuSplit.work60\""), "{svg}");
+    assert!(!dir.join(".j.svg.stream").exists());
+}
+
+/// Usage errors (status 2) start nothing; what is not available yet is
+/// refused (status 1) with what to use instead.
+#[test]
+fn bad_arguments_are_usage_errors_and_wall_and_jfr_are_not_there_yet() {
+    let dir = common::scratch("profile_usage");
+    for (args, says) in [
+        (&["-d", "0", "1"][..], "not a duration"),
+        (&["--duration=-1s", "1"], "not a duration"),
+        (&["-d", "3x", "1"], "not a duration"),
+        (&["-d", "25h", "1"], "at most a day"),
+        (&["-o", "x.png", "1"], "extension"),
+        (&["-o", "x", "1"], "extension"),
+        (&["-e", "lock", "-o", "x.pprof", "1"], "no pprof"),
+        (&["-e", "lock", "-o", "x.hprof", "1"], "text only"),
+        (&["-e", "bogus", "1"], "invalid value"),
+        (&["1", "--", "java", "-version"], "cannot be used with"),
+        (&["--", "ls"], "must start with java"),
+        (
+            &["--", "java", "-agentpath:/x/libhprof_rs.so", "A"],
+            "adds the agent itself",
+        ),
+        (&[], "PID"),
+    ] {
+        let r = profile(&dir, args);
+        let err = common::stderr(&r.output);
+        assert_eq!(r.output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    for (args, says) in [
+        (
+            &["-e", "wall", "1"][..],
+            "-e wall (wall-clock samples of every thread",
+        ),
+        (&["-o", "x.jfr", "1"], "JFR output is not available yet"),
+    ] {
+        let r = profile(&dir, args);
+        let err = common::stderr(&r.output);
+        assert_eq!(r.output.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("not available yet"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing was written"
+    );
+}
+
+/// A pprof profile decoded field by field (profile.proto: just what is
+/// checked here), independently of the encoder.
+mod pprof {
+    use std::collections::HashMap;
+    use std::io::Read;
+
+    pub struct Profile {
+        pub sample_types: Vec<(String, String)>,
+        /// (location IDs leaf first, values)
+        samples: Vec<(Vec<u64>, Vec<i64>)>,
+        /// location ID -> function IDs of its lines
+        locations: HashMap<u64, Vec<u64>>,
+        /// function ID -> name
+        functions: HashMap<u64, String>,
+    }
+
+    impl Profile {
+        /// Value `index` by the name of the leaf function.
+        pub fn by_leaf(&self, index: usize) -> HashMap<String, i64> {
+            let mut m = HashMap::new();
+            for (locs, values) in &self.samples {
+                let name = locs
+                    .first()
+                    .and_then(|l| self.locations.get(l))
+                    .and_then(|f| f.first())
+                    .and_then(|f| self.functions.get(f))
+                    .cloned()
+                    .unwrap_or_default();
+                *m.entry(name).or_insert(0) += values.get(index).copied().unwrap_or(0);
+            }
+            m
+        }
+    }
+
+    fn varint(b: &[u8], i: &mut usize) -> u64 {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let x = b[*i];
+            *i += 1;
+            v |= u64::from(x & 0x7f) << shift;
+            if x < 0x80 {
+                break;
+            }
+        }
+        v
+    }
+
+    /// (field, wire type, varint value or bytes) of one message.
+    fn fields(b: &[u8]) -> Vec<(u64, u64, u64, &[u8])> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let key = varint(b, &mut i);
+            match key & 7 {
+                0 => {
+                    let v = varint(b, &mut i);
+                    out.push((key >> 3, 0, v, &b[0..0]));
+                }
+                2 => {
+                    let n = varint(b, &mut i) as usize;
+                    out.push((key >> 3, 2, 0, &b[i..i + n]));
+                    i += n;
+                }
+                w => panic!("wire type {w} not expected in a pprof profile"),
+            }
+        }
+        out
+    }
+
+    fn packed(f: (u64, u64, u64, &[u8])) -> Vec<u64> {
+        if f.1 == 0 {
+            return vec![f.2];
+        }
+        let mut v = Vec::new();
+        let mut i = 0;
+        while i < f.3.len() {
+            v.push(varint(f.3, &mut i));
+        }
+        v
+    }
+
+    pub fn decode(gz: &[u8]) -> Profile {
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(gz)
+            .read_to_end(&mut raw)
+            .expect("gzipped");
+        let top = fields(&raw);
+        let strings: Vec<String> = top
+            .iter()
+            .filter(|f| f.0 == 6)
+            .map(|f| String::from_utf8(f.3.to_vec()).expect("UTF-8"))
+            .collect();
+        let s = |i: u64| strings[i as usize].clone();
+        let mut p = Profile {
+            sample_types: Vec::new(),
+            samples: Vec::new(),
+            locations: HashMap::new(),
+            functions: HashMap::new(),
+        };
+        for &f in &top {
+            let sub = || fields(f.3);
+            let get = |n: u64| sub().into_iter().find(|x| x.0 == n).map_or(0, |x| x.2);
+            match f.0 {
+                1 => p.sample_types.push((s(get(1)), s(get(2)))),
+                2 => {
+                    let mut locs = Vec::new();
+                    let mut vals = Vec::new();
+                    for x in sub() {
+                        match x.0 {
+                            1 => locs.extend(packed(x)),
+                            2 => vals.extend(packed(x).into_iter().map(|v| v as i64)),
+                            _ => {}
+                        }
+                    }
+                    p.samples.push((locs, vals));
+                }
+                4 => {
+                    let lines = sub()
+                        .into_iter()
+                        .filter(|x| x.0 == 4)
+                        .map(|x| {
+                            fields(x.3)
+                                .into_iter()
+                                .find(|y| y.0 == 1)
+                                .map_or(0, |y| y.2)
+                        })
+                        .collect();
+                    p.locations.insert(get(1), lines);
+                }
+                5 => {
+                    p.functions.insert(get(1), s(get(2)));
+                }
+                _ => {}
+            }
+        }
+        p
+    }
+}
