@@ -59,10 +59,12 @@ pub enum Format {
     Txt,
     /// The agent's binary report (`format=b`).
     Hprof,
+    /// A JDK Flight Recorder file (docs/jfr.md).
+    Jfr,
 }
 
 /// The extensions `-o` takes.
-pub const EXTENSIONS: &str = ".html, .svg, .collapsed, .pprof (or .pb.gz), .txt or .hprof";
+pub const EXTENSIONS: &str = ".html, .svg, .collapsed, .pprof (or .pb.gz), .jfr, .txt or .hprof";
 
 /// Why an output cannot be written.
 #[derive(Debug, PartialEq, Eq)]
@@ -88,11 +90,7 @@ pub fn format_of(path: &str) -> Result<Format, Refused> {
         "gz" if lower.ends_with(".pb.gz") => Format::Pprof,
         "txt" => Format::Txt,
         "hprof" => Format::Hprof,
-        "jfr" => {
-            return Err(Refused::NotYet(format!(
-                "{path}: JFR output is not available yet; write {EXTENSIONS} instead"
-            )))
-        }
+        "jfr" => Format::Jfr,
         _ => {
             return Err(Refused::Usage(format!(
                 "{path}: the output format is taken from the extension: {EXTENSIONS}"
@@ -198,6 +196,9 @@ pub fn check(event: Event, format: Format, interval_ms: Option<u32>) -> Result<(
         ),
         (Event::Lock, Format::Pprof) => Err(
             "-e lock has no pprof output yet: use .html, .svg, .collapsed or .txt".into(),
+        ),
+        (Event::Lock, Format::Jfr) => Err(
+            "-e lock has no JFR output yet (jdk.JavaMonitorEnter is not written): use .html, .svg, .collapsed or .txt".into(),
         ),
         (e, _) if interval_ms.is_some() && e != Event::Cpu => {
             Err("--interval is for -e cpu (ms of CPU time between two samples)".into())
@@ -602,9 +603,14 @@ fn write_output(
     };
     if format == Format::Pprof {
         let p = hprof_analysis::pprof::Profile::read(open()?)?;
-        let gz = hprof_analysis::pprof::gzip(&hprof_analysis::pprof::encode(&p)?)?;
-        write(&gz)?;
+        let raw = hprof_analysis::pprof::encode_timed(&p, Some(p.times()))?;
+        write(&hprof_analysis::pprof::gzip(&raw)?)?;
         return Ok("gzipped pprof".into());
+    }
+    if format == Format::Jfr {
+        let p = hprof_analysis::pprof::Profile::read(open()?)?;
+        write(&hprof_analysis::jfr::encode(&p)?)?;
+        return Ok("a JFR recording".into());
     }
     let f = match event {
         Event::Cpu if text => flame::collapse_text(open()?, false)?,
@@ -660,9 +666,7 @@ mod tests {
         assert_eq!(format_of("x.pb.gz").unwrap(), Format::Pprof);
         assert_eq!(format_of("x.txt").unwrap(), Format::Txt);
         assert_eq!(format_of("x.hprof").unwrap(), Format::Hprof);
-        assert!(
-            matches!(format_of("x.jfr"), Err(Refused::NotYet(e)) if e.contains("not available yet"))
-        );
+        assert_eq!(format_of("x.jfr").unwrap(), Format::Jfr);
         for bad in ["x.png", "x", "x.gz", "x.html.bak"] {
             assert!(
                 matches!(format_of(bad), Err(Refused::Usage(e)) if e.contains("extension")),

@@ -8,8 +8,8 @@
 //! method and class; monitor time shows the contended monitor at the
 //! contending method; a program started with `-- java …` is profiled to
 //! its end, or for the duration and then runs on; bad arguments are
-//! usage errors that start nothing; `-e wall` and `.jfr` are refused as
-//! not available yet.
+//! usage errors that start nothing; `-e wall` is refused as not available
+//! yet.
 
 use crate::common;
 
@@ -237,6 +237,22 @@ fn a_running_jvm_gives_its_cpu_split_in_every_format_and_runs_on() {
     let text = hprof_analysis::flame::collapsed_text(&f);
     assert!(text.contains("CpuSplit.main;CpuSplit.work60 "), "{text}");
 
+    // A JFR recording, read by the JDK's own `jfr`: work60 leads.
+    profile_ok(&dir, &["-q", "-d", "1", &pid, "-o", "x.jfr"]);
+    let mut cmd = std::process::Command::new(common::jdk_home().join("bin").join("jfr"));
+    cmd.args(["print", "--events", "jdk.ExecutionSample"])
+        .arg(dir.join("x.jfr"));
+    let r = common::run_command_bounded(cmd, std::time::Duration::from_secs(120));
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let printed = common::stdout(&r.output);
+    let leaf_count = |m: &str| {
+        printed
+            .matches(&format!("[\n    CpuSplit.{m}(long)"))
+            .count()
+    };
+    let (w60, w10) = (leaf_count("work60"), leaf_count("work10"));
+    assert!(w60 > 100 && w60 > 2 * w10, "work60 {w60}, work10 {w10}");
+
     // Profile-free and alive: the JVM said each profile stopped, no error.
     assert!(jvm.running(), "the JVM runs on");
     let jvm_err = std::fs::read_to_string(dir.join("jvm.err")).unwrap();
@@ -244,7 +260,7 @@ fn a_running_jvm_gives_its_cpu_split_in_every_format_and_runs_on() {
         jvm_err
             .matches("HPROF: profiling stopped; the report went to the front-end")
             .count(),
-        4,
+        5,
         "{jvm_err}"
     );
     assert!(!jvm_err.contains("HPROF ERROR"), "{jvm_err}");
@@ -491,7 +507,7 @@ fn a_command_line_is_profiled_to_its_end_or_for_the_duration() {
 /// Usage errors (status 2) start nothing; what is not available yet is
 /// refused (status 1) with what to use instead.
 #[test]
-fn bad_arguments_are_usage_errors_and_wall_and_jfr_are_not_there_yet() {
+fn bad_arguments_are_usage_errors_and_wall_is_not_there_yet() {
     let dir = common::scratch("profile_usage");
     for (args, says) in [
         (&["-d", "0", "1"][..], "not a duration"),
@@ -502,6 +518,7 @@ fn bad_arguments_are_usage_errors_and_wall_and_jfr_are_not_there_yet() {
         (&["-o", "x", "1"], "extension"),
         (&["-e", "lock", "-o", "x.pprof", "1"], "no pprof"),
         (&["-e", "lock", "-o", "x.hprof", "1"], "text only"),
+        (&["-e", "lock", "-o", "x.jfr", "1"], "no JFR output"),
         (&["-e", "bogus", "1"], "invalid value"),
         (&["1", "--", "java", "-version"], "cannot be used with"),
         (&["--", "ls"], "must start with java"),
@@ -516,13 +533,10 @@ fn bad_arguments_are_usage_errors_and_wall_and_jfr_are_not_there_yet() {
         assert_eq!(r.output.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
-    for (args, says) in [
-        (
-            &["-e", "wall", "1"][..],
-            "-e wall (wall-clock samples of every thread",
-        ),
-        (&["-o", "x.jfr", "1"], "JFR output is not available yet"),
-    ] {
+    for (args, says) in [(
+        &["-e", "wall", "1"][..],
+        "-e wall (wall-clock samples of every thread",
+    )] {
         let r = profile(&dir, args);
         let err = common::stderr(&r.output);
         assert_eq!(r.output.status.code(), Some(1), "{args:?}: {err}");
