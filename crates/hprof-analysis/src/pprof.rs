@@ -15,8 +15,8 @@
 //! What is encoded is a [`Session`]: the UI's, or a binary file read into
 //! one here.
 
-use crate::session::feed::read_binary;
-use crate::session::{Kind, Session};
+use crate::session::feed::read_input;
+use crate::session::Session;
 use crate::ToolResult;
 use std::collections::HashMap;
 use std::io::Write;
@@ -250,10 +250,7 @@ pub fn export(input: &str, out: &str) -> ToolResult<String> {
         }
         crate::input::Form::Empty => return Err(format!("{input}: empty stream: no HPROF header")),
         crate::input::Form::Binary => {
-            let s = std::sync::Mutex::new(Session::new(0, Kind::File, input.to_string()));
-            read_binary(&s, std::io::BufReader::with_capacity(1 << 16, r), false)
-                .map_err(|e| format!("{input}: {e}"))?;
-            s.into_inner().unwrap_or_else(|p| p.into_inner())
+            read_input(input, form, r).map_err(|e| format!("{input}: {e}"))?
         }
     };
     let gz = gzip(&encode(&p)?)?;
@@ -287,7 +284,7 @@ mod tests {
 
     #[test]
     fn a_file_without_samples_or_sites_is_refused() {
-        let p = Session::new(0, Kind::File, "x".into());
+        let p = Session::new(0, crate::session::Kind::File, "x".into());
         assert!(encode(&p).unwrap_err().contains("cpu=samples"));
     }
 }

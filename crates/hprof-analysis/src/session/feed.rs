@@ -41,7 +41,8 @@ pub fn feed(s: &Mutex<Session>, r: &mut impl Read) {
     }
 }
 
-fn read_text(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
+/// Read a text report (not gzipped) into a session.
+pub fn read_text(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
     let mut lines = TextReader::new(BufReader::with_capacity(1 << 16, r));
     let mut feed = TextFeed::new();
     while let Some(line) = lines.next().map_err(text::error)? {
@@ -51,6 +52,20 @@ fn read_text(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
     }
     lock(s).bytes = lines.bytes();
     Ok(())
+}
+
+/// An input opened by [`crate::input::open`] (binary or text) read into a
+/// new session named `name`, for a command that reads a whole file: its
+/// heap dumps are passed over.
+pub fn read_input(name: &str, form: Form, r: impl Read) -> Result<Session, String> {
+    let s = Mutex::new(Session::new(0, super::Kind::File, name.to_string()));
+    let r = BufReader::with_capacity(1 << 16, r);
+    match form {
+        Form::Empty => return Err("empty stream: no HPROF header".into()),
+        Form::Text => read_text(&s, r)?,
+        Form::Binary => read_binary(&s, r, false)?,
+    }
+    Ok(s.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// Read a binary stream (not gzipped) into a session; its heap dumps are

@@ -337,6 +337,26 @@ impl Session {
         }
     }
 
+    /// A frame as a text report prints it in a TRACE:
+    /// `pkg.Class.method(File.java:12)`, `(<Unknown Source>:Native method)`...
+    pub fn frame_as_reported(&self, id: u64) -> String {
+        let label = self.frame_label(id);
+        let Some(f) = self.frames.get(&id) else {
+            return label;
+        };
+        let file = self
+            .strings
+            .get(&f.source_file_id)
+            .filter(|s| !s.is_empty())
+            .map_or("<Unknown Source>", String::as_str);
+        match f.line {
+            n if n >= 0 => format!("{label}({file}:{n})"),
+            -2 => format!("{label}({file}:Compiled method)"),
+            -3 => format!("{label}({file}:Native method)"),
+            _ => format!("{label}({file}:Unknown line)"),
+        }
+    }
+
     /// Where a frame's source is, for the source view: class name, source
     /// file name and line (> 0), when all are known.
     pub fn frame_src(&self, id: u64) -> Option<SourceAt> {
