@@ -476,9 +476,8 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::sample_session;
+    use super::super::testing::{report, sample_session, site};
     use super::*;
-    use crate::reader::RecordBody;
 
     fn page(
         s: &Session,
@@ -503,35 +502,6 @@ mod tests {
                 TreeRow::More { depth, hidden, .. } => format!("{depth}more{hidden}"),
             })
             .collect()
-    }
-
-    fn site(class_serial: u32, trace_serial: u32, bytes: u32, objects: u32) -> AllocSite {
-        AllocSite {
-            array_type: 0,
-            class_serial,
-            trace_serial,
-            live_bytes: bytes / 2,
-            live_instances: objects / 2,
-            bytes_allocated: bytes,
-            instances_allocated: objects,
-        }
-    }
-
-    fn report(s: &mut Session, flags: u16, sites: Vec<AllocSite>) {
-        s.apply(
-            0,
-            "ALLOC SITES",
-            RecordBody::AllocSites(AllocSites {
-                flags,
-                cutoff_raw: 0,
-                total_live_bytes: 1,
-                total_live_instances: 1,
-                total_bytes_allocated: 2,
-                total_instances_allocated: 2,
-                sites,
-            }),
-        )
-        .unwrap();
     }
 
     #[test]

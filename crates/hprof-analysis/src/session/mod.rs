@@ -103,7 +103,7 @@ impl Kind {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ThreadInfo {
     pub serial: u32,
     /// The thread object ID (what CONTROL sampling on/off take); 0 unknown.
@@ -287,24 +287,23 @@ impl Session {
     }
 
     pub fn class_name(&self, serial: u32) -> String {
-        self.classes
-            .get(&serial)
-            .and_then(|n| self.strings.get(n))
-            .map_or_else(
-                || format!("<class serial {serial}>"),
-                |n| java_class_name(n),
-            )
+        self.java_name(self.classes.get(&serial), || {
+            format!("<class serial {serial}>")
+        })
     }
 
     /// The name of a class by its object ID (heap dumps).
     pub fn class_name_by_id(&self, id: u64) -> String {
-        self.class_ids
-            .get(&id)
+        self.java_name(self.class_ids.get(&id), || {
+            format!("<unknown class 0x{id:x}>")
+        })
+    }
+
+    /// The Java name of the class named by string `name_id`, else `unknown()`.
+    fn java_name(&self, name_id: Option<&u64>, unknown: impl FnOnce() -> String) -> String {
+        name_id
             .and_then(|n| self.strings.get(n))
-            .map_or_else(
-                || format!("<unknown class 0x{id:x}>"),
-                |n| java_class_name(n),
-            )
+            .map_or_else(unknown, |n| java_class_name(n))
     }
 
     /// `pkg.Class.method` of a frame.
@@ -630,16 +629,19 @@ mod tests {
         let v = s.threads_view();
         assert!(v.per_thread_samples);
         let t = &v.threads;
-        assert_eq!(t[0].name, "worker-1");
-        assert_eq!(t[0].object_id, 0x5000_0001u64);
-        assert_eq!(t[0].start_ms, Some(2.0));
-        assert_eq!(t[0].end_ms, Some(5.0));
-        assert_eq!(t[0].ended, Some(true));
+        let worker = &t[0].thread;
+        assert_eq!(worker.name, "worker-1");
+        assert_eq!(worker.object_id, 0x5000_0001u64);
+        assert_eq!((worker.start_ms, worker.end_ms), (Some(2.0), Some(5.0)));
+        assert!(worker.ended && t[0].started);
         // What each thread was doing, from the per-thread traces.
         assert_eq!(t[0].samples, 75);
         assert_eq!(t[0].top, [("Main.hot".to_string(), 75)]);
-        assert_eq!(t[1].name, "thread 8", "a thread known only from samples");
-        assert_eq!(t[1].ended, None);
+        assert_eq!(
+            t[1].thread.name, "thread 8",
+            "a thread known only from samples"
+        );
+        assert!(!t[1].started);
         assert_eq!(t[1].top[0].0, "java.io.X.read");
         let c = s.console_view(0);
         let lines: Vec<&str> = c.lines.iter().map(|l| l.1.as_str()).collect();

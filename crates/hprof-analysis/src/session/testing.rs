@@ -2,7 +2,9 @@
 //! UI's JSON tests (feature `testing`).
 
 use super::{Kind, Session};
-use crate::reader::{CpuSample, CpuSamples, Frame, LoadClass, RecordBody, Trace};
+use crate::reader::{
+    AllocSite, AllocSites, CpuSample, CpuSamples, Frame, LoadClass, RecordBody, Trace,
+};
 
 pub fn utf8(s: &mut Session, id: u64, t: &str) {
     s.apply(0, "UTF8", RecordBody::Utf8 { id, text: t.into() })
@@ -142,4 +144,36 @@ pub fn from_text(text: &str) -> (Session, Result<(), String>) {
         Ok(())
     })();
     (s, res)
+}
+
+/// An allocation site of class `class_serial` at trace `trace_serial`,
+/// half of it live.
+pub fn site(class_serial: u32, trace_serial: u32, bytes: u32, objects: u32) -> AllocSite {
+    AllocSite {
+        array_type: 0,
+        class_serial,
+        trace_serial,
+        live_bytes: bytes / 2,
+        live_instances: objects / 2,
+        bytes_allocated: bytes,
+        instances_allocated: objects,
+    }
+}
+
+/// An ALLOC SITES report of `sites` (totals 1, 2, 3, 4).
+pub fn report(s: &mut Session, flags: u16, sites: Vec<AllocSite>) {
+    s.apply(
+        0,
+        "ALLOC SITES",
+        RecordBody::AllocSites(AllocSites {
+            flags,
+            cutoff_raw: 0,
+            total_live_bytes: 1,
+            total_live_instances: 2,
+            total_bytes_allocated: 3,
+            total_instances_allocated: 4,
+            sites,
+        }),
+    )
+    .unwrap();
 }

@@ -441,7 +441,7 @@ mod tests {
         assert_eq!(sites.rows[0].objects, 1000);
         assert_eq!(sites.rows[1].live_objects, 250);
         let t = s.threads_view();
-        assert_eq!(t.threads[0].object_id, 0x5000_0150u64);
+        assert_eq!(t.threads[0].thread.object_id, 0x5000_0150u64);
         let console: Vec<String> = s.console_view(0).lines.into_iter().map(|l| l.1).collect();
         assert!(console.iter().any(|l| l.contains("HEAP DUMP END")));
         assert!(

@@ -2,7 +2,7 @@
 //! samples name threads (`thread=y`), its samples and the methods on top
 //! of them.
 
-use super::Session;
+use super::{Session, ThreadInfo};
 use std::collections::HashMap;
 
 /// Methods shown per thread.
@@ -11,15 +11,10 @@ const TOP_METHODS: usize = 3;
 /// One thread of the view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreadRow {
-    pub serial: u32,
-    /// The thread object ID; 0 unknown.
-    pub object_id: u64,
-    pub name: String,
-    pub group: String,
-    pub start_ms: Option<f64>,
-    pub end_ms: Option<f64>,
-    /// Whether it ended; `None` for a thread known only from samples.
-    pub ended: Option<bool>,
+    pub thread: ThreadInfo,
+    /// It has a START THREAD record; else it is known only from samples
+    /// (and whether it ended is unknown).
+    pub started: bool,
     pub samples: u64,
     /// The methods on top of its samples, most samples first.
     pub top: Vec<(String, u64)>,
@@ -71,13 +66,8 @@ impl Session {
             .map(|t| {
                 let (samples, top) = doing(t.serial);
                 ThreadRow {
-                    serial: t.serial,
-                    object_id: t.object_id,
-                    name: t.name.clone(),
-                    group: t.group.clone(),
-                    start_ms: t.start_ms,
-                    end_ms: t.end_ms,
-                    ended: Some(t.ended),
+                    thread: t.clone(),
+                    started: true,
                     samples,
                     top,
                 }
@@ -93,13 +83,16 @@ impl Session {
         for &serial in unlisted {
             let (samples, top) = doing(serial);
             threads.push(ThreadRow {
-                serial,
-                object_id: 0,
-                name: format!("thread {serial}"),
-                group: String::new(),
-                start_ms: None,
-                end_ms: None,
-                ended: None,
+                thread: ThreadInfo {
+                    serial,
+                    object_id: 0,
+                    name: format!("thread {serial}"),
+                    group: String::new(),
+                    start_ms: None,
+                    end_ms: None,
+                    ended: false,
+                },
+                started: false,
                 samples,
                 top,
             });

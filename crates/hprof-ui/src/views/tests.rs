@@ -2,10 +2,12 @@
 //! `hprof_analysis::session::testing`: the keys and values `app.js` reads.
 
 use super::*;
-use crate::reader::{AllocSite, AllocSites, RecordBody};
+use crate::reader::RecordBody;
 use hprof_analysis::session::cpu::CpuQuery;
 use hprof_analysis::session::memory::Which;
-use hprof_analysis::session::testing::{cpu, from_text, sample_session, utf8, TEXT_REPORT};
+use hprof_analysis::session::testing::{
+    cpu, from_text, report, sample_session, site, utf8, TEXT_REPORT,
+};
 use hprof_analysis::session::tree::Open;
 use hprof_analysis::session::Kind;
 
@@ -78,35 +80,6 @@ fn cpu_json_has_the_table_the_flame_graph_and_the_lost_samples() {
     assert_eq!(cpu::cpu_tree(None), json!({"available": false, "rows": []}));
 }
 
-fn report(s: &mut hprof_analysis::session::Session, sites: Vec<AllocSite>) {
-    s.apply(
-        0,
-        "ALLOC SITES",
-        RecordBody::AllocSites(AllocSites {
-            flags: 0,
-            cutoff_raw: 0,
-            total_live_bytes: 1,
-            total_live_instances: 2,
-            total_bytes_allocated: 3,
-            total_instances_allocated: 4,
-            sites,
-        }),
-    )
-    .unwrap();
-}
-
-fn site(class_serial: u32, trace_serial: u32, bytes: u32, objects: u32) -> AllocSite {
-    AllocSite {
-        array_type: 0,
-        class_serial,
-        trace_serial,
-        live_bytes: bytes / 2,
-        live_instances: objects / 2,
-        bytes_allocated: bytes,
-        instances_allocated: objects,
-    }
-}
-
 #[test]
 fn memory_json_has_the_sites_the_marks_and_the_tree() {
     let mut s = sample_session();
@@ -116,9 +89,9 @@ fn memory_json_has_the_sites_the_marks_and_the_tree() {
         json!({"available": false, "rows": [], "matched": 0,
                "marks": {"begin": null, "end": null, "pending": null}})
     );
-    report(&mut s, vec![site(1, 1, 1000, 100), site(2, 2, 50, 5)]);
+    report(&mut s, 0, vec![site(1, 1, 1000, 100), site(2, 2, 50, 5)]);
     s.mark(Which::Begin, false).unwrap();
-    report(&mut s, vec![site(1, 1, 1300, 130), site(2, 2, 50, 5)]);
+    report(&mut s, 0, vec![site(1, 1, 1300, 130), site(2, 2, 50, 5)]);
     s.mark(Which::End, true).unwrap();
     let v = memory::sites(&s.sites_view("java", "bytes", 0, 10, false));
     assert_eq!(

@@ -14,8 +14,9 @@ pub fn threads(v: &ThreadsView) -> Value {
                 .iter()
                 .map(|(m, c)| json!({"method": m, "samples": c}))
                 .collect();
-            json!({"serial": t.serial, "objectId": t.object_id, "name": t.name, "group": t.group,
-                   "startMs": t.start_ms, "endMs": t.end_ms, "ended": t.ended,
+            let i = &t.thread;
+            json!({"serial": i.serial, "objectId": i.object_id, "name": i.name, "group": i.group,
+                   "startMs": i.start_ms, "endMs": i.end_ms, "ended": t.started.then_some(i.ended),
                    "samples": t.samples, "top": top})
         })
         .collect();
