@@ -320,15 +320,11 @@ impl Session {
 
     /// `pkg.Class.method(File.java:12)` of a frame.
     pub fn frame_with_line(&self, id: u64) -> String {
-        let label = self.frame_label(id);
-        let Some(f) = self.frames.get(&id) else {
-            return label;
+        let (label, Some((file, line))) = self.frame_place(id) else {
+            return self.frame_label(id);
         };
-        let file = self
-            .strings
-            .get(&f.source_file_id)
-            .map_or("Unknown", String::as_str);
-        match f.line {
+        let file = file.map_or("Unknown", String::as_str);
+        match line {
             n if n > 0 => format!("{label}({file}:{n})"),
             -2 => format!("{label}(Compiled method)"),
             -3 => format!("{label}(Native method)"),
@@ -339,21 +335,29 @@ impl Session {
     /// A frame as a text report prints it in a TRACE:
     /// `pkg.Class.method(File.java:12)`, `(<Unknown Source>:Native method)`...
     pub fn frame_as_reported(&self, id: u64) -> String {
-        let label = self.frame_label(id);
-        let Some(f) = self.frames.get(&id) else {
-            return label;
+        let (label, Some((file, line))) = self.frame_place(id) else {
+            return self.frame_label(id);
         };
-        let file = self
-            .strings
-            .get(&f.source_file_id)
+        let file = file
             .filter(|s| !s.is_empty())
             .map_or("<Unknown Source>", String::as_str);
-        match f.line {
+        match line {
             n if n >= 0 => format!("{label}({file}:{n})"),
             -2 => format!("{label}({file}:Compiled method)"),
             -3 => format!("{label}({file}:Native method)"),
             _ => format!("{label}({file}:Unknown line)"),
         }
+    }
+
+    /// A frame's label, and its source file (when named) and line when
+    /// the frame is known.
+    fn frame_place(&self, id: u64) -> (String, Option<(Option<&String>, i32)>) {
+        let label = self.frame_label(id);
+        let place = self
+            .frames
+            .get(&id)
+            .map(|f| (self.strings.get(&f.source_file_id), f.line));
+        (label, place)
     }
 
     /// Where a frame's source is, for the source view: class name, source
@@ -597,7 +601,7 @@ pub mod testing;
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{cpu, sample_session, utf8};
+    use super::testing::{self, cpu, sample_session, utf8};
     use super::*;
     use crate::reader::StartThread;
 
@@ -652,6 +656,31 @@ mod tests {
         s.fail("bad record".into());
         assert_eq!(s.state, State::Failed);
         assert_eq!(s.error.as_deref(), Some("bad record"));
+    }
+
+    #[test]
+    fn frames_print_for_the_page_and_as_the_text_report_does() {
+        let s = sample_session();
+        assert_eq!(s.frame_with_line(11), "Main.hot(Main.java:9)");
+        assert_eq!(s.frame_as_reported(11), "Main.hot(Main.java:9)");
+        assert_eq!(s.frame_with_line(12), "java.io.X.read(Native method)");
+        assert_eq!(
+            s.frame_as_reported(12),
+            "java.io.X.read(Main.java:Native method)"
+        );
+        assert_eq!(s.frame_as_reported(99), "<unknown frame 0x63>");
+        // A text report's frames print back as they were written.
+        let (t, res) = testing::from_text(testing::TEXT_REPORT);
+        res.unwrap();
+        let top = |serial| t.trace_frames(serial).unwrap()[0];
+        assert_eq!(
+            t.frame_as_reported(top(300001)),
+            "Contention.blockOnHot(Contention.java:47)"
+        );
+        assert_eq!(
+            t.frame_as_reported(top(300002)),
+            "java.lang.Object.wait(Object.java:Native method)"
+        );
     }
 
     #[test]
