@@ -280,7 +280,7 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
             Err(e) => error(409, e),
         },
         ("GET", "pprof") => {
-            let raw = match hprof_analysis::pprof::encode(&*lock(&h.data)) {
+            let raw = match hprof_analysis::pprof::encode(&lock(&h.data)) {
                 Ok(r) => r,
                 Err(e) => return error(409, e),
             };

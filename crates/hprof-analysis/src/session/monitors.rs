@@ -256,7 +256,7 @@ impl Session {
                 .rev()
                 .take(RECENT_SHOWN)
                 .map(|(k, c, t, v)| RecentWait {
-                    kind: *k,
+                    kind: k,
                     class: c.clone(),
                     thread: self.thread_name(*t),
                     ms: *v,
