@@ -18,7 +18,7 @@
 //!
 //! Like the pprof export, the last section of each kind is used.
 
-use crate::pprof::{Profile, Samples};
+use crate::session::Session;
 use crate::ToolResult;
 use std::collections::HashMap;
 
@@ -160,7 +160,7 @@ impl Pools {
     }
 
     /// The stack trace of HPROF trace `serial`, leaf first.
-    fn trace(&mut self, p: &Profile, serial: u32) -> u64 {
+    fn trace(&mut self, p: &Session, serial: u32) -> u64 {
         if let Some(&k) = self.traces.get(&serial) {
             return k;
         }
@@ -169,13 +169,28 @@ impl Pools {
             .unwrap_or(&[])
             .iter()
             .map(|&f| {
-                let (class, name, descriptor, line) = p.frame_parts(f);
-                let m = self.method(MethodKey {
-                    class,
-                    name,
-                    descriptor,
-                });
-                (m, line)
+                let (key, line) = match p.frame_parts(f) {
+                    Some(parts) => (
+                        MethodKey {
+                            class: parts.class,
+                            name: parts.method,
+                            // JFR readers parse the descriptor: one the
+                            // file does not give is written as taking and
+                            // returning nothing.
+                            descriptor: parts.descriptor.unwrap_or_else(|| "()V".into()),
+                        },
+                        parts.line,
+                    ),
+                    None => (
+                        MethodKey {
+                            class: format!("<unknown frame 0x{f:x}>"),
+                            name: "?".into(),
+                            descriptor: "()V".into(),
+                        },
+                        0,
+                    ),
+                };
+                (self.method(key), line)
             })
             .collect();
         let k = self.traces.len() as u64 + 1;
@@ -193,13 +208,13 @@ impl Pools {
     }
 
     /// The thread of a trace (its serial with `thread=y`, else 0: all).
-    fn thread(&mut self, p: &Profile, serial: u32) -> u64 {
+    fn thread(&mut self, p: &Session, serial: u32) -> u64 {
         if let Some(&k) = self.threads.get(&serial) {
             return k;
         }
         let k = self.threads.len() as u64 + 1;
         self.threads.insert(serial, k);
-        let name = match (serial, p.thread_name(serial)) {
+        let name = match (serial, p.known_thread_name(serial)) {
             (0, _) => "all threads (run the agent with thread=y for each thread)".to_string(),
             (_, Some(name)) => name.to_string(),
             (_, None) => format!("thread serial {serial}"),
@@ -497,13 +512,13 @@ fn metadata_body(start_ticks: u64) -> Buf {
 
 /// The whole recording: a single chunk, ticks in nanoseconds from the
 /// file's start (its header's time).
-pub fn encode(p: &Profile) -> ToolResult<Vec<u8>> {
-    let last = p.last();
-    if last.cpu.is_none() && last.sites.is_none() {
+pub fn encode(p: &Session) -> ToolResult<Vec<u8>> {
+    if p.cpu.is_none() && p.sites.is_none() {
         return Err("no CPU SAMPLES or ALLOC SITES record in the file (run the agent with cpu=samples or heap=sites, format=b)".into());
     }
-    let samples: u64 = last
+    let samples: u64 = p
         .cpu
+        .as_ref()
         .map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum());
     if samples > MAX_SAMPLES {
         return Err(format!(
@@ -511,10 +526,10 @@ pub fn encode(p: &Profile) -> ToolResult<Vec<u8>> {
              ({MAX_SAMPLES}, ~10 bytes each); export --pprof, which counts them per stack"
         ));
     }
-    let times = p.times();
+    let times = p.times;
     let mut out = vec![0u8; HEADER];
     let mut pools = Pools::default();
-    if let Some(cpu) = last.cpu {
+    if let Some(cpu) = &p.cpu {
         let at = times.cpu_us * 1000;
         for e in &cpu.entries {
             let thread = pools.thread(p, p.trace_thread(e.trace_serial));
@@ -529,7 +544,7 @@ pub fn encode(p: &Profile) -> ToolResult<Vec<u8>> {
             }
         }
     }
-    if let Some(sites) = last.sites {
+    if let Some(sites) = &p.sites {
         let at = times.sites_us * 1000;
         for s in &sites.sites {
             let thread = pools.thread(p, p.trace_thread(s.trace_serial));
@@ -575,15 +590,16 @@ pub fn encode(p: &Profile) -> ToolResult<Vec<u8>> {
 
 /// `hprof-rs export FILE --jfr OUT`: what was written.
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
-    let p = crate::pprof::read_binary(input)?;
+    let p = crate::pprof::read_binary_file(input)?;
     let bytes = encode(&p)?;
     crate::output::write(out, &bytes)?;
-    let last = p.last();
     Ok(format!(
         "wrote {}: {} CPU samples as jdk.ExecutionSample, {} allocation sites as jdk.ObjectAllocationSample",
         crate::output::name(out),
-        last.cpu.map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum::<u64>()),
-        last.sites.map_or(0, |x| x.sites.len())
+        p.cpu
+            .as_ref()
+            .map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum::<u64>()),
+        p.sites.as_ref().map_or(0, |x| x.sites.len())
     ))
 }
 
@@ -607,8 +623,7 @@ mod tests {
 
     #[test]
     fn a_file_without_samples_or_sites_is_refused() {
-        assert!(encode(&Profile::default())
-            .unwrap_err()
-            .contains("cpu=samples"));
+        let empty = Session::new(0, crate::session::Kind::File, "x".into());
+        assert!(encode(&empty).unwrap_err().contains("cpu=samples"));
     }
 }

@@ -2,7 +2,9 @@
 //! ([`heap`], docs/heap-analyser.md), CPU samples as stacks and their flame
 //! graph ([`flame`]), one way to open any input ([`input`]: gzip or not,
 //! binary or text, with progress, [`progress`]), the one reader of the text
-//! report ([`text`]) and bounded lines ([`lines`]). Plain types only: no JSON, no HTTP; the
+//! report ([`text`]), bounded lines ([`lines`]), and the session model
+//! with its views ([`session`]: CPU, memory, monitors, threads, heap
+//! histogram, console) that the UI's page and `hprof-rs export` read. Plain types only: no JSON, no HTTP; the
 //! command line (`hprof-cli`) and the UI (`hprof-ui`) render the answers.
 
 #![forbid(unsafe_code)]
@@ -17,6 +19,7 @@ pub mod lines;
 pub mod output;
 pub mod pprof;
 pub mod progress;
+pub mod session;
 pub mod text;
 
 /// A failure of the tool's model: a message for the user.

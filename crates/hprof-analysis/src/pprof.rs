@@ -12,43 +12,15 @@
 //! (varints and length-delimited fields: a protobuf library and its code
 //! generator would be more than the encoding).
 //!
-//! What is encoded is any model that gives its [`Samples`]: the UI's
-//! session, or a binary file read into a [`Profile`] here.
+//! What is encoded is a [`Session`]: the UI's, or a binary file read into
+//! one here.
 
-use crate::format::LostSamples;
-use crate::reader::{
-    java_class_name, AllocSites, CpuSamples, HprofReader, ReadOptions, RecordBody, Retained,
-};
-use crate::transcode::symbols::Symbols;
+use crate::session::feed::read_input;
+use crate::session::Session;
 use crate::ToolResult;
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 
-/// The last sections of a model.
-#[derive(Clone, Copy)]
-pub struct Last<'a> {
-    pub cpu: Option<&'a CpuSamples>,
-    /// What that CPU SAMPLES did not count.
-    pub cpu_lost: Option<&'a LostSamples>,
-    pub sites: Option<&'a AllocSites>,
-}
-
-/// What a profile is made of: the last CPU SAMPLES (and what it did not
-/// count), the last ALLOC SITES, and the names of their stacks.
-pub trait Samples {
-    /// The last sections.
-    fn last(&self) -> Last<'_>;
-    /// Frame IDs of a trace, top of stack first.
-    fn trace_frames(&self, serial: u32) -> Option<&[u64]>;
-    /// `pkg.Class.method` of a frame.
-    fn frame_label(&self, id: u64) -> String;
-    /// Source file name and line (> 0 when known) of a frame.
-    fn frame_source(&self, id: u64) -> (String, i32);
-    /// The class of an ALLOC SITES row.
-    fn site_class(&self, class_serial: u32, array_type: u8) -> String;
-}
-
-/// Protocol buffer writer: just varints and length-delimited fields.
 #[derive(Default)]
 struct Pb(Vec<u8>);
 
@@ -116,16 +88,8 @@ const TYPES: [(&str, &str); 5] = [
 
 /// The profile, not yet compressed. Errors when the file has neither CPU
 /// samples nor allocation sites.
-pub fn encode(s: &impl Samples) -> ToolResult<Vec<u8>> {
-    encode_timed(s, None)
-}
-
-/// [`encode`], with the profile's start and length (`time_nanos`,
-/// `duration_nanos`) when the model knows them: the file header's time
-/// and its last record's.
-pub fn encode_timed(s: &impl Samples, times: Option<Times>) -> ToolResult<Vec<u8>> {
-    let last = s.last();
-    if last.cpu.is_none() && last.sites.is_none() {
+pub fn encode(s: &Session) -> ToolResult<Vec<u8>> {
+    if s.cpu.is_none() && s.sites.is_none() {
         return Err("no CPU SAMPLES or ALLOC SITES record in the file (run the agent with cpu=samples or heap=sites, format=b)".into());
     }
     let mut strings = Strings::new();
@@ -186,13 +150,13 @@ pub fn encode_timed(s: &impl Samples, times: Option<Times>) -> ToolResult<Vec<u8
         }
         p.bytes(2, &sa.0);
     };
-    if let Some(cpu) = last.cpu {
+    if let Some(cpu) = &s.cpu {
         for e in &cpu.entries {
             let locs = stack_of(e.trace_serial, &mut strings);
             sample(&mut p, locs, [u64::from(e.count), 0, 0, 0, 0], None);
         }
     }
-    if let Some(sites) = last.sites {
+    if let Some(sites) = &s.sites {
         let key = strings.id("class");
         for x in &sites.sites {
             let locs = stack_of(x.trace_serial, &mut strings);
@@ -213,7 +177,7 @@ pub fn encode_timed(s: &impl Samples, times: Option<Times>) -> ToolResult<Vec<u8
     }
     // Samples the report did not count: one pseudo function and location
     // each, `[lost samples: reason]`, as `hprof-rs flame` draws them.
-    for (why, n) in last.cpu_lost.iter().flat_map(|l| &l.reasons) {
+    for (why, n) in s.cpu_lost.iter().flat_map(|l| &l.reasons) {
         let name = crate::flame::lost_frame(why);
         let fid = functions.len() as u64 + 1;
         let mut fu = Pb::default();
@@ -230,7 +194,7 @@ pub fn encode_timed(s: &impl Samples, times: Option<Times>) -> ToolResult<Vec<u8
         locations.push(lo.0);
         sample(&mut p, vec![id], [*n, 0, 0, 0, 0], None);
     }
-    if let Some(l) = last.cpu_lost {
+    if let Some(l) = &s.cpu_lost {
         // Profile.comment: the report's own line.
         p.int(13, strings.id(&l.line()));
     }
@@ -247,9 +211,11 @@ pub fn encode_timed(s: &impl Samples, times: Option<Times>) -> ToolResult<Vec<u8
     for st in &strings.table {
         p.bytes(6, st.as_bytes());
     }
-    if let Some(t) = times {
-        p.int(9, t.start_ms.saturating_mul(1_000_000) as i64);
-        p.int(10, t.end_us.saturating_mul(1000) as i64);
+    // When the profile was taken: the file's header time, its length to
+    // its last record (binary streams; a text report has neither).
+    if s.times.start_ms > 0 {
+        p.int(9, s.times.start_ms.saturating_mul(1_000_000) as i64);
+        p.int(10, s.times.end_us.saturating_mul(1000) as i64);
     }
     p.bytes(11, &period.0);
     p.int(12, 1);
@@ -263,172 +229,6 @@ pub fn gzip(raw: &[u8]) -> ToolResult<Vec<u8>> {
     gz.write_all(raw)
         .and_then(|_| gz.finish())
         .map_err(|e| format!("cannot compress the profile: {e}"))
-}
-
-/// A binary HPROF stream read for its profile: names, frames and traces
-/// (bounded by [`Retained`]), the last CPU SAMPLES with the line after it,
-/// the last ALLOC SITES.
-#[derive(Default)]
-pub struct Profile {
-    syms: Symbols,
-    cpu: Option<CpuSamples>,
-    cpu_lost: Option<LostSamples>,
-    sites: Option<AllocSites>,
-    times: Times,
-    /// Thread names by serial (THREAD START), for exports that name
-    /// threads; at most [`MAX_THREAD_NAMES`].
-    thread_names: HashMap<u32, String>,
-}
-
-/// Threads named at most: beyond, a thread is named by its serial.
-const MAX_THREAD_NAMES: usize = 1 << 16;
-
-/// When the profile's sections were written.
-#[derive(Default, Clone, Copy)]
-pub struct Times {
-    /// The file header's time: ms since the epoch.
-    pub start_ms: u64,
-    /// The last CPU SAMPLES and ALLOC SITES records' and the last record's
-    /// times: µs from the start.
-    pub cpu_us: u64,
-    pub sites_us: u64,
-    pub end_us: u64,
-}
-
-impl Profile {
-    /// Read a binary stream (heap dumps are passed over).
-    pub fn read(r: impl Read) -> ToolResult<Profile> {
-        let mut reader =
-            HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
-        let mut p = Profile::default();
-        p.times.start_ms = reader.header().timestamp_ms;
-        let mut kept = Retained::default();
-        while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
-            p.times.end_us = p.times.end_us.max(u64::from(rec.time));
-            if let RecordBody::Utf8 { text, .. } = &rec.body {
-                if let Some(lost) = LostSamples::parse(text) {
-                    p.cpu_lost = Some(lost);
-                    continue;
-                }
-            }
-            let what = |e: String| format!("{} at offset {}: {e}", rec.name(), rec.offset);
-            if crate::flame::learn_bounded(&mut p.syms, &rec.body, &mut kept).map_err(what)? {
-                continue;
-            }
-            match rec.body {
-                RecordBody::StartThread(t) if p.thread_names.len() < MAX_THREAD_NAMES => {
-                    if let Some(name) = p.syms.string(t.name_id) {
-                        let name: String = name.chars().take(256).collect();
-                        p.thread_names.insert(t.thread_serial, name);
-                    }
-                }
-                RecordBody::CpuSamples(c) => {
-                    p.cpu = Some(c);
-                    p.cpu_lost = None;
-                    p.times.cpu_us = u64::from(rec.time);
-                }
-                RecordBody::AllocSites(s) => {
-                    p.sites = Some(s);
-                    p.times.sites_us = u64::from(rec.time);
-                }
-                _ => {}
-            }
-        }
-        Ok(p)
-    }
-
-    /// When its sections were written.
-    pub fn times(&self) -> Times {
-        self.times
-    }
-
-    /// The thread serial of a trace (0 unless the agent ran with
-    /// `thread=y`).
-    pub fn trace_thread(&self, serial: u32) -> u32 {
-        self.syms.traces.get(&serial).map_or(0, |t| t.thread_serial)
-    }
-
-    /// The name of thread `serial` (THREAD START), if the file gave one.
-    pub fn thread_name(&self, serial: u32) -> Option<&str> {
-        self.thread_names.get(&serial).map(String::as_str)
-    }
-
-    /// A frame's class, method name, method descriptor and line (> 0 when
-    /// known, else 0).
-    pub fn frame_parts(&self, id: u64) -> (String, String, String, i32) {
-        match self.syms.frames.get(&id) {
-            None => (
-                format!("<unknown frame 0x{id:x}>"),
-                "?".into(),
-                "()V".into(),
-                0,
-            ),
-            Some(f) => (
-                self.class_name(f.class_serial),
-                self.syms
-                    .string(f.method_name_id)
-                    .unwrap_or("?")
-                    .to_string(),
-                self.syms
-                    .string(f.signature_id)
-                    .filter(|d| d.starts_with('(') && d.contains(')'))
-                    .unwrap_or("()V")
-                    .to_string(),
-                f.line.max(0),
-            ),
-        }
-    }
-
-    fn class_name(&self, serial: u32) -> String {
-        self.syms
-            .class_name(serial)
-            .map_or_else(|| format!("<class serial {serial}>"), java_class_name)
-    }
-}
-
-/// The names say what the UI's session says of the same records.
-impl Samples for Profile {
-    fn last(&self) -> Last<'_> {
-        Last {
-            cpu: self.cpu.as_ref(),
-            cpu_lost: self.cpu_lost.as_ref(),
-            sites: self.sites.as_ref(),
-        }
-    }
-    fn trace_frames(&self, serial: u32) -> Option<&[u64]> {
-        self.syms
-            .traces
-            .get(&serial)
-            .map(|t| t.frame_ids.as_slice())
-    }
-    fn frame_label(&self, id: u64) -> String {
-        match self.syms.frames.get(&id) {
-            None => format!("<unknown frame 0x{id:x}>"),
-            Some(f) => format!(
-                "{}.{}",
-                self.class_name(f.class_serial),
-                self.syms.string(f.method_name_id).unwrap_or("?")
-            ),
-        }
-    }
-    fn frame_source(&self, id: u64) -> (String, i32) {
-        match self.syms.frames.get(&id) {
-            None => (String::new(), 0),
-            Some(f) => (
-                self.syms
-                    .string(f.source_file_id)
-                    .unwrap_or_default()
-                    .to_string(),
-                f.line,
-            ),
-        }
-    }
-    fn site_class(&self, class_serial: u32, array_type: u8) -> String {
-        match primitive_array(array_type) {
-            Some(prim) if !self.syms.classes.contains_key(&class_serial) => prim.into(),
-            _ => self.class_name(class_serial),
-        }
-    }
 }
 
 /// `int[]` for an ALLOC SITES row's array type (4 to 11), else `None`.
@@ -446,23 +246,24 @@ pub fn primitive_array(array_type: u8) -> Option<&'static str> {
     })
 }
 
-/// The profile of the binary file `input` (gzipped or not); a text
-/// report is refused with what to do.
-pub fn read_binary(input: &str) -> ToolResult<Profile> {
+/// The session of the binary file `input` (gzipped or not, `-` for
+/// standard input); a text report is refused with what to do.
+pub fn read_binary_file(input: &str) -> ToolResult<Session> {
     let (form, r) = crate::input::open(input)?;
     match form {
         crate::input::Form::Text => Err(format!("{input}: {}", crate::reader::TEXT_REPORT_MESSAGE)),
         crate::input::Form::Empty => Err(format!("{input}: empty stream: no HPROF header")),
-        crate::input::Form::Binary => Profile::read(std::io::BufReader::with_capacity(1 << 16, r))
-            .map_err(|e| format!("{input}: {e}")),
+        crate::input::Form::Binary => {
+            read_input(input, form, r).map_err(|e| format!("{input}: {e}"))
+        }
     }
 }
 
 /// `hprof-rs export`: read the binary file `input` (gzipped or not) and
 /// write its gzipped profile to `out`; what was written.
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
-    let p = read_binary(input)?;
-    let gz = gzip(&encode_timed(&p, Some(p.times()))?)?;
+    let p = read_binary_file(input)?;
+    let gz = gzip(&encode(&p)?)?;
     crate::output::write(out, &gz)?;
     Ok(format!(
         "wrote {}: {} CPU sample rows, {} allocation sites",
@@ -494,7 +295,7 @@ mod tests {
 
     #[test]
     fn a_file_without_samples_or_sites_is_refused() {
-        let p = Profile::default();
+        let p = Session::new(0, crate::session::Kind::File, "x".into());
         assert!(encode(&p).unwrap_err().contains("cpu=samples"));
     }
 }

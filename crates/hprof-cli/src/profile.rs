@@ -601,16 +601,21 @@ fn write_output(
             .map(|f| BufReader::with_capacity(1 << 16, f))
             .map_err(|e| format!("cannot read the recorded stream: {e}"))
     };
-    if format == Format::Pprof {
-        let p = hprof_analysis::pprof::Profile::read(open()?)?;
-        let raw = hprof_analysis::pprof::encode_timed(&p, Some(p.times()))?;
+    if matches!(format, Format::Pprof | Format::Jfr) {
+        let session = std::sync::Mutex::new(hprof_analysis::session::Session::new(
+            0,
+            hprof_analysis::session::Kind::File,
+            shown.clone(),
+        ));
+        hprof_analysis::session::feed::read_binary(&session, open()?, false)?;
+        let session = session.into_inner().unwrap_or_else(|p| p.into_inner());
+        if format == Format::Jfr {
+            write(&hprof_analysis::jfr::encode(&session)?)?;
+            return Ok("a JFR recording".into());
+        }
+        let raw = hprof_analysis::pprof::encode(&session)?;
         write(&hprof_analysis::pprof::gzip(&raw)?)?;
         return Ok("gzipped pprof".into());
-    }
-    if format == Format::Jfr {
-        let p = hprof_analysis::pprof::Profile::read(open()?)?;
-        write(&hprof_analysis::jfr::encode(&p)?)?;
-        return Ok("a JFR recording".into());
     }
     let f = match event {
         Event::Cpu if text => flame::collapse_text(open()?, false)?,

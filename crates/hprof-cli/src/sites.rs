@@ -8,12 +8,7 @@
 //! estimated values (`~`, `heapsample=`). See docs/hprof-rs-tool.md.
 
 use super::CliResult;
-use crate::format::SITES_ESTIMATED;
-use crate::reader::{java_class_name, HprofReader, RecordBody, Retained};
-use crate::transcode::symbols::Symbols;
-use hprof_analysis::text::{Event, TextReader};
-use std::collections::HashMap;
-use std::io::{BufRead, Read};
+use hprof_analysis::session::{feed, Session};
 
 /// One site: class, where it was allocated (the top frame), counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,138 +51,38 @@ impl std::str::FromStr for Order {
 
 pub fn read_file(path: &str) -> CliResult<Report> {
     let (form, input) = hprof_analysis::input::open(path)?;
-    let report = if form == hprof_analysis::input::Form::Text {
-        from_text(std::io::BufReader::with_capacity(1 << 16, input))?
-    } else {
-        from_binary(input)?
-    };
-    report.ok_or_else(|| {
+    let session = feed::read_input(path, form, input).map_err(|e| format!("{path}: {e}"))?;
+    report(&session).ok_or_else(|| {
         format!("no allocation sites in {path} (run the agent with heap=sites, or heap=sites,heapsample=524288)")
     })
 }
 
-/// The last ALLOC SITES record of a binary file, with class names and top
-/// frames resolved.
-pub fn from_binary(r: impl Read) -> CliResult<Option<Report>> {
-    let mut reader = HprofReader::new(r).map_err(|e| e.to_string())?;
-    let mut syms = Symbols::default();
-    let mut last = None;
-    while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
-        if syms.learn(&rec.body) {
-            continue;
-        }
-        if let RecordBody::AllocSites(s) = rec.body {
-            last = Some(s);
-        }
-    }
-    let Some(s) = last else { return Ok(None) };
-    let sites = s
-        .sites
+/// The last allocation-site report of a session (read from a binary or a
+/// text file), each site with its class and its trace's top frame as the
+/// text report prints it.
+pub fn report(s: &Session) -> Option<Report> {
+    let set = s.site_set(false)?;
+    let sites = set
+        .rows
         .iter()
-        .map(|x| {
-            let class =
-                match crate::vocab::BasicType::from_code(x.array_type).and_then(|t| t.keyword()) {
-                    Some(prim) if syms.class_name(x.class_serial).is_none() => format!("{prim}[]"),
-                    _ => syms
-                        .class_name(x.class_serial)
-                        .map(java_class_name)
-                        .unwrap_or_else(|| format!("<class {}>", x.class_serial)),
-                };
-            let at = syms
-                .traces
-                .get(&x.trace_serial)
-                .and_then(|t| t.frame_ids.first())
-                .map(|&f| {
-                    let line = syms.frames.get(&f).map_or(-1, |f| f.line);
-                    let file = syms
-                        .frames
-                        .get(&f)
-                        .and_then(|f| syms.string(f.source_file_id))
-                        .unwrap_or("Unknown Source");
-                    let line = if line > 0 {
-                        line.to_string()
-                    } else {
-                        "Unknown line".into()
-                    };
-                    format!("{}({file}:{line})", syms.frame_label(f))
-                })
-                .unwrap_or_else(|| "<no frames>".into());
-            Site {
-                class,
-                trace: x.trace_serial,
-                at,
-                alloc_bytes: u64::from(x.bytes_allocated),
-                alloc_objs: u64::from(x.instances_allocated),
-                live_bytes: u64::from(x.live_bytes),
-                live_objs: u64::from(x.live_instances),
-            }
+        .map(|x| Site {
+            class: s.site_class(x.class_serial, x.array_type),
+            trace: x.trace,
+            at: match s.trace_frames(x.trace) {
+                None => format!("<TRACE {} not in the file>", x.trace),
+                Some([]) => "<no frames>".into(),
+                Some([top, ..]) => s.frame_as_reported(*top),
+            },
+            alloc_bytes: x.bytes,
+            alloc_objs: x.objects,
+            live_bytes: x.live_bytes,
+            live_objs: x.live_objects,
         })
         .collect();
-    Ok(Some(Report {
-        estimated: s.flags & SITES_ESTIMATED != 0,
+    Some(Report {
+        estimated: set.estimated,
         sites,
-    }))
-}
-
-/// The last SITES section of a text report, each site with the top frame
-/// of its TRACE, read line by line ([`hprof_analysis::text`]); what is
-/// kept of the traces' top frames and the rows is bounded
-/// ([`crate::reader::Retained`]).
-pub fn from_text(r: impl BufRead) -> CliResult<Option<Report>> {
-    let mut kept = Retained::default();
-    let mut tops: HashMap<u32, String> = HashMap::new();
-    // The TRACE being read: its serial and top frame.
-    let mut trace: Option<(u32, Option<String>)> = None;
-    let mut open: Option<Report> = None;
-    let mut last: Option<Report> = None;
-    let mut lines = TextReader::new(r);
-    while let Some(line) = lines.next().map_err(|e| e.to_string())? {
-        let bad = |e: String| format!("line {}: {e}", line.number);
-        match line.event {
-            Event::TraceBegin { serial, .. } => trace = Some((serial, None)),
-            Event::Frame(f) => {
-                if let Some((_, top @ None)) = trace.as_mut() {
-                    kept.keep(f.len() as u64).map_err(bad)?;
-                    *top = Some(f.to_string());
-                }
-            }
-            Event::TraceEnd => {
-                if let Some((serial, top)) = trace.take() {
-                    kept.keep(16).map_err(bad)?;
-                    tops.insert(serial, top.unwrap_or_else(|| "<no frames>".into()));
-                }
-            }
-            Event::SitesBegin { estimated } => {
-                open = Some(Report {
-                    estimated,
-                    sites: Vec::new(),
-                })
-            }
-            Event::SiteRow(row) => {
-                if let Some(r) = open.as_mut() {
-                    kept.keep(row.class.len() as u64 + 48).map_err(bad)?;
-                    r.sites.push(Site {
-                        class: row.class.to_string(),
-                        trace: row.trace,
-                        at: String::new(), // from its TRACE, below
-                        alloc_bytes: row.alloc_bytes,
-                        alloc_objs: row.alloc_objs,
-                        live_bytes: row.live_bytes,
-                        live_objs: row.live_objs,
-                    });
-                }
-            }
-            Event::SitesEnd => last = open.take(),
-            _ => {}
-        }
-    }
-    for site in last.iter_mut().flat_map(|r| r.sites.iter_mut()) {
-        site.at = tops
-            .get(&site.trace)
-            .cloned()
-            .unwrap_or_else(|| format!("<TRACE {} not in the file>", site.trace));
-    }
-    Ok(last)
+    })
 }
 
 /// The report as a table of the `top` first sites in `order`, with a
@@ -250,6 +145,7 @@ pub fn render(r: &Report, order: Order, top: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hprof_analysis::input::Form;
 
     const TEXT: &str = "JAVA PROFILE 1.0.1, created Fri Nov 27 06:23:27 2026\n\n\
         TRACE   A stack trace (legend)\n--------\n\n\
@@ -264,9 +160,13 @@ mod tests {
         \x20   3  0.00% 100.00%        0    0   4800000 300000 300002 java.lang.Double\n\
         SITES END\n";
 
+    fn from_text(text: &str) -> CliResult<Option<Report>> {
+        feed::read_input("t", Form::Text, text.as_bytes()).map(|s| report(&s))
+    }
+
     #[test]
     fn text_sites_are_listed_by_allocated_bytes_and_marked_estimated() {
-        let r = from_text(TEXT.as_bytes()).unwrap().unwrap();
+        let r = from_text(TEXT).unwrap().unwrap();
         assert!(r.estimated);
         assert_eq!(r.sites.len(), 3);
         assert_eq!(r.sites[0].at, "App.keep(App.java:12)");
@@ -291,10 +191,7 @@ mod tests {
 
     #[test]
     fn a_file_without_sites_has_none() {
-        assert_eq!(
-            from_text("JAVA PROFILE 1.0.1, created x\n".as_bytes()).unwrap(),
-            None
-        );
-        assert!(from_text("SITES BEGIN (ordered by live bytes) x\n".as_bytes()).is_err());
+        assert_eq!(from_text("JAVA PROFILE 1.0.1, created x\n").unwrap(), None);
+        assert!(from_text("SITES BEGIN (ordered by live bytes) x\n").is_err());
     }
 }

@@ -6,6 +6,7 @@
 pub mod build_info;
 pub mod diag;
 pub mod format;
+pub mod fs;
 pub mod options;
 pub mod os;
 pub mod protocol;

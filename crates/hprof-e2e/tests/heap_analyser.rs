@@ -160,17 +160,7 @@ type Histo = HashMap<String, (u64, u64)>;
 fn check_shapes(h: &Heap, histos: Option<(&Histo, &Histo)>, addresses: bool) {
     let m = h.meta();
     // Counts, classes without instances included.
-    for (class, n) in [
-        ("HeapShapes$Owner", 1),
-        ("HeapShapes$Leaf", 10),
-        ("HeapShapes$Leaf[]", 1),
-        ("HeapShapes$Holder", 2),
-        ("HeapShapes$Shared", 1),
-        ("HeapShapes$Node", 200_000),
-        ("HeapShapes$Cyc", 3),
-        ("HeapShapes$Kept", 2),
-        ("HeapShapes$Statics", 0),
-    ] {
+    for (class, n) in common::heap_shapes::INSTANCES {
         assert_eq!(class_row(h, class).instances, n, "{class}");
     }
     // Shallow sizes as jmap counts them.

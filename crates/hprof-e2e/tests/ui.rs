@@ -1526,20 +1526,14 @@ fn check_heap_shapes(ui: &ui_support::UiProc, id: u64) {
             .as_u64()
             .unwrap()
     };
-    for (class, n) in [
-        ("HeapShapes$Owner", 1),
-        ("HeapShapes$Leaf", 10),
-        ("HeapShapes$Leaf[]", 1),
-        ("HeapShapes$Holder", 2),
-        ("HeapShapes$Shared", 1),
-        ("HeapShapes$Node", 200_000),
-        ("HeapShapes$Cyc", 3),
-        ("HeapShapes$Kept", 2),
-        ("HeapShapes$Statics", 0),
-    ] {
+    for (class, n) in common::heap_shapes::INSTANCES {
         assert_eq!(count(class), n, "{class}");
     }
-    assert_eq!(classes["total"], 9, "{classes}");
+    assert_eq!(
+        classes["total"],
+        common::heap_shapes::INSTANCES.len(),
+        "{classes}"
+    );
     // Sorted by name when asked.
     let names: Vec<&str> = classes["classes"]
         .as_array()

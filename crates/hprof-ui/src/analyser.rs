@@ -126,7 +126,7 @@ fn source(h: &Shared) -> Result<Source, String> {
     }
     let (live, read) = {
         let g = lock(&h.data);
-        (g.state == super::model::State::Live, g.bytes)
+        (g.state == hprof_analysis::session::State::Live, g.bytes)
     };
     let rec = if live {
         let mut magic = [0u8; 2];

@@ -2,12 +2,13 @@
 //! a request whose body (at most `http::MAX_BODY`) is already read and
 //! whose token, Host and Origin were checked.
 
-use super::cpu::CpuQuery;
 use super::http::{attachment, Request};
-use super::memory::Which;
-use super::tree::Open;
+use super::views;
 use super::{attach, launch, lock, source, Ui};
 use crate::protocol::Command;
+use hprof_analysis::session::cpu::CpuQuery;
+use hprof_analysis::session::memory::Which;
+use hprof_analysis::session::tree::Open;
 use serde_json::{json, Value};
 
 const PAGE: &str = include_str!("assets/index.html");
@@ -157,7 +158,7 @@ pub fn sessions_list(ui: &Ui) -> Vec<Value> {
             let recorded = h
                 .recording()
                 .map(|r| json!({"bytes": r.len(), "stopped": r.stopped()}));
-            let mut v = lock(&h.data).summary();
+            let mut v = views::summary(&lock(&h.data));
             v["commands"] = json!(commands);
             v["recorded"] = recorded.unwrap_or(Value::Null);
             v["download"] = json!(h.path.is_some() || h.recording().is_some());
@@ -192,36 +193,44 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
     let cpu_q = || CpuQuery::from_params(p("filter"), p("threads"), p("granularity"));
     let limit = num(req, "limit", 100).min(MAX_LIMIT);
     match (req.method.as_str(), what) {
-        ("GET", "cpu") => json_reply(
-            200,
-            lock(&h.data).cpu_view(&cpu_q(), num(req, "offset", 0), limit, p("flame") != "0"),
-        ),
-        ("GET", "sites") => json_reply(
-            200,
-            lock(&h.data).sites_view(
+        ("GET", "cpu") => {
+            let v =
+                lock(&h.data).cpu_view(&cpu_q(), num(req, "offset", 0), limit, p("flame") != "0");
+            json_reply(200, views::cpu::cpu(&v))
+        }
+        ("GET", "sites") => {
+            let v = lock(&h.data).sites_view(
                 p("class"),
                 p("sort"),
                 num(req, "offset", 0),
                 limit,
                 p("between") == "1",
-            ),
-        ),
-        ("GET", "heap") => json_reply(
-            200,
-            lock(&h.data).heap_view(
+            );
+            json_reply(200, views::memory::sites(&v))
+        }
+        ("GET", "heap") => {
+            let v = lock(&h.data).heap_view(
                 req.param("dump").and_then(|d| d.parse().ok()),
                 p("class"),
                 p("sort"),
                 num(req, "offset", 0),
                 limit,
-            ),
-        ),
-        ("GET", "threads") => json_reply(200, lock(&h.data).threads_view()),
-        ("GET", "monitors") => json_reply(200, lock(&h.data).monitors_view()),
-        ("GET", "console") => {
-            json_reply(200, lock(&h.data).console_view(num(req, "since", 0) as u64))
+            );
+            json_reply(200, views::heap::heap(&v))
         }
-        ("GET", "summary") => json_reply(200, lock(&h.data).summary()),
+        ("GET", "threads") => {
+            let v = lock(&h.data).threads_view();
+            json_reply(200, views::threads::threads(&v))
+        }
+        ("GET", "monitors") => {
+            let v = lock(&h.data).monitors_view();
+            json_reply(200, views::monitors::monitors(&v))
+        }
+        ("GET", "console") => {
+            let v = lock(&h.data).console_view(num(req, "since", 0) as u64);
+            json_reply(200, views::threads::console(&v))
+        }
+        ("GET", "summary") => json_reply(200, views::summary(&lock(&h.data))),
         ("POST", "tree") => {
             let q = CpuQuery::from_params(
                 text_param(&body, "filter"),
@@ -229,21 +238,20 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
                 text_param(&body, "granularity"),
             );
             let limit = body["limit"].as_u64().unwrap_or(50).min(MAX_LIMIT as u64) as usize;
-            json_reply(200, lock(&h.data).cpu_tree(&q, &opens(&body), limit))
+            let v = lock(&h.data).cpu_tree(&q, &opens(&body), limit);
+            json_reply(200, views::cpu::cpu_tree(v.as_ref()))
         }
         ("POST", "alloctree") => {
             let limit = body["limit"].as_u64().unwrap_or(50).min(MAX_LIMIT as u64) as usize;
-            json_reply(
-                200,
-                lock(&h.data).alloc_tree_view(
-                    text_param(&body, "class"),
-                    text_param(&body, "filter"),
-                    text_param(&body, "sort"),
-                    body["between"].as_bool().unwrap_or(false),
-                    &opens(&body),
-                    limit,
-                ),
-            )
+            let v = lock(&h.data).alloc_tree_view(
+                text_param(&body, "class"),
+                text_param(&body, "filter"),
+                text_param(&body, "sort"),
+                body["between"].as_bool().unwrap_or(false),
+                &opens(&body),
+                limit,
+            );
+            json_reply(200, views::memory::alloc_tree(v.as_ref()))
         }
         ("POST", "command") => {
             let Ok(text) = std::str::from_utf8(&req.body) else {
@@ -272,7 +280,7 @@ fn session_route(ui: &Ui, h: &super::Shared, req: &Request, what: &str) -> Reply
             Err(e) => error(409, e),
         },
         ("GET", "pprof") => {
-            let raw = match hprof_analysis::pprof::encode(&*lock(&h.data)) {
+            let raw = match hprof_analysis::pprof::encode(&lock(&h.data)) {
                 Ok(r) => r,
                 Err(e) => return error(409, e),
             };
@@ -328,7 +336,10 @@ fn mark(ui: &Ui, h: &super::Shared, body: &[u8]) -> Reply {
             g.marks.clear();
             g.version += 1;
             g.log("marks cleared".into());
-            return json_reply(200, json!({"marks": g.marks.summary()}));
+            return json_reply(
+                200,
+                json!({"marks": views::memory::marks(&g.marks.summary())}),
+            );
         }
         _ => return error(400, "mark: begin, end or clear"),
     };
@@ -358,7 +369,10 @@ fn mark(ui: &Ui, h: &super::Shared, body: &[u8]) -> Reply {
         }
     }
     let g = lock(&h.data);
-    json_reply(200, json!({"marks": g.marks.summary()}))
+    json_reply(
+        200,
+        json!({"marks": views::memory::marks(&g.marks.summary())}),
+    )
 }
 
 /// Headers of the flame graph shown in the page: the document's own script

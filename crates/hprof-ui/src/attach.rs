@@ -13,8 +13,8 @@
 //! program runs on.
 
 use super::launch::{accept_agent, SessionPort};
-use super::model::Kind;
 use super::{lock, Shared, Ui};
+use hprof_analysis::session::Kind;
 use hprof_attach::{self as tool, ProtocolChoice};
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -10,10 +10,10 @@
 //! process; the program's stdout and stderr go to the session's console,
 //! and the page can stop (kill) it.
 
-use super::model::{Kind, ProcessInfo, State};
 use super::sessions::Shared;
 use super::{agent_connection, lock, Ui};
 use crate::options;
+use hprof_analysis::session::{Kind, ProcessInfo, State};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;

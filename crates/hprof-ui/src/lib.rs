@@ -12,40 +12,36 @@
 //! (server-sent events), `sessions` (streams, recordings, readers),
 //! `launch`, `source`, `secrets` (the agents' tokens and their files),
 //! `gate` (connections not yet proven: bounded, brief, never a session),
-//! and the model with its views (`model`, `cpu`, `memory`, `heap`,
-//! `monitors`, `text`, `tree`, `filter`, `pprof`).
+//! `views` (the JSON of the session's views), `analyser` and `heap_json`
+//! (the heap analyser's routes and JSON). The session model and its views
+//! are the tool's, in `hprof_analysis::session`.
 //!
 //! Every port authenticates its peer: page requests carry the URL's token,
 //! agents on the agents port send the printed `tokenfile=`'s secret first,
 //! and each Launch or Attach port takes only the agent that sends that
 //! session's own secret.
 
-use hprof_core::{format, options, protocol, reader};
+#[cfg(test)]
+use hprof_core::reader;
+use hprof_core::{options, protocol};
 
 pub mod analyser;
 pub mod api;
 pub mod attach;
-pub mod cpu;
 pub mod events;
-pub mod filter;
 pub mod gate;
 pub mod guard;
-pub mod heap;
 pub mod heap_json;
 pub mod http;
 pub mod launch;
-pub mod memory;
-pub mod model;
-pub mod monitors;
-pub mod pprof;
 pub mod secrets;
 pub mod sessions;
 pub mod source;
-pub mod text;
 pub mod transfer;
-pub mod tree;
+pub mod views;
 
-use model::{Kind, State};
+pub use hprof_analysis::session::feed::lock;
+use hprof_analysis::session::{feed, Kind, State};
 use sessions::{Handle, Recording, Shared, Tee};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -95,12 +91,6 @@ pub struct Ui {
     source_roots: Vec<PathBuf>,
     /// Event streams open now.
     streams: AtomicUsize,
-}
-
-/// Lock, recovering from a panicked holder (the data stays usable: every
-/// update leaves it consistent).
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Start-up lines printed on stdout (the contract of docs/ui.md).
@@ -316,11 +306,11 @@ pub fn agent_connection(h: &Shared, agent: gate::Proven) {
     match h.recording() {
         Some(rec) => {
             let mut tee = Tee { inner: input, rec };
-            sessions::feed(&h.data, &mut tee);
+            feed::feed(&h.data, &mut tee);
             sessions::drain(&mut tee);
         }
         None => {
-            sessions::feed(&h.data, &mut input);
+            feed::feed(&h.data, &mut input);
             sessions::drain(&mut input);
         }
     }
@@ -449,9 +439,7 @@ impl Ui {
         let _ = std::thread::Builder::new()
             .name("ui-file".into())
             .spawn(move || match std::fs::File::open(&path) {
-                Ok(f) => {
-                    sessions::feed(&h.data, &mut std::io::BufReader::with_capacity(1 << 16, f))
-                }
+                Ok(f) => feed::feed(&h.data, &mut std::io::BufReader::with_capacity(1 << 16, f)),
                 Err(e) => lock(&h.data).fail(format!("cannot open {path}: {e}")),
             });
     }

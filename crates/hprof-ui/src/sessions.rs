@@ -1,20 +1,15 @@
-//! Sessions and their streams: the registry, the recording of each stream
-//! exactly as received (for download), and the reading of a stream into a
-//! session with the crate's strict readers (binary, or text for monitor
-//! data), plain or gzip.
+//! Sessions and their streams: the registry and the recording of each
+//! stream exactly as received (for download); the stream is read into its
+//! session by `hprof_analysis::session::feed`.
 //!
 //! A recording is a temporary file unlinked as soon as it is created: it
 //! lives as long as the open handle, so nothing is left behind however the
 //! UI ends, and no other user can open it by name.
 
 use super::lock;
-use super::model::{Kind, Session, State};
-use super::text::TextFeed;
-use crate::reader::{HeapSubRecord, HprofReader, ReadOptions, RecordBody};
-use hprof_analysis::input::Form;
-use hprof_analysis::text::TextReader;
+use hprof_analysis::session::{Kind, Session};
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::net::TcpStream;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
@@ -173,98 +168,6 @@ impl<R: Read> Read for Tee<R> {
     }
 }
 
-/// Read a whole stream into a session: gzip or not, binary (the crate's
-/// strict reader) or text (`text.rs`). Any error ends this session only,
-/// with the error on the page.
-pub fn feed(s: &Mutex<Session>, r: &mut impl Read) {
-    match hprof_analysis::input::sniff(r) {
-        Ok((Form::Empty, _)) => lock(s).fail("empty stream: no HPROF header".into()),
-        Ok((form, plain)) => {
-            let result = if form == Form::Text {
-                read_text(s, plain)
-            } else {
-                read_records(s, plain)
-            };
-            if let Err(e) = result {
-                lock(s).fail(e);
-            }
-        }
-        Err(e) => lock(s).fail(format!("read: {e}")),
-    }
-    let mut g = lock(s);
-    if g.state == State::Live {
-        g.end();
-    }
-}
-
-fn read_text(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
-    let mut lines = TextReader::new(BufReader::with_capacity(1 << 16, r));
-    let mut feed = TextFeed::new();
-    while let Some(line) = lines.next().map_err(super::text::error)? {
-        let mut g = lock(s);
-        feed.take(&mut g, line)?;
-        g.bytes = lines.bytes();
-    }
-    lock(s).bytes = lines.bytes();
-    Ok(())
-}
-
-fn read_records(s: &Mutex<Session>, r: impl Read) -> Result<(), String> {
-    let mut reader =
-        HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
-    {
-        let h = reader.header();
-        let mut g = lock(s);
-        g.format = format!("{} (identifier size {})", h.label, h.id_size);
-        g.heap.id_size = h.id_size;
-        let line = format!("header: {}", g.format);
-        g.log(line);
-    }
-    while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
-        let name = rec.name();
-        let dump = match rec.body {
-            RecordBody::HeapDumpStart { segment } => Some(segment),
-            _ => None,
-        };
-        {
-            let mut g = lock(s);
-            g.apply(rec.time, &name, rec.body)?;
-            g.bytes = reader.position();
-        }
-        if let Some(segment) = dump {
-            // Counted outside the session's lock: the views stay
-            // responsive while a large dump streams by.
-            let mut d = lock(s).heap.take_building();
-            let result = (|| {
-                while let Some(sub) = reader.next_heap_sub_record().map_err(|e| e.to_string())? {
-                    match &sub {
-                        HeapSubRecord::Root(_) => d.roots += 1,
-                        HeapSubRecord::ClassDump(_) => d.classes += 1,
-                        _ => {}
-                    }
-                    d.histo.add(&sub);
-                }
-                Ok::<(), String>(())
-            })();
-            let mut g = lock(s);
-            if result.is_ok() && !segment {
-                let line = format!(
-                    "             heap dump: {} roots, {} classes, {} objects and arrays",
-                    d.roots,
-                    d.classes,
-                    d.histo.objects()
-                );
-                g.log(line);
-            }
-            g.heap.put_back(d, segment);
-            g.bytes = reader.position();
-            g.version += 1;
-            result?;
-        }
-    }
-    Ok(())
-}
-
 /// After a stream failed, keep reading (and recording) what the agent
 /// still sends, so that its program is not held up by a full socket.
 pub fn drain(r: &mut impl Read) {
@@ -275,47 +178,6 @@ pub fn drain(r: &mut impl Read) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn session() -> Mutex<Session> {
-        Mutex::new(Session::new(1, Kind::File, "x".into()))
-    }
-
-    #[test]
-    fn a_malformed_stream_fails_only_its_session() {
-        let s = session();
-        feed(
-            &s,
-            &mut &b"JAVA PROFILE 1.0.2\0\0\0\0\x08\0\0\0\0\0\0\0\0\x0c\xff\xff"[..],
-        );
-        let g = lock(&s);
-        assert_eq!(g.state, State::Failed);
-        assert!(g.error.is_some());
-        let t = session();
-        feed(&t, &mut &b""[..]);
-        assert!(lock(&t).error.as_deref().unwrap().contains("empty stream"));
-        let u = session();
-        feed(&u, &mut &b"\x1f\x8bnot really gzip"[..]);
-        assert_eq!(lock(&u).state, State::Failed);
-    }
-
-    #[test]
-    fn text_and_gzip_streams_are_read() {
-        let text = b"JAVA PROFILE 1.0.1, created today\nWAIT: MONITOR LX;, timeout=0, thread 5\n";
-        let s = session();
-        feed(&s, &mut &text[..]);
-        {
-            let g = lock(&s);
-            assert_eq!(g.state, State::Ended, "{:?}", g.error);
-            assert!(g.text);
-            assert_eq!(g.monitors.waits["X"].waits, 1);
-        }
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut gz, text).unwrap();
-        let packed = gz.finish().unwrap();
-        let t = session();
-        feed(&t, &mut &packed[..]);
-        assert_eq!(lock(&t).monitors.waits["X"].waits, 1);
-    }
 
     #[test]
     fn a_recording_keeps_the_bytes_exactly_and_stops_at_its_limit() {

@@ -3,9 +3,9 @@
 //! it was received.
 
 use super::http::{self, attachment, body_reader, Request};
-use super::model::Kind;
-use super::sessions::feed;
 use super::{lock, Ui};
+use hprof_analysis::session::feed::feed;
+use hprof_analysis::session::Kind;
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -4,9 +4,8 @@
 //! safely, naming it in messages and removing it are done here.
 
 use hprof_core::format::binary::{Scratch, ScratchSource};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Makes a new scratch file per dump at one name (or beside it).
@@ -48,34 +47,15 @@ struct ScratchFile {
 /// (O_NOFOLLOW), mode 0600: another local user can neither redirect it nor
 /// read the dump in it.
 fn create_private(path: &Path) -> io::Result<(File, PathBuf)> {
-    let mut last = None;
-    for attempt in 0..16u32 {
-        let candidate = if attempt == 0 {
-            path.to_path_buf()
-        } else {
-            let mut name = path.as_os_str().to_owned();
-            name.push(format!(".{}.{attempt}", std::process::id()));
-            PathBuf::from(name)
-        };
-        match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&candidate)
-        {
-            Ok(file) => return Ok((file, candidate)),
-            Err(e)
-                if e.kind() == io::ErrorKind::AlreadyExists
-                    || e.raw_os_error() == Some(libc::ELOOP) =>
-            {
-                last = Some(e)
-            }
-            Err(e) => return Err(e),
+    let name = |attempt: u32| {
+        if attempt == 0 {
+            return Ok(path.to_path_buf());
         }
-    }
-    Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{}.{attempt}", std::process::id()));
+        Ok(PathBuf::from(name))
+    };
+    hprof_core::fs::create_unique(16, name, hprof_core::fs::create_private_file)
 }
 
 impl Scratch for ScratchFile {

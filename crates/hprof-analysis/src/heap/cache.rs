@@ -224,25 +224,9 @@ enum Failure {
 }
 
 fn create_temp(dir: &Path, tag: &str) -> io::Result<(File, PathBuf)> {
-    for n in 0..100u32 {
-        let p = dir.join(format!(".{SUFFIX}.{tag}.{}.{n}", std::process::id()));
-        match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&p)
-        {
-            Ok(f) => return Ok((f, p)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "no free temporary name",
-    ))
+    let pid = std::process::id();
+    let name = |n: u32| Ok(dir.join(format!(".{SUFFIX}.{tag}.{pid}.{n}")));
+    hprof_core::fs::create_unique(100, name, hprof_core::fs::create_private_file)
 }
 
 fn build_at(

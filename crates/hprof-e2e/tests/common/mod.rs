@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod ascii;
+pub mod heap_shapes;
 pub mod sites;
 pub mod sources;
 pub mod synth;

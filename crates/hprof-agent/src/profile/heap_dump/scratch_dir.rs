@@ -30,7 +30,7 @@ const RANDOM_BYTES: usize = 8;
 
 /// Names tried when one exists already (2^64 odds each without a planted
 /// name: a planted name cannot be the one drawn).
-const TRIES: usize = 8;
+const TRIES: u32 = 8;
 
 /// A private directory for the VM's dump file, removed with whatever is
 /// in it when dropped.
@@ -49,41 +49,29 @@ impl ScratchDir {
     pub fn create(base: &str) -> io::Result<ScratchDir> {
         sweep(base);
         let pid = std::process::id();
-        let mut last = None;
-        for _ in 0..TRIES {
-            let path = PathBuf::from(format!(
-                "{base}{MARK}{pid}.{}",
-                crate::os::random_hex(RANDOM_BYTES)?
-            ));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    last = Some(e);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
+        let name = |_| {
+            crate::os::random_hex(RANDOM_BYTES)
+                .map(|r| PathBuf::from(format!("{base}{MARK}{pid}.{r}")))
+        };
+        let (dir, path) = hprof_core::fs::create_unique(TRIES, name, |path| {
+            std::fs::DirBuilder::new().mode(0o700).create(path)?;
             // Opened without following a symlink and checked: in a
             // directory others may write without the sticky bit, the name
-            // could have been replaced since mkdir.
-            let dir = match crate::os::open_dir_at(None, path.as_os_str()) {
-                Ok(d) if is_private(&d) => d,
-                Ok(_) | Err(_) => {
-                    last = Some(io::Error::new(
-                        io::ErrorKind::AlreadyExists,
-                        format!("{} was replaced after it was made", path.display()),
-                    ));
-                    continue;
-                }
-            };
-            // Without a lock (a filesystem that refuses flock on a
-            // directory) the dump goes on; a later sweep then never takes
-            // this directory for a dead one.
-            let _ = crate::os::try_lock_exclusive(&dir);
-            let pinned = pinned_name(&dir).unwrap_or_else(|| path.clone());
-            return Ok(ScratchDir { path, dir, pinned });
-        }
-        Err(last.unwrap_or_else(|| io::ErrorKind::AlreadyExists.into()))
+            // could have been replaced since mkdir (taken: the next name).
+            match crate::os::open_dir_at(None, path.as_os_str()) {
+                Ok(d) if is_private(&d) => Ok(d),
+                Ok(_) | Err(_) => Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{} was replaced after it was made", path.display()),
+                )),
+            }
+        })?;
+        // Without a lock (a filesystem that refuses flock on a directory)
+        // the dump goes on; a later sweep then never takes this directory
+        // for a dead one.
+        let _ = crate::os::try_lock_exclusive(&dir);
+        let pinned = pinned_name(&dir).unwrap_or_else(|| path.clone());
+        Ok(ScratchDir { path, dir, pinned })
     }
 
     /// The dump file the VM is asked to create (it must end in `.hprof`),

@@ -10,10 +10,9 @@
 //! mark, the latest report is the end.
 
 use super::filter::MethodFilter;
-use super::model::{Session, SITES_ESTIMATED};
-use super::tree::{Open, Tree, TreeView};
+use super::tree::{Open, Tree, TreeRow, TreeView};
+use super::{Session, SourceAt, SITES_ESTIMATED};
 use crate::reader::{AllocSite, AllocSites};
-use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -86,14 +85,89 @@ impl Marks {
         };
     }
 
-    pub fn summary(&self) -> Value {
+    pub fn summary(&self) -> MarksSummary {
         let one = |m: &Option<Snapshot>| {
-            m.as_ref()
-                .map(|s| json!({"report": s.report, "atMs": s.at_ms}))
+            m.as_ref().map(|s| MarkAt {
+                report: s.report,
+                at_ms: s.at_ms,
+            })
         };
-        json!({"begin": one(&self.begin), "end": one(&self.end),
-               "pending": self.pending.map(Which::name)})
+        MarksSummary {
+            begin: one(&self.begin),
+            end: one(&self.end),
+            pending: self.pending,
+        }
     }
+}
+
+/// Which report a mark is and when it came.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MarkAt {
+    pub report: u32,
+    pub at_ms: f64,
+}
+
+/// The marks, for the page.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MarksSummary {
+    pub begin: Option<MarkAt>,
+    pub end: Option<MarkAt>,
+    /// The mark waiting for the next report.
+    pub pending: Option<Which>,
+}
+
+/// A row of the memory table: a site, named, with its stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteView {
+    pub rank: usize,
+    pub class: String,
+    pub trace: u32,
+    /// The allocating frame with its line.
+    pub site: Option<String>,
+    pub src: Option<SourceAt>,
+    /// Top-first frames with lines.
+    pub stack: Vec<String>,
+    pub bytes: u64,
+    pub objects: u64,
+    pub live_bytes: u64,
+    pub live_objects: u64,
+}
+
+/// The memory table: the marks always; the page when there is a report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SitesView {
+    pub marks: MarksSummary,
+    pub page: Option<SitesPage>,
+}
+
+/// One page of the memory table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SitesPage {
+    pub estimated: bool,
+    /// Between marks: (begin report, end report; 0 = the latest).
+    pub between: Option<(u32, u32)>,
+    /// The latest report's totals.
+    pub total_live_bytes: u32,
+    pub total_live_objects: u32,
+    pub total_bytes: u64,
+    pub total_objects: u64,
+    /// Sites in the latest report.
+    pub sites: usize,
+    /// Rows matching the class filter.
+    pub matched: usize,
+    /// Bytes, objects, live bytes, live objects of the rows matched.
+    pub sum: [u64; 4],
+    pub offset: usize,
+    pub rows: Vec<SiteView>,
+}
+
+/// The tree by allocation stack, for the opened nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocTreeView {
+    pub estimated: bool,
+    /// Bytes, objects, live bytes, live objects of the whole tree.
+    pub total: [u64; 4],
+    pub rows: Vec<TreeRow>,
 }
 
 /// One row of the memory views, counts widened.
@@ -202,7 +276,7 @@ impl Session {
     }
 
     /// Memory view: site rows ordered by `sort`, with an optional
-    /// class-name substring, `offset`/`limit` paging.
+    /// class-name substring, `offset`/`limit` paged.
     pub fn sites_view(
         &self,
         class: &str,
@@ -210,12 +284,10 @@ impl Session {
         offset: usize,
         limit: usize,
         between: bool,
-    ) -> Value {
-        let Some(set) = self.site_set(between) else {
-            return json!({"available": false, "rows": [], "matched": 0, "marks": self.marks.summary()});
-        };
-        let Some(latest) = &self.sites else {
-            return json!({"available": false, "rows": [], "matched": 0});
+    ) -> SitesView {
+        let marks = self.marks.summary();
+        let (Some(set), Some(latest)) = (self.site_set(between), &self.sites) else {
+            return SitesView { marks, page: None };
         };
         let key = sort_key(sort);
         let vals = |r: &SiteRow| [r.bytes, r.objects, r.live_bytes, r.live_objects];
@@ -240,41 +312,42 @@ impl Session {
             }
             acc
         });
-        let page: Vec<Value> = rows
+        let rows = rows
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|(x, name)| {
+            .map(|(x, class)| {
                 let top = self.trace_frames(x.trace).and_then(|t| t.first()).copied();
-                json!({
-                    "rank": x.rank,
-                    "class": name,
-                    "trace": x.trace,
-                    "site": top.map(|f| self.frame_with_line(f)),
-                    "src": top.and_then(|f| self.frame_src(f)),
-                    "stack": self.stack_with_lines(x.trace),
-                    "bytes": x.bytes,
-                    "objects": x.objects,
-                    "liveBytes": x.live_bytes,
-                    "liveObjects": x.live_objects,
-                })
+                SiteView {
+                    rank: x.rank,
+                    class,
+                    trace: x.trace,
+                    site: top.map(|f| self.frame_with_line(f)),
+                    src: top.and_then(|f| self.frame_src(f)),
+                    stack: self.stack_with_lines(x.trace),
+                    bytes: x.bytes,
+                    objects: x.objects,
+                    live_bytes: x.live_bytes,
+                    live_objects: x.live_objects,
+                }
             })
             .collect();
-        json!({
-            "available": true,
-            "estimated": set.estimated,
-            "between": set.between.map(|(b, e)| json!({"begin": b, "end": e})),
-            "totalLiveBytes": latest.total_live_bytes,
-            "totalLiveObjects": latest.total_live_instances,
-            "totalBytes": latest.total_bytes_allocated,
-            "totalObjects": latest.total_instances_allocated,
-            "sites": latest.sites.len(),
-            "matched": matched,
-            "sum": {"bytes": sum[0], "objects": sum[1], "liveBytes": sum[2], "liveObjects": sum[3]},
-            "offset": offset,
-            "rows": page,
-            "marks": self.marks.summary(),
-        })
+        SitesView {
+            marks,
+            page: Some(SitesPage {
+                estimated: set.estimated,
+                between: set.between,
+                total_live_bytes: latest.total_live_bytes,
+                total_live_objects: latest.total_live_instances,
+                total_bytes: latest.total_bytes_allocated,
+                total_objects: latest.total_instances_allocated,
+                sites: latest.sites.len(),
+                matched,
+                sum,
+                offset,
+                rows,
+            }),
+        }
     }
 
     /// The tree by allocation stack: root frames first (by method) down to
@@ -353,21 +426,18 @@ impl Session {
         between: bool,
         open: &[Open],
         limit: usize,
-    ) -> Value {
+    ) -> Option<AllocTreeView> {
         let estimated = self.site_set(between).is_some_and(|s| s.estimated);
-        match self.alloc_tree(class, filter, sort, between) {
-            None => json!({"available": false, "rows": []}),
-            Some(t) => json!({
-                "available": true,
-                "estimated": estimated,
-                "total": t.root().total,
-                "rows": t.rows(open, limit),
-            }),
-        }
+        let t = self.alloc_tree(class, filter, sort, between)?;
+        Some(AllocTreeView {
+            estimated,
+            total: t.root().total,
+            rows: t.rows(open, limit),
+        })
     }
 
     pub fn site_class(&self, serial: u32, array_type: u8) -> String {
-        match hprof_analysis::pprof::primitive_array(array_type) {
+        match crate::pprof::primitive_array(array_type) {
             Some(prim) if !self.classes.contains_key(&serial) => prim.into(),
             _ => self.class_name(serial),
         }
@@ -406,62 +476,58 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::tests::sample_session;
-    use super::super::model::Session;
+    use super::super::testing::{report, sample_session, site};
     use super::*;
-    use crate::reader::RecordBody;
 
-    fn site(class_serial: u32, trace_serial: u32, bytes: u32, objects: u32) -> AllocSite {
-        AllocSite {
-            array_type: 0,
-            class_serial,
-            trace_serial,
-            live_bytes: bytes / 2,
-            live_instances: objects / 2,
-            bytes_allocated: bytes,
-            instances_allocated: objects,
-        }
+    fn page(
+        s: &Session,
+        class: &str,
+        sort: &str,
+        offset: usize,
+        limit: usize,
+        between: bool,
+    ) -> SitesPage {
+        s.sites_view(class, sort, offset, limit, between)
+            .page
+            .unwrap()
     }
 
-    fn report(s: &mut Session, flags: u16, sites: Vec<AllocSite>) {
-        s.apply(
-            0,
-            "ALLOC SITES",
-            RecordBody::AllocSites(AllocSites {
-                flags,
-                cutoff_raw: 0,
-                total_live_bytes: 1,
-                total_live_instances: 1,
-                total_bytes_allocated: 2,
-                total_instances_allocated: 2,
-                sites,
-            }),
-        )
-        .unwrap();
+    fn tree_rows(v: &AllocTreeView, key: usize) -> Vec<String> {
+        v.rows
+            .iter()
+            .map(|r| match r {
+                TreeRow::Node {
+                    depth, name, total, ..
+                } => format!("{depth}{name}={}", total[key]),
+                TreeRow::More { depth, hidden, .. } => format!("{depth}more{hidden}"),
+            })
+            .collect()
     }
 
     #[test]
     fn sites_view_sorts_filters_pages_and_marks_estimates() {
         let mut s = sample_session();
+        assert_eq!(s.sites_view("", "bytes", 0, 5, false).page, None);
         let mut sites: Vec<AllocSite> = (0..100_000).map(|i| site(1, 1, i, 1)).collect();
         sites.push(site(2, 2, 7, 3));
         report(&mut s, SITES_ESTIMATED, sites);
         let start = std::time::Instant::now();
-        let v = s.sites_view("", "bytes", 10, 5, false);
+        let v = page(&s, "", "bytes", 10, 5, false);
         assert!(start.elapsed().as_secs() < 2, "100 000 rows stay quick");
-        assert_eq!(v["estimated"], true);
-        assert_eq!(v["matched"], 100_001);
-        assert_eq!(v["rows"].as_array().unwrap().len(), 5);
-        assert_eq!(v["rows"][0]["bytes"], 99_989);
-        let v = s.sites_view("java.io", "objects", 0, 50, false);
-        assert_eq!(v["matched"], 1);
-        assert_eq!(v["rows"][0]["class"], "java.io.X");
-        assert_eq!(v["rows"][0]["objects"], 3);
-        assert_eq!(v["rows"][0]["liveObjects"], 1);
-        assert_eq!(v["rows"][0]["site"], "java.io.X.read(Native method)");
+        assert!(v.estimated);
+        assert_eq!(v.matched, 100_001);
+        assert_eq!(v.rows.len(), 5);
+        assert_eq!(v.rows[0].bytes, 99_989);
+        let v = page(&s, "java.io", "objects", 0, 50, false);
+        assert_eq!(v.matched, 1);
+        assert_eq!(v.sum, [7, 3, 3, 1]);
+        let r = &v.rows[0];
+        assert_eq!(r.class, "java.io.X");
+        assert_eq!((r.objects, r.live_objects), (3, 1));
+        assert_eq!(r.site.as_deref(), Some("java.io.X.read(Native method)"));
         assert_eq!(
-            v["rows"][0]["stack"],
-            json!(["java.io.X.read(Native method)", "Main.main(Main.java:5)"])
+            r.stack,
+            ["java.io.X.read(Native method)", "Main.main(Main.java:5)"]
         );
     }
 
@@ -476,31 +542,19 @@ mod tests {
             0,
             vec![site(1, 1, 1300, 130), site(2, 2, 50, 5), site(2, 1, 80, 8)],
         );
-        let v = s.sites_view("", "objects", 0, 10, true);
-        assert_eq!(v["between"], json!({"begin": 1, "end": 0}));
-        let got: Vec<(String, u64, u64)> = v["rows"]
-            .as_array()
-            .unwrap()
+        let v = page(&s, "", "objects", 0, 10, true);
+        assert_eq!(v.between, Some((1, 0)));
+        let got: Vec<(&str, u64, u64)> = v
+            .rows
             .iter()
-            .map(|r| {
-                (
-                    r["class"].as_str().unwrap().to_string(),
-                    r["objects"].as_u64().unwrap(),
-                    r["bytes"].as_u64().unwrap(),
-                )
-            })
+            .map(|r| (r.class.as_str(), r.objects, r.bytes))
             .collect();
-        assert_eq!(
-            got,
-            [
-                ("Main".to_string(), 30, 300),
-                ("java.io.X".to_string(), 8, 80)
-            ]
-        );
+        assert_eq!(got, [("Main", 30, 300), ("java.io.X", 8, 80)]);
         // Live counts are those at the end.
-        assert_eq!(v["rows"][0]["liveObjects"], 65);
+        assert_eq!(v.rows[0].live_objects, 65);
         // An end mark taken from the next report the agent sends.
         s.mark(Which::End, true).unwrap();
+        assert_eq!(s.marks.summary().pending, Some(Which::End));
         report(
             &mut s,
             0,
@@ -511,22 +565,21 @@ mod tests {
             0,
             vec![site(1, 1, 9000, 900), site(2, 2, 50, 5), site(2, 1, 80, 8)],
         );
-        let v = s.sites_view("", "objects", 0, 10, true);
-        assert_eq!(v["between"], json!({"begin": 1, "end": 3}));
+        let v = page(&s, "", "objects", 0, 10, true);
+        assert_eq!(v.between, Some((1, 3)));
         assert_eq!(
-            v["rows"][0]["objects"], 50,
+            v.rows[0].objects, 50,
             "end mark is report 3, not the latest"
         );
+        let m = s.marks.summary();
+        assert_eq!(
+            (m.begin.unwrap().report, m.end.unwrap().report, m.pending),
+            (1, 3, None)
+        );
         // Without `between`, the latest report as it is.
-        assert_eq!(
-            s.sites_view("", "objects", 0, 10, false)["rows"][0]["objects"],
-            900
-        );
+        assert_eq!(page(&s, "", "objects", 0, 10, false).rows[0].objects, 900);
         s.marks.clear();
-        assert_eq!(
-            s.sites_view("", "objects", 0, 10, true)["between"],
-            Value::Null
-        );
+        assert_eq!(page(&s, "", "objects", 0, 10, true).between, None);
     }
 
     #[test]
@@ -535,14 +588,15 @@ mod tests {
         report(&mut s, SITES_ESTIMATED, vec![site(1, 1, 100, 10)]);
         s.mark(Which::Begin, false).unwrap();
         report(&mut s, SITES_ESTIMATED, vec![site(1, 1, 300, 30)]);
-        let v = s.sites_view("", "bytes", 0, 10, true);
-        assert_eq!(v["estimated"], true);
-        assert_eq!(v["rows"][0]["objects"], 20);
+        let v = page(&s, "", "bytes", 0, 10, true);
+        assert!(v.estimated);
+        assert_eq!(v.rows[0].objects, 20);
     }
 
     #[test]
     fn allocation_tree_goes_from_roots_to_the_allocated_class() {
         let mut s = sample_session();
+        assert_eq!(s.alloc_tree_view("", "", "objects", false, &[], 10), None);
         report(
             &mut s,
             0,
@@ -558,16 +612,12 @@ mod tests {
                 limit: 10,
             },
         ];
-        let v = s.alloc_tree_view("", "", "objects", false, &open, 10);
-        assert_eq!(v["total"], json!([1130, 113, 565, 56]));
-        let rows: Vec<String> = v["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| format!("{}{}={}", r["d"], r["n"].as_str().unwrap(), r["t"][1]))
-            .collect();
+        let v = s
+            .alloc_tree_view("", "", "objects", false, &open, 10)
+            .unwrap();
+        assert_eq!(v.total, [1130, 113, 565, 56]);
         assert_eq!(
-            rows,
+            tree_rows(&v, 1),
             [
                 "0Main.main=113",
                 "1Main.hot(Main.java:9)=108",
@@ -577,11 +627,15 @@ mod tests {
             ]
         );
         // The class filter keeps only that class's leaves.
-        let v = s.alloc_tree_view("java.io", "", "objects", false, &open, 10);
-        assert_eq!(v["total"][1], 13);
+        let v = s
+            .alloc_tree_view("java.io", "", "objects", false, &open, 10)
+            .unwrap();
+        assert_eq!(v.total[1], 13);
         // The method filter drops frames, not allocations.
-        let v = s.alloc_tree_view("", "!Main.main", "bytes", false, &[], 10);
-        assert_eq!(v["total"][1], 113);
-        assert_eq!(v["rows"][0]["n"], "Main.hot(Main.java:9)");
+        let v = s
+            .alloc_tree_view("", "!Main.main", "bytes", false, &[], 10)
+            .unwrap();
+        assert_eq!(v.total[1], 113);
+        assert_eq!(tree_rows(&v, 0)[0], "0Main.hot(Main.java:9)=1080");
     }
 }

@@ -4,9 +4,8 @@
 //! [`HistoBuilder`] while the dump streams by, so a dump costs memory per
 //! class, not per object.
 
-use super::model::Session;
+use super::Session;
 use crate::reader::{HistoBuilder, HistoEntry, ShallowSizeModel};
-use serde_json::{json, Value};
 use std::collections::VecDeque;
 
 /// Complete dumps kept for the chooser (the oldest goes first).
@@ -123,12 +122,68 @@ impl HeapState {
     }
 
     /// The kept dumps, for the chooser: number and time.
-    pub fn kept(&self) -> Vec<Value> {
+    pub fn kept(&self) -> Vec<KeptDump> {
         self.done
             .iter()
-            .map(|d| json!({"number": d.number, "atMs": d.at_ms, "objects": d.histo.objects()}))
+            .map(|d| KeptDump {
+                number: d.number,
+                at_ms: d.at_ms,
+                objects: d.histo.objects(),
+            })
             .collect()
     }
+}
+
+/// A kept dump, for the chooser.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeptDump {
+    pub number: u32,
+    pub at_ms: f64,
+    pub objects: u64,
+}
+
+/// A row of the class histogram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeapRow {
+    pub rank: usize,
+    pub class: String,
+    pub instances: u64,
+    /// Shallow bytes.
+    pub bytes: u64,
+}
+
+/// The Heap view: the dumps always; the histogram of the chosen one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeapView {
+    /// A dump is being read.
+    pub reading: bool,
+    /// Dumps seen.
+    pub dumps: u32,
+    pub kept: Vec<KeptDump>,
+    /// The chosen dump's histogram, or whether it was dropped for newer
+    /// ones (`gone`).
+    pub histogram: Result<HeapHistogram, Gone>,
+}
+
+/// The chosen dump is not here: `true` when it was dropped for newer ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gone(pub bool);
+
+/// One page of a dump's class histogram.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeapHistogram {
+    pub number: u32,
+    pub at_ms: f64,
+    pub roots: u64,
+    pub class_dumps: u64,
+    pub objects: u64,
+    /// Instances and shallow bytes of all classes.
+    pub instances: u64,
+    pub bytes: u64,
+    pub classes: usize,
+    pub matched: usize,
+    pub offset: usize,
+    pub rows: Vec<HeapRow>,
 }
 
 impl Session {
@@ -142,15 +197,20 @@ impl Session {
         sort: &str,
         offset: usize,
         limit: usize,
-    ) -> Value {
+    ) -> HeapView {
         let reading = self.heap.reading();
         let kept = self.heap.kept();
+        let dumps = self.heap.dumps();
         let Some(d) = self.heap.dump(dump) else {
             let gone = dump.is_some() && self.heap.last().is_some();
-            return json!({"available": false, "reading": reading, "dumps": self.heap.dumps(),
-                          "kept": kept, "gone": gone});
+            return HeapView {
+                reading,
+                dumps,
+                kept,
+                histogram: Err(Gone(gone)),
+            };
         };
-        let (number, roots, classes, objects, at_ms) =
+        let (number, roots, class_dumps, objects, at_ms) =
             (d.number, d.roots, d.classes, d.histo.objects(), d.at_ms);
         let names = self.class_ids.len();
         let fresh = matches!(&self.heap.rows, Some((n, c, _)) if *n == number && *c == names);
@@ -173,40 +233,50 @@ impl Session {
         let (instances, bytes) = all.iter().fold((0u64, 0u64), |(i, b), r| {
             (i + r.instances, b + r.shallow_bytes)
         });
-        let rows: Vec<Value> = matched
+        let rows = matched
             .iter()
             .enumerate()
             .skip(offset)
             .take(limit)
-            .map(|(i, r)| json!({"rank": i + 1, "class": r.class_name, "instances": r.instances, "bytes": r.shallow_bytes}))
+            .map(|(i, r)| HeapRow {
+                rank: i + 1,
+                class: r.class_name.clone(),
+                instances: r.instances,
+                bytes: r.shallow_bytes,
+            })
             .collect();
-        json!({
-            "available": true,
-            "reading": reading,
-            "dumps": self.heap.dumps(),
-            "kept": kept,
-            "number": number,
-            "atMs": at_ms,
-            "roots": roots,
-            "classDumps": classes,
-            "objects": objects,
-            "instances": instances,
-            "bytes": bytes,
-            "classes": all.len(),
-            "matched": matched.len(),
-            "offset": offset,
-            "rows": rows,
-        })
+        HeapView {
+            reading,
+            dumps,
+            kept,
+            histogram: Ok(HeapHistogram {
+                number,
+                at_ms,
+                roots,
+                class_dumps,
+                objects,
+                instances,
+                bytes,
+                classes: all.len(),
+                matched: matched.len(),
+                offset,
+                rows,
+            }),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{Kind, Session};
-    use super::KEPT_DUMPS;
+    use super::super::{Kind, Session};
+    use super::{Gone, HeapHistogram, KEPT_DUMPS};
     use crate::reader::{
         BasicType, HeapSubRecord, InstanceDump, LoadClass, PrimitiveArrayDump, RecordBody,
     };
+
+    fn hist(s: &mut Session, dump: Option<u32>, class: &str) -> HeapHistogram {
+        s.heap_view(dump, class, "bytes", 0, 10).histogram.unwrap()
+    }
 
     fn instance(class_id: u64) -> HeapSubRecord {
         HeapSubRecord::InstanceDump(InstanceDump {
@@ -264,23 +334,35 @@ mod tests {
                 }));
             s.heap.put_back(d, true);
             let v = s.heap_view(None, "", "bytes", 0, 10);
-            assert_eq!(v["available"], false, "not complete before HEAP DUMP END");
+            assert_eq!(
+                v.histogram,
+                Err(Gone(false)),
+                "not complete before HEAP DUMP END"
+            );
         }
         s.apply(0, "HEAP DUMP END", RecordBody::HeapDumpEnd)
             .unwrap();
         let v = s.heap_view(None, "", "instances", 0, 10);
-        assert_eq!(v["available"], true);
-        assert_eq!(v["dumps"], 1);
-        assert_eq!(v["objects"], 9);
-        assert_eq!(v["rows"][0]["class"], "demo.Thing");
-        assert_eq!(v["rows"][0]["instances"], 7);
-        assert_eq!(v["rows"][1]["class"], "int[]");
-        assert_eq!(v["rows"][1]["bytes"], 2 * 56);
-        let v = s.heap_view(None, "int", "bytes", 0, 10);
-        assert_eq!(v["matched"], 1);
+        assert_eq!(v.dumps, 1);
+        let h = v.histogram.unwrap();
+        assert_eq!(h.objects, 9);
+        let rows: Vec<(&str, u64, u64)> = h
+            .rows
+            .iter()
+            .map(|r| (r.class.as_str(), r.instances, r.bytes))
+            .collect();
+        assert_eq!(rows[0].0, "demo.Thing");
+        assert_eq!(rows[0].1, 7);
+        assert_eq!(rows[1], ("int[]", 2, 2 * 56));
+        assert_eq!(hist(&mut s, None, "int").matched, 1);
         // One console line per dump, not per segment.
-        let c = s.console_view(0).to_string();
-        assert_eq!(c.matches("heap dump follows").count(), 1);
+        let c = s.console_view(0).lines;
+        assert_eq!(
+            c.iter()
+                .filter(|l| l.1.contains("heap dump follows"))
+                .count(),
+            1
+        );
     }
 
     /// Every dump of a session can be chosen, not only the last (the
@@ -298,18 +380,14 @@ mod tests {
             s.heap.put_back(d, false);
         }
         let last = KEPT_DUMPS as u32 + 2;
+        let h = hist(&mut s, None, "");
+        assert_eq!((h.number, h.objects), (last, u64::from(last)));
         let v = s.heap_view(None, "", "bytes", 0, 10);
-        assert_eq!(v["number"], last);
-        assert_eq!(v["objects"], last);
-        assert_eq!(v["kept"].as_array().unwrap().len(), KEPT_DUMPS);
-        assert_eq!(v["kept"][0]["number"], 3);
-        let v = s.heap_view(Some(3), "", "bytes", 0, 10);
-        assert_eq!(
-            (v["number"].as_u64(), v["objects"].as_u64()),
-            (Some(3), Some(3))
-        );
+        assert_eq!(v.kept.len(), KEPT_DUMPS);
+        assert_eq!(v.kept[0].number, 3);
+        let h = hist(&mut s, Some(3), "");
+        assert_eq!((h.number, h.objects), (3, 3));
         let v = s.heap_view(Some(1), "", "bytes", 0, 10);
-        assert_eq!(v["available"], false);
-        assert_eq!(v["gone"], true, "dropped for the newer ones");
+        assert_eq!(v.histogram, Err(Gone(true)), "dropped for the newer ones");
     }
 }

@@ -5,10 +5,9 @@
 //! children, or for a flame graph pruned to what is wide enough to see, so
 //! 100 000 nodes stay cheap to show.
 
-use serde_json::{json, Value};
 use std::collections::HashMap;
 
-pub use hprof_analysis::flame::tree::{Node, StackTree as Tree};
+pub use crate::flame::tree::{Node, StackTree as Tree};
 
 /// Rows of one answer, whatever the page opened.
 pub const MAX_ROWS: usize = 5000;
@@ -24,17 +23,49 @@ pub struct Open {
     pub limit: usize,
 }
 
+/// A visible row of a tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TreeRow {
+    Node {
+        depth: usize,
+        name: String,
+        /// Counters of the node and all under it.
+        total: Vec<u64>,
+        /// Counters of the node itself.
+        own: Vec<u64>,
+        /// How many children it has.
+        children: usize,
+        /// The page opened it.
+        opened: bool,
+    },
+    /// Children of the row above left out.
+    More {
+        depth: usize,
+        shown: usize,
+        hidden: usize,
+    },
+}
+
+/// A node of a pruned flame graph: its name, the chosen counter, its
+/// children wide enough to keep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlameNode {
+    pub name: String,
+    pub value: u64,
+    pub children: Vec<FlameNode>,
+}
+
 /// The page's views of a tree: rows of opened nodes, a pruned flame graph.
 pub trait TreeView {
-    fn rows(&self, open: &[Open], default_limit: usize) -> Value;
-    fn flame(&self, key: usize, min: u64) -> Value;
+    fn rows(&self, open: &[Open], default_limit: usize) -> Vec<TreeRow>;
+    fn flame(&self, key: usize, min: u64) -> FlameNode;
 }
 
 impl<const N: usize> TreeView for Tree<N> {
     /// The visible rows, depth first: the root's children and, under every
     /// opened node, its first `limit` children, then a row saying how many
     /// more there are. At most [`MAX_ROWS`] rows.
-    fn rows(&self, open: &[Open], default_limit: usize) -> Value {
+    fn rows(&self, open: &[Open], default_limit: usize) -> Vec<TreeRow> {
         let mut limits: HashMap<u32, usize> = HashMap::new();
         for o in open {
             if let Some(n) = self.find(&o.path) {
@@ -56,38 +87,48 @@ impl<const N: usize> TreeView for Tree<N> {
                     shown,
                     hidden,
                 } => {
-                    out.push(json!({"d": depth, "more": hidden, "shown": shown}));
+                    out.push(TreeRow::More {
+                        depth,
+                        shown,
+                        hidden,
+                    });
                 }
                 Item::Node(n, depth) => {
                     let node = &self.nodes[n as usize];
                     let opened = limits.get(&n).copied();
-                    out.push(json!({
-                        "d": depth,
-                        "n": self.name(n),
-                        "t": node.total.as_slice(),
-                        "s": node.own.as_slice(),
-                        "k": self.children(n).len(),
-                        "o": opened.is_some(),
-                    }));
+                    out.push(TreeRow::Node {
+                        depth,
+                        name: self.name(n).to_string(),
+                        total: node.total.to_vec(),
+                        own: node.own.to_vec(),
+                        children: self.children(n).len(),
+                        opened: opened.is_some(),
+                    });
                     if let Some(limit) = opened {
                         push_children(self.children(n), depth + 1, limit, &mut stack);
                     }
                 }
             }
         }
-        Value::Array(out)
+        out
     }
 
-    /// Flame graph JSON `{n, v, c}` by counter `key`, leaving out nodes
-    /// below `min` and below [`MAX_FLAME_DEPTH`] levels.
-    fn flame(&self, key: usize, min: u64) -> Value {
+    /// The flame graph by counter `key`, leaving out nodes below `min`
+    /// and below [`MAX_FLAME_DEPTH`] levels.
+    fn flame(&self, key: usize, min: u64) -> FlameNode {
         flame_node(self, 0, key.min(N.saturating_sub(1)), min, 0)
     }
 }
 
-fn flame_node<const N: usize>(t: &Tree<N>, n: u32, key: usize, min: u64, depth: usize) -> Value {
+fn flame_node<const N: usize>(
+    t: &Tree<N>,
+    n: u32,
+    key: usize,
+    min: u64,
+    depth: usize,
+) -> FlameNode {
     let node = &t.nodes[n as usize];
-    let c: Vec<Value> = if depth >= MAX_FLAME_DEPTH {
+    let children = if depth >= MAX_FLAME_DEPTH {
         Vec::new()
     } else {
         t.children(n)
@@ -96,7 +137,11 @@ fn flame_node<const N: usize>(t: &Tree<N>, n: u32, key: usize, min: u64, depth: 
             .map(|&k| flame_node(t, k, key, min, depth + 1))
             .collect()
     };
-    json!({"n": t.name(n), "v": node.total[key], "c": c})
+    FlameNode {
+        name: t.name(n).to_string(),
+        value: node.total[key],
+        children,
+    }
 }
 
 enum Item {
@@ -139,6 +184,15 @@ mod tests {
         t
     }
 
+    fn names(rows: &[TreeRow]) -> Vec<String> {
+        rows.iter()
+            .map(|r| match r {
+                TreeRow::Node { depth, name, .. } => format!("{depth}{name}"),
+                TreeRow::More { depth, hidden, .. } => format!("{depth}more{hidden}"),
+            })
+            .collect()
+    }
+
     #[test]
     fn rows_show_opened_nodes_cut_to_their_limit() {
         let t = tree(&[
@@ -150,16 +204,18 @@ mod tests {
         ]);
         assert_eq!(t.root().total[0], 15);
         let closed = t.rows(&[], 10);
-        let names: Vec<&str> = closed
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["n"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["main", "other"]);
-        assert_eq!(closed[0]["t"][0], 11);
-        assert_eq!(closed[0]["s"][0], 2);
-        assert_eq!(closed[0]["k"], 3);
+        assert_eq!(names(&closed), ["0main", "0other"]);
+        assert_eq!(
+            closed[0],
+            TreeRow::Node {
+                depth: 0,
+                name: "main".into(),
+                total: vec![11],
+                own: vec![2],
+                children: 3,
+                opened: false
+            }
+        );
         let open = t.rows(
             &[Open {
                 path: vec!["main".into()],
@@ -167,15 +223,15 @@ mod tests {
             }],
             10,
         );
-        let rows = open.as_array().unwrap();
-        let shape: Vec<String> = rows
-            .iter()
-            .map(|r| match r["n"].as_str() {
-                Some(n) => format!("{}{n}", r["d"]),
-                None => format!("{}more{}", r["d"], r["more"]),
-            })
-            .collect();
-        assert_eq!(shape, ["0main", "1a", "1b", "1more1", "0other"]);
+        assert_eq!(names(&open), ["0main", "1a", "1b", "1more1", "0other"]);
+        assert_eq!(
+            open[3],
+            TreeRow::More {
+                depth: 1,
+                shown: 2,
+                hidden: 1
+            }
+        );
         // A path that does not exist (the data changed) is ignored.
         let gone = t.rows(
             &[Open {
@@ -184,20 +240,16 @@ mod tests {
             }],
             10,
         );
-        assert_eq!(gone.as_array().unwrap().len(), 2);
+        assert_eq!(gone.len(), 2);
     }
 
     #[test]
     fn flame_prunes_narrow_nodes_and_collapsed_keeps_own_counts() {
         let t = tree(&[(&["main", "a"], 5), (&["main", "b"], 1), (&["main"], 2)]);
         let f = t.flame(0, 2);
-        assert_eq!(f["v"], 8);
-        assert_eq!(f["c"][0]["n"], "main");
-        assert_eq!(
-            f["c"][0]["c"].as_array().unwrap().len(),
-            1,
-            "b is under min"
-        );
+        assert_eq!(f.value, 8);
+        assert_eq!(f.children[0].name, "main");
+        assert_eq!(f.children[0].children.len(), 1, "b is under min");
         let mut c = std::collections::BTreeMap::new();
         t.each_stack(0, |path, n| {
             let names: Vec<&str> = path.iter().map(|&p| t.name_of(p)).collect();
@@ -225,14 +277,10 @@ mod tests {
             }],
             100,
         );
-        assert_eq!(
-            rows.as_array().unwrap().len(),
-            102,
-            "root, 100 children, more"
-        );
-        assert_eq!(rows[101]["more"], 99_900);
+        assert_eq!(rows.len(), 102, "root, 100 children, more");
+        assert!(matches!(rows[101], TreeRow::More { hidden: 99_900, .. }));
         let f = t.flame(0, t.root().total[0] / 2000);
-        assert!(f.to_string().len() < 10_000_000);
+        assert!(f.children[0].children.len() < 100_000);
         assert!(start.elapsed().as_secs() < 2);
     }
 }

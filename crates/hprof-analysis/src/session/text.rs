@@ -3,7 +3,7 @@
 //! the Monitors view gets it.
 //!
 //! The lines are read by the tool's one text-report reader
-//! (`hprof_analysis::text`); here its events become the records a binary
+//! (`crate::text`); here its events become the records a binary
 //! stream would have carried (names, frames and traces with IDs made up
 //! here), so the CPU, memory and threads views work unchanged, and the
 //! monitor sections fill the Monitors view. Lines outside the sections go
@@ -13,12 +13,12 @@
 //! Strict like the binary reader: a line of a known section that does not
 //! parse ends the session with an error naming the line.
 
-use super::model::{cut_name, Session, MAX_NAME};
 use super::monitors::{DumpMonitor, MonitorDump, MonitorTime};
+use super::{cut_name, Session, MAX_NAME};
 use crate::reader::{
     AllocSite, AllocSites, CpuSample, CpuSamples, Frame, LoadClass, RecordBody, StartThread, Trace,
 };
-use hprof_analysis::text::{frame_parts, CpuKind, Event, Line, TextError};
+use crate::text::{frame_parts, CpuKind, Event, Line, TextError};
 use std::collections::HashMap;
 
 /// A section being read.
@@ -350,11 +350,7 @@ impl TextFeed {
             } => s.cpu_time_sections += 1,
             Event::SitesBegin { estimated } => {
                 self.section = Section::Sites(AllocSites {
-                    flags: if estimated {
-                        super::model::SITES_ESTIMATED
-                    } else {
-                        0
-                    },
+                    flags: if estimated { super::SITES_ESTIMATED } else { 0 },
                     cutoff_raw: 0,
                     total_live_bytes: 0,
                     total_live_instances: 0,
@@ -401,69 +397,8 @@ impl TextFeed {
 #[cfg(test)]
 mod tests {
     use super::super::cpu::CpuQuery;
-    use super::super::model::{Kind, Session};
-    use super::*;
 
-    const REPORT: &str = "JAVA PROFILE 1.0.1, created Mon Nov 24 10:00:00 2025
-
-Header text, legend...
-THREAD START
-TRACE           A stack trace: its serial number, then one line per frame,
-HEAP DUMP       The objects known to the agent, between HEAP DUMP BEGIN and
---------
-
-THREAD START (obj=50000150, id = 200002, name=\"worker, \"one\"\", group=\"main\")
-TRACE 300001: (thread=200002)
-\tContention.blockOnHot(Contention.java:47)
-\tContention.lambda$main$0(Contention.java:80)
-TRACE 300002:
-\tjava.lang.Object.wait(Object.java:Native method)
-TRACE 300003:
-\t<empty>
-WAIT: MONITOR LContention$WaitBox;, timeout=300, thread 200002
-WAITED: MONITOR LContention$WaitBox;, time_waited=301, thread 200002
-THREAD END (id = 200002)
-MONITOR DUMP BEGIN
-    THREAD 200002, trace 300001, status: MW
-    THREAD 200001, trace 300002, status: CW
-    MONITOR LContention$HotLock;
-\towner: thread 200001, entry count: 1
-\twaiting to enter: thread 200002
-\twaiting to be notified:
-MONITOR DUMP END
-MONITOR TIME BEGIN (total = 40 ms) Mon Nov 24 10:00:01 2025
-rank   self  accum   count trace monitor
-   1 75.00% 75.00%      12 300001 Contention$HotLock (Java)
-   2 25.00% 100.00%       1 300002 java.lang.Object (Java)
-MONITOR TIME END
-CPU SAMPLES BEGIN (total = 10) Mon Nov 24 10:00:01 2025
-rank   self  accum   count trace method
-   1 90.00% 90.00%       9 300001 Contention.blockOnHot
-   2 10.00% 100.00%       1 300002 java.lang.Object.wait
-CPU SAMPLES END
-SITES BEGIN (ordered by live bytes) Mon Nov 24 10:00:01 2025
-          percent          live          alloc'ed  stack class
- rank   self  accum     bytes objs     bytes  objs trace name
-    1 80.00% 80.00%     16000 1000     16000  1000 300001 AllocSites$Kept
-    2 20.00% 100.00%      4000  250      8000   500 300002 int[]
-SITES END
-HEAP DUMP BEGIN (12 objects, 345 bytes) Mon Nov 24 10:00:01 2025
-ROOT 50000150 (kind=<thread>, id=200002, trace=300001)
-HEAP DUMP END
-";
-
-    fn feed(text: &str) -> (Session, Result<(), String>) {
-        let mut s = Session::new(1, Kind::Listen, "x".into());
-        let mut f = TextFeed::new();
-        let mut r = hprof_analysis::text::TextReader::new(text.as_bytes());
-        let res = (|| {
-            while let Some(line) = r.next().map_err(error)? {
-                f.take(&mut s, line)?;
-            }
-            Ok(())
-        })();
-        (s, res)
-    }
+    use super::super::testing::{from_text as feed, TEXT_REPORT as REPORT};
 
     #[test]
     fn a_text_report_fills_monitors_cpu_sites_and_threads() {
@@ -471,47 +406,46 @@ HEAP DUMP END
         res.unwrap();
         assert!(s.text);
         let m = s.monitors_view();
-        assert_eq!(m["note"], serde_json::Value::Null);
-        let rows = &m["time"]["rows"];
-        assert_eq!(m["time"]["totalMs"], 40);
-        assert_eq!(rows[0]["class"], "Contention$HotLock");
-        assert_eq!(rows[0]["count"], 12);
-        assert_eq!(rows[0]["timeMs"], 30.0);
-        assert_eq!(rows[0]["thread"], "worker, \"one\"");
+        assert_eq!(m.note, None);
+        let time = m.time.unwrap();
+        assert_eq!(time.total_ms, 40);
+        let rows = &time.rows;
+        assert_eq!(rows[0].class, "Contention$HotLock");
+        assert_eq!(rows[0].count, 12);
+        assert_eq!(rows[0].time_ms, 30.0);
+        assert_eq!(rows[0].thread.as_deref(), Some("worker, \"one\""));
         assert_eq!(
-            rows[0]["stack"][0],
+            rows[0].stack[0],
             "Contention.blockOnHot(Contention.java:47)"
         );
-        assert_eq!(rows[1]["class"], "java.lang.Object");
-        assert_eq!(rows[1]["stack"][0], "java.lang.Object.wait(Native method)");
-        assert_eq!(m["waits"][0]["class"], "Contention$WaitBox");
-        assert_eq!(m["waits"][0]["waitedMs"], 301);
-        assert_eq!(m["waits"][0]["timed"], 1);
-        let d = &m["dump"];
-        assert_eq!(d["threads"][0]["status"], "MW");
-        assert_eq!(d["monitors"][0]["class"], "Contention$HotLock");
-        assert_eq!(d["monitors"][0]["owner"], "thread 200001");
-        assert_eq!(d["monitors"][0]["waitingToEnter"][0], "worker, \"one\"");
-        assert_eq!(
-            d["monitors"][0]["waitingToBeNotified"]
-                .as_array()
-                .unwrap()
-                .len(),
-            0
-        );
-        let cpu = s.cpu_view(&CpuQuery::default(), 0, 10, true);
-        assert_eq!(cpu["rows"][0]["method"], "Contention.blockOnHot");
-        assert_eq!(cpu["rows"][0]["self"], 9);
-        let sites = s.sites_view("", "objects", 0, 10, false);
-        assert_eq!(sites["rows"][0]["class"], "AllocSites$Kept");
-        assert_eq!(sites["rows"][0]["objects"], 1000);
-        assert_eq!(sites["rows"][1]["liveObjects"], 250);
+        assert_eq!(rows[1].class, "java.lang.Object");
+        assert_eq!(rows[1].stack[0], "java.lang.Object.wait(Native method)");
+        assert_eq!(m.waits[0].class, "Contention$WaitBox");
+        assert_eq!(m.waits[0].stats.waited_ms, 301);
+        assert_eq!(m.waits[0].stats.timed, 1);
+        let d = m.dump.unwrap();
+        assert_eq!(d.threads[0].status, "MW");
+        let mon = &d.monitors[0];
+        assert_eq!(mon.class, "Contention$HotLock");
+        assert_eq!(mon.owner, "thread 200001");
+        assert_eq!(mon.waiting_to_enter, ["worker, \"one\""]);
+        assert!(mon.waiting_to_be_notified.is_empty());
+        let cpu = s
+            .cpu_view(&CpuQuery::default(), 0, 10, true)
+            .profile
+            .unwrap();
+        assert_eq!(cpu.rows[0].method, "Contention.blockOnHot");
+        assert_eq!(cpu.rows[0].own, 9);
+        let sites = s.sites_view("", "objects", 0, 10, false).page.unwrap();
+        assert_eq!(sites.rows[0].class, "AllocSites$Kept");
+        assert_eq!(sites.rows[0].objects, 1000);
+        assert_eq!(sites.rows[1].live_objects, 250);
         let t = s.threads_view();
-        assert_eq!(t["threads"][0]["objectId"], 0x5000_0150u64);
-        let console = s.console_view(0).to_string();
-        assert!(console.contains("HEAP DUMP END"));
+        assert_eq!(t.threads[0].thread.object_id, 0x5000_0150u64);
+        let console: Vec<String> = s.console_view(0).lines.into_iter().map(|l| l.1).collect();
+        assert!(console.iter().any(|l| l.contains("HEAP DUMP END")));
         assert!(
-            !console.contains("ROOT 50000150"),
+            !console.iter().any(|l| l.contains("ROOT 50000150")),
             "inside a console-only section"
         );
     }
@@ -530,7 +464,7 @@ HEAP DUMP END
         assert!(res.unwrap_err().contains("frame without a source part"));
         let long = format!(
             "JAVA PROFILE 1.0.1, created x\n{}\n",
-            "a".repeat(hprof_analysis::text::MAX_LINE + 1)
+            "a".repeat(crate::text::MAX_LINE + 1)
         );
         let (_, res) = feed(&long);
         assert!(res.unwrap_err().contains("longer than"));

@@ -8,10 +8,11 @@
 //! does not rebuild it.
 
 use super::filter::MethodFilter;
-use super::model::Session;
-use super::tree::{Open, Tree, TreeView};
+use super::tree::{FlameNode, Open, Tree, TreeRow, TreeView};
+use super::{Session, SourceAt, State};
+use crate::flame;
+use crate::format::LostSamples;
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -49,7 +50,67 @@ struct Method {
     own: u64,
     total: u64,
     /// Where its source is, for the source view.
-    src: Option<(String, String, i32)>,
+    src: Option<SourceAt>,
+}
+
+/// A row of the hot-methods table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotMethod {
+    /// Place in the table (1 = most self samples).
+    pub rank: usize,
+    pub method: String,
+    /// Samples with this method on top.
+    pub own: u64,
+    pub own_pct: f64,
+    /// Samples with this method anywhere on the stack.
+    pub total: u64,
+    pub total_pct: f64,
+    pub src: Option<SourceAt>,
+}
+
+/// A thread the thread filter can pick.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuThread {
+    pub serial: u32,
+    pub name: String,
+    pub samples: u64,
+}
+
+/// The CPU view: always the threads; the profile when there are samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuView {
+    pub threads: Vec<CpuThread>,
+    /// CPU TIME sections of a text stream (not shown in these views).
+    pub cpu_time_sections: u32,
+    /// The session's stream has ended.
+    pub ended: bool,
+    pub profile: Option<CpuPage>,
+}
+
+/// One page of the filtered profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuPage {
+    /// Samples in the section.
+    pub total: u64,
+    /// Samples left after the filters.
+    pub kept: u64,
+    /// Rows of the whole table.
+    pub methods: usize,
+    pub offset: usize,
+    pub rows: Vec<HotMethod>,
+    /// What the report says it did not count.
+    pub lost: Option<LostSamples>,
+    /// The flame graph, when asked for.
+    pub flame: Option<FlameNode>,
+    /// What the flame graph should say with it.
+    pub notes: Vec<String>,
+}
+
+/// Call tree rows of the filtered profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuTreeView {
+    pub kept: u64,
+    pub rows: Vec<TreeRow>,
 }
 
 /// The filtered profile: the call tree and the hot-methods table.
@@ -97,7 +158,7 @@ impl Session {
         let mut frame_names: FxHashMap<u64, Option<u32>> = FxHashMap::default();
         let mut own: FxHashMap<u32, u64> = FxHashMap::default();
         let mut totals: FxHashMap<u32, u64> = FxHashMap::default();
-        let mut src: FxHashMap<u32, (String, String, i32)> = FxHashMap::default();
+        let mut src: FxHashMap<u32, SourceAt> = FxHashMap::default();
         let threads: HashSet<u32> = q.threads.iter().copied().collect();
         let Some(cpu) = &self.cpu else {
             return CpuModel {
@@ -118,7 +179,7 @@ impl Session {
             if let Some(frames) = self.trace_frames(e.trace_serial) {
                 let whole = frames
                     .last()
-                    .is_some_and(|&f| hprof_analysis::flame::is_thread_entry(&self.frame_label(f)));
+                    .is_some_and(|&f| flame::is_thread_entry(&self.frame_label(f)));
                 lengths.push((frames.len(), count, whole));
             }
             if !threads.is_empty() && !threads.contains(&self.trace_thread(e.trace_serial)) {
@@ -191,13 +252,13 @@ impl Session {
             methods,
             kept,
             total,
-            cut_at: hprof_analysis::flame::cut_at(&lengths, depth),
+            cut_at: flame::cut_at(&lengths, depth),
         }
     }
 
     /// The threads a thread filter can pick: those named by the traces of
     /// the latest CPU section (`thread=y`), with their samples.
-    pub fn cpu_threads(&self) -> Vec<Value> {
+    pub fn cpu_threads(&self) -> Vec<CpuThread> {
         let mut per: HashMap<u32, u64> = HashMap::new();
         if let Some(cpu) = &self.cpu {
             for e in &cpu.entries {
@@ -210,8 +271,10 @@ impl Session {
         let mut v: Vec<(u32, u64)> = per.into_iter().collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v.into_iter()
-            .map(|(serial, samples)| {
-                json!({"serial": serial, "name": self.thread_name(serial), "samples": samples})
+            .map(|(serial, samples)| CpuThread {
+                serial,
+                name: self.thread_name(serial),
+                samples,
             })
             .collect()
     }
@@ -219,67 +282,62 @@ impl Session {
     /// CPU view: hot methods (self samples = top kept frame; total =
     /// samples whose stack contains the method), `offset`/`limit` paged,
     /// and (when `flame`) the flame graph tree, after the query's filters.
-    pub fn cpu_view(&mut self, q: &CpuQuery, offset: usize, limit: usize, flame: bool) -> Value {
+    pub fn cpu_view(&mut self, q: &CpuQuery, offset: usize, limit: usize, flame: bool) -> CpuView {
         let threads = self.cpu_threads();
-        let lost = self.cpu_lost_json();
-        let Some(m) = self.cpu_model(q) else {
-            return json!({"available": false, "total": 0, "kept": 0, "rows": [], "methods": 0,
-                          "threads": threads, "flame": {"n": "all", "v": 0, "c": []},
-                          "cpuTime": self.cpu_time_sections,
-                          "ended": self.state != super::model::State::Live});
-        };
-        let pct = |n: u64| {
-            if m.kept == 0 {
-                0.0
-            } else {
-                (n as f64) * 100.0 / m.kept as f64
+        let lost = self.cpu_lost.clone();
+        let (cpu_time_sections, ended) = (self.cpu_time_sections, self.state != State::Live);
+        let profile = self.cpu_model(q).map(|m| {
+            let pct = |n: u64| {
+                if m.kept == 0 {
+                    0.0
+                } else {
+                    (n as f64) * 100.0 / m.kept as f64
+                }
+            };
+            let rows = m
+                .methods
+                .iter()
+                .enumerate()
+                .skip(offset)
+                .take(limit)
+                .map(|(i, x)| HotMethod {
+                    rank: i + 1,
+                    method: x.name.clone(),
+                    own: x.own,
+                    own_pct: pct(x.own),
+                    total: x.total,
+                    total_pct: pct(x.total),
+                    src: x.src.clone(),
+                })
+                .collect();
+            // Nodes under 1/2000 of the samples are left out: they would
+            // be under a pixel wide and only cost bytes.
+            let min = (m.kept / 2000).max(1);
+            CpuPage {
+                total: m.total,
+                kept: m.kept,
+                methods: m.methods.len(),
+                offset,
+                rows,
+                lost,
+                flame: flame.then(|| m.tree.flame(0, min)),
+                notes: m.notes(),
             }
-        };
-        let rows: Vec<Value> = m
-            .methods
-            .iter()
-            .enumerate()
-            .skip(offset)
-            .take(limit)
-            .map(|(i, x)| {
-                json!({"rank": i + 1, "method": x.name, "self": x.own, "selfPct": pct(x.own),
-                       "total": x.total, "totalPct": pct(x.total), "src": x.src})
-            })
-            .collect();
-        // Nodes under 1/2000 of the samples are left out: they would be
-        // under a pixel wide and only cost bytes.
-        let min = (m.kept / 2000).max(1);
-        json!({
-            "available": true,
-            "total": m.total,
-            "kept": m.kept,
-            "methods": m.methods.len(),
-            "offset": offset,
-            "rows": rows,
-            "threads": threads,
-            "lost": lost,
-            "flame": if flame { m.tree.flame(0, min) } else { Value::Null },
-            "notes": m.notes(),
-        })
-    }
-
-    /// The samples the CPU report did not count (walks that failed), for
-    /// the page's summary line: null when the report says nothing of them
-    /// (the original's rule, older agents).
-    fn cpu_lost_json(&self) -> Value {
-        match &self.cpu_lost {
-            None => Value::Null,
-            Some(l) => json!({"lost": l.lost(), "taken": l.taken(), "pct": l.percent(),
-                              "reasons": l.reasons.iter().map(|(w, n)| json!([w, n])).collect::<Vec<_>>()}),
+        });
+        CpuView {
+            threads,
+            cpu_time_sections,
+            ended,
+            profile,
         }
     }
 
     /// Call tree rows for the opened nodes (see [`Tree::rows`]).
-    pub fn cpu_tree(&mut self, q: &CpuQuery, open: &[Open], limit: usize) -> Value {
-        match self.cpu_model(q) {
-            None => json!({"available": false, "rows": []}),
-            Some(m) => json!({"available": true, "kept": m.kept, "rows": m.tree.rows(open, limit)}),
-        }
+    pub fn cpu_tree(&mut self, q: &CpuQuery, open: &[Open], limit: usize) -> Option<CpuTreeView> {
+        self.cpu_model(q).map(|m| CpuTreeView {
+            kept: m.kept,
+            rows: m.tree.rows(open, limit),
+        })
     }
 
     /// The filtered profile as an SVG flame graph (the one `hprof-rs
@@ -293,29 +351,22 @@ impl Session {
         let notes = m.notes();
         let reasons = lost.map(|l| l.reasons).unwrap_or_default();
         if reasons.is_empty() {
-            return Some(hprof_analysis::flame::svg::draw(
-                &m.tree, 0, title, &notes, "samples",
-            ));
+            return Some(flame::svg::draw(&m.tree, 0, title, &notes, "samples"));
         }
         let mut tree = m.tree.clone();
         for (why, n) in &reasons {
-            let name = tree.intern(&hprof_analysis::flame::lost_frame(why));
+            let name = tree.intern(&flame::lost_frame(why));
             tree.add(&[name], [*n]);
         }
         tree.finish(0);
-        Some(hprof_analysis::flame::svg::draw(
-            &tree, 0, title, &notes, "samples",
-        ))
+        Some(flame::svg::draw(&tree, 0, title, &notes, "samples"))
     }
 }
 
 impl CpuModel {
     /// What the flame graph should say with it: stacks cut by `depth`.
     pub fn notes(&self) -> Vec<String> {
-        self.cut_at
-            .map(hprof_analysis::flame::depth_note)
-            .into_iter()
-            .collect()
+        self.cut_at.map(flame::depth_note).into_iter().collect()
     }
 }
 
@@ -326,94 +377,104 @@ fn tree_name(t: &Tree<1>, interned: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::tests::{cpu, sample_session};
+    use super::super::testing::{cpu, sample_session, utf8};
     use super::*;
 
     fn q(filter: &str, threads: &str, gran: &str) -> CpuQuery {
         CpuQuery::from_params(filter, threads, gran)
     }
 
+    fn page(s: &mut Session, q: &CpuQuery, offset: usize, limit: usize) -> CpuPage {
+        s.cpu_view(q, offset, limit, true).profile.unwrap()
+    }
+
+    fn methods(p: &CpuPage) -> Vec<(&str, u64, u64)> {
+        p.rows
+            .iter()
+            .map(|r| (r.method.as_str(), r.own, r.total))
+            .collect()
+    }
+
     #[test]
     fn cpu_view_ranks_self_samples_and_builds_the_flame_tree() {
         let mut s = sample_session();
+        assert_eq!(s.cpu_view(&q("", "", ""), 0, 10, true).profile, None);
         cpu(&mut s, &[(75, 1), (25, 2)]);
-        let v = s.cpu_view(&q("", "", ""), 0, 10, true);
-        assert_eq!(v["kept"], 100);
-        assert_eq!(v["rows"][0]["method"], "Main.hot");
-        assert_eq!(v["rows"][0]["self"], 75);
-        assert_eq!(v["rows"][0]["selfPct"], 75.0);
-        assert_eq!(v["rows"][0]["src"], json!(["Main", "Main.java", 9]));
-        assert_eq!(v["rows"][1]["method"], "java.io.X.read");
+        let v = page(&mut s, &q("", "", ""), 0, 10);
+        assert_eq!(v.kept, 100);
         // Main.main is on every stack: total 100, self 0.
-        assert_eq!(v["rows"][2]["method"], "Main.main");
-        assert_eq!(v["rows"][2]["total"], 100);
-        assert_eq!(v["rows"][2]["self"], 0);
-        let flame = &v["flame"];
-        assert_eq!(flame["v"], 100);
-        assert_eq!(flame["c"][0]["n"], "Main.main");
-        let kids: Vec<(&str, u64)> = flame["c"][0]["c"]
-            .as_array()
-            .unwrap()
+        assert_eq!(
+            methods(&v),
+            [
+                ("Main.hot", 75, 75),
+                ("java.io.X.read", 25, 25),
+                ("Main.main", 0, 100)
+            ]
+        );
+        assert_eq!(v.rows[0].own_pct, 75.0);
+        assert_eq!(
+            v.rows[0].src,
+            Some(SourceAt {
+                class: "Main".into(),
+                file: "Main.java".into(),
+                line: 9
+            })
+        );
+        let flame = v.flame.unwrap();
+        assert_eq!(flame.value, 100);
+        assert_eq!(flame.children[0].name, "Main.main");
+        let kids: Vec<(&str, u64)> = flame.children[0]
+            .children
             .iter()
-            .map(|k| (k["n"].as_str().unwrap(), k["v"].as_u64().unwrap()))
+            .map(|k| (k.name.as_str(), k.value))
             .collect();
         assert_eq!(kids, vec![("Main.hot", 75), ("java.io.X.read", 25)]);
         // Paging the table.
-        let p = s.cpu_view(&q("", "", ""), 1, 1, true);
-        assert_eq!(p["rows"].as_array().unwrap().len(), 1);
-        assert_eq!(p["rows"][0]["rank"], 2);
+        let p = page(&mut s, &q("", "", ""), 1, 1);
+        assert_eq!(p.rows.len(), 1);
+        assert_eq!(p.rows[0].rank, 2);
+        assert_eq!(p.methods, 3);
     }
 
     #[test]
     fn a_later_cpu_section_replaces_the_earlier_one() {
         let mut s = sample_session();
         cpu(&mut s, &[(1, 1)]);
-        assert_eq!(s.cpu_view(&q("", "", ""), 0, 10, true)["kept"], 1);
+        assert_eq!(page(&mut s, &q("", "", ""), 0, 10).kept, 1);
         cpu(&mut s, &[(5, 2)]);
-        let v = s.cpu_view(&q("", "", ""), 0, 10, true);
-        assert_eq!(v["kept"], 5, "the cache follows the new section");
-        assert_eq!(v["rows"][0]["method"], "java.io.X.read");
+        let v = page(&mut s, &q("", "", ""), 0, 10);
+        assert_eq!(v.kept, 5, "the cache follows the new section");
+        assert_eq!(v.rows[0].method, "java.io.X.read");
     }
 
     #[test]
     fn samples_not_counted_are_shown_and_exported_until_the_next_section() {
-        use super::super::model::tests::utf8;
         let mut s = sample_session();
         cpu(&mut s, &[(75, 1), (25, 2)]);
-        assert_eq!(
-            s.cpu_view(&q("", "", ""), 0, 10, false)["lost"],
-            Value::Null
-        );
+        assert_eq!(page(&mut s, &q("", "", ""), 0, 10).lost, None);
         // The note after the CPU SAMPLES record (binary: a UTF8 record).
         utf8(
             &mut s,
             0xA000_0099,
             "CPU SAMPLES LOST 4 of 104 (3.85%): deoptimizing 1, unknown frame in Java 3",
         );
-        let v = s.cpu_view(&q("", "", ""), 0, 10, false);
-        assert_eq!(v["kept"], 100, "not counted samples are not in the table");
-        assert_eq!(
-            v["lost"],
-            json!({"lost": 4, "taken": 104, "pct": 4.0 * 100.0 / 104.0,
-                   "reasons": [["deoptimizing", 1], ["unknown frame in Java", 3]]})
-        );
+        let v = page(&mut s, &q("", "", ""), 0, 10);
+        assert_eq!(v.kept, 100, "not counted samples are not in the table");
+        let lost = v.lost.unwrap();
+        assert_eq!((lost.lost(), lost.taken()), (4, 104));
         let svg = s.cpu_svg(&q("", "", ""), "t").unwrap();
         assert!(
             svg.contains("<title>[lost samples: unknown frame in Java] (3 samples, 2.88%)</title>"),
             "{svg}"
         );
         assert!(svg.contains("<title>Main.hot (75 samples, 72.12%)</title>"));
+        let flame = page(&mut s, &q("", "", ""), 0, 10).flame.unwrap();
         assert!(
-            !s.cpu_view(&q("", "", ""), 0, 10, true)["flame"]
-                .to_string()
-                .contains("lost samples"),
+            !format!("{flame:?}").contains("lost samples"),
             "the page's flame graph has only the samples counted"
         );
         cpu(&mut s, &[(5, 2)]);
-        assert_eq!(
-            s.cpu_view(&q("", "", ""), 0, 10, false)["lost"],
-            Value::Null
-        );
+        assert_eq!(page(&mut s, &q("", "", ""), 0, 10).lost, None);
     }
 
     #[test]
@@ -422,59 +483,69 @@ mod tests {
         cpu(&mut s, &[(75, 1), (25, 2)]);
         // Excluding java.io drops that frame; the sample keeps Main.main
         // as its top frame.
-        let v = s.cpu_view(&q("!.io.", "", ""), 0, 10, true);
-        assert_eq!(v["kept"], 100);
-        assert_eq!(v["rows"][0]["method"], "Main.hot");
-        assert_eq!(v["rows"][1]["method"], "Main.main");
-        assert_eq!(v["rows"][1]["self"], 25);
+        let v = page(&mut s, &q("!.io.", "", ""), 0, 10);
+        assert_eq!(v.kept, 100);
+        assert_eq!(methods(&v), [("Main.hot", 75, 75), ("Main.main", 25, 100)]);
         // Only java.*: the Main-only trace 1 disappears entirely.
-        let v = s.cpu_view(&q("java.", "", ""), 0, 10, true);
-        assert_eq!(v["kept"], 25);
-        assert_eq!(v["methods"], 1);
+        let v = page(&mut s, &q("java.", "", ""), 0, 10);
+        assert_eq!(v.kept, 25);
+        assert_eq!(v.methods, 1);
     }
 
     #[test]
     fn thread_filter_keeps_the_samples_of_the_chosen_threads() {
         let mut s = sample_session();
         cpu(&mut s, &[(75, 1), (25, 2)]);
-        let v = s.cpu_view(&q("", "8", ""), 0, 10, true);
-        assert_eq!(v["kept"], 25);
-        assert_eq!(v["total"], 100);
-        assert_eq!(v["rows"][0]["method"], "java.io.X.read");
+        let v = page(&mut s, &q("", "8", ""), 0, 10);
+        assert_eq!((v.kept, v.total), (25, 100));
+        assert_eq!(v.rows[0].method, "java.io.X.read");
         let v = s.cpu_view(&q("", "7,8,junk", ""), 0, 10, true);
-        assert_eq!(v["kept"], 100);
-        let threads = &v["threads"];
-        assert_eq!(threads[0]["serial"], 7);
-        assert_eq!(threads[0]["samples"], 75);
-        assert_eq!(threads[1]["name"], "thread 8");
+        assert_eq!(v.profile.unwrap().kept, 100);
+        assert_eq!(
+            v.threads,
+            [
+                CpuThread {
+                    serial: 7,
+                    name: "thread 7".into(),
+                    samples: 75
+                },
+                CpuThread {
+                    serial: 8,
+                    name: "thread 8".into(),
+                    samples: 25
+                }
+            ]
+        );
     }
 
     #[test]
     fn line_granularity_names_frames_with_their_lines() {
         let mut s = sample_session();
         cpu(&mut s, &[(75, 1), (25, 2)]);
-        let v = s.cpu_view(&q("", "", "line"), 0, 10, true);
-        assert_eq!(v["rows"][0]["method"], "Main.hot(Main.java:9)");
-        assert_eq!(v["rows"][1]["method"], "java.io.X.read(Native method)");
-        assert_eq!(v["flame"]["c"][0]["n"], "Main.main(Main.java:5)");
+        let v = page(&mut s, &q("", "", "line"), 0, 10);
+        assert_eq!(v.rows[0].method, "Main.hot(Main.java:9)");
+        assert_eq!(v.rows[1].method, "java.io.X.read(Native method)");
+        assert_eq!(v.flame.unwrap().children[0].name, "Main.main(Main.java:5)");
     }
 
     #[test]
-    fn call_tree_rows_and_collapsed_stacks_agree_with_the_table() {
+    fn call_tree_rows_and_the_svg_agree_with_the_table() {
         let mut s = sample_session();
+        assert_eq!(s.cpu_tree(&q("", "", ""), &[], 10), None);
         cpu(&mut s, &[(75, 1), (25, 2)]);
         let open = [Open {
             path: vec!["Main.main".into()],
             limit: 10,
         }];
-        let t = s.cpu_tree(&q("", "", ""), &open, 10);
-        let rows = t["rows"].as_array().unwrap();
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows[0]["n"], "Main.main");
-        assert_eq!(rows[0]["t"][0], 100);
-        assert_eq!(rows[1]["n"], "Main.hot");
-        assert_eq!(rows[1]["d"], 1);
-        assert_eq!(rows[1]["s"][0], 75);
+        let t = s.cpu_tree(&q("", "", ""), &open, 10).unwrap();
+        assert_eq!(t.kept, 100);
+        assert_eq!(t.rows.len(), 3);
+        assert!(
+            matches!(&t.rows[0], TreeRow::Node { name, total, .. } if name == "Main.main" && total == &[100])
+        );
+        assert!(
+            matches!(&t.rows[1], TreeRow::Node { name, depth: 1, own, .. } if name == "Main.hot" && own == &[75])
+        );
         let svg = s.cpu_svg(&q("", "", ""), "t").unwrap();
         assert!(
             svg.contains("<title>Main.hot (75 samples, 75.00%)</title>"),
@@ -489,15 +560,7 @@ mod tests {
         let mut s = sample_session();
         // 100 000 traces of depth 8 over 1000 methods, 1 000 000 samples.
         for m in 0..1000u64 {
-            s.apply(
-                0,
-                "UTF8",
-                RecordBody::Utf8 {
-                    id: 1000 + m,
-                    text: format!("m{m}"),
-                },
-            )
-            .unwrap();
+            utf8(&mut s, 1000 + m, &format!("m{m}"));
             s.apply(
                 0,
                 "FRAME",
@@ -542,13 +605,12 @@ mod tests {
         )
         .unwrap();
         let start = std::time::Instant::now();
-        let v = s.cpu_view(&q("", "", ""), 0, 100, true);
-        assert_eq!(v["kept"], 1_000_000);
-        assert_eq!(v["rows"].as_array().unwrap().len(), 100);
-        assert!(v.to_string().len() < 20_000_000);
+        let v = page(&mut s, &q("", "", ""), 0, 100);
+        assert_eq!(v.kept, 1_000_000);
+        assert_eq!(v.rows.len(), 100);
         let built = start.elapsed();
         let again = std::time::Instant::now();
-        s.cpu_view(&q("", "", ""), 100, 100, true);
+        page(&mut s, &q("", "", ""), 100, 100);
         assert!(
             again.elapsed() < built,
             "the second page comes from the cache"

@@ -1,8 +1,10 @@
-//! The UI's data model: one [`Session`] per agent connection, launched
-//! program or opened file, fed record by record (binary streams by the
-//! crate's strict reader, text streams by `text.rs`), from which the views
-//! are built (`cpu.rs`, `memory.rs`, `heap.rs`, `monitors.rs`, and threads
-//! and console here).
+//! The tool's session model: one [`Session`] per agent connection,
+//! launched program or opened file, fed record by record (binary streams
+//! by the crate's strict reader, text streams by [`text`]; [`feed`] reads a
+//! whole stream of either), from which the views are built as plain types
+//! ([`cpu`], [`memory`], [`heap`], [`monitors`], [`threads`], and the
+//! console here). The UI turns them into its JSON; `hprof-rs export` reads
+//! a file into a session too.
 //!
 //! Memory stays bounded: the console keeps the last [`CONSOLE_LINES`]
 //! lines, CPU and site views keep only the latest section (CPU SAMPLES are
@@ -11,13 +13,22 @@
 //! a session whose names, classes, frames, traces and threads take more
 //! than [`MAX_RETAINED`] is stopped with an error.
 
-use super::cpu::CpuCache;
-use super::heap::HeapState;
-use super::memory::{Marks, MemCache};
-use super::monitors::Monitors;
+pub mod cpu;
+pub mod feed;
+pub mod filter;
+pub mod heap;
+pub mod memory;
+pub mod monitors;
+pub mod text;
+pub mod threads;
+pub mod tree;
+
 use crate::format::LostSamples;
 use crate::reader::{java_class_name, AllocSites, CpuSamples, Frame, RecordBody, Trace};
-use serde_json::{json, Value};
+use cpu::CpuCache;
+use heap::HeapState;
+use memory::{Marks, MemCache};
+use monitors::Monitors;
 use std::collections::{HashMap, VecDeque};
 
 /// Console lines kept per session (older ones are dropped).
@@ -92,7 +103,7 @@ impl Kind {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ThreadInfo {
     pub serial: u32,
     /// The thread object ID (what CONTROL sampling on/off take); 0 unknown.
@@ -138,15 +149,15 @@ pub struct Session {
     /// Estimated bytes of the name tables and threads, against
     /// [`MAX_RETAINED`].
     retained: u64,
-    pub(super) strings: HashMap<u64, String>,
+    pub(crate) strings: HashMap<u64, String>,
     /// class serial -> name string ID
-    pub(super) classes: HashMap<u32, u64>,
+    pub(crate) classes: HashMap<u32, u64>,
     /// class object ID -> name string ID (heap dumps name classes by ID)
-    pub(super) class_ids: HashMap<u64, u64>,
-    pub(super) frames: HashMap<u64, Frame>,
-    pub(super) traces: HashMap<u32, Trace>,
+    pub(crate) class_ids: HashMap<u64, u64>,
+    pub(crate) frames: HashMap<u64, Frame>,
+    pub(crate) traces: HashMap<u32, Trace>,
     pub threads: Vec<ThreadInfo>,
-    thread_index: HashMap<u32, usize>,
+    pub(crate) thread_index: HashMap<u32, usize>,
     /// START and END THREAD records seen (the Threads view follows it).
     pub thread_events: u64,
     pub cpu: Option<CpuSamples>,
@@ -157,11 +168,11 @@ pub struct Session {
     /// CPU TIME sections of a text stream (cpu=times|old: shown on the
     /// console, not in the CPU views).
     pub cpu_time_sections: u32,
-    pub(super) cpu_cache: CpuCache,
+    pub(crate) cpu_cache: CpuCache,
     pub sites: Option<AllocSites>,
     pub sites_reports: u32,
     pub marks: Marks,
-    pub(super) mem_cache: MemCache,
+    pub(crate) mem_cache: MemCache,
     pub heap: HeapState,
     pub monitors: Monitors,
     pub control: Option<(u32, u16)>,
@@ -173,6 +184,30 @@ pub struct Session {
     /// The JVM an Attach session loaded the agent into (the page's Stop
     /// ends that profile there).
     pub attached_pid: Option<u32>,
+    /// When the stream's sections were written (binary streams: the
+    /// header's time and the records' offsets), for the exports.
+    pub times: Times,
+}
+
+/// A frame's parts, as formats that name methods by their parts take them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameParts {
+    pub class: String,
+    pub method: String,
+    pub descriptor: Option<String>,
+    pub line: i32,
+}
+
+/// When a binary stream's sections were written.
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Times {
+    /// The header's time, ms since the epoch (0: unknown, a text stream).
+    pub start_ms: u64,
+    /// The latest CPU SAMPLES and ALLOC SITES records' times, and the
+    /// latest record's: µs from the start.
+    pub cpu_us: u64,
+    pub sites_us: u64,
+    pub end_us: u64,
 }
 
 impl Session {
@@ -218,6 +253,7 @@ impl Session {
             commands_sent: 0,
             process: None,
             attached_pid: None,
+            times: Times::default(),
         }
     }
 
@@ -244,7 +280,7 @@ impl Session {
     }
 
     /// Count `bytes` (and the maps' overhead) kept for this session.
-    pub(super) fn keep(&mut self, bytes: usize) -> Result<(), String> {
+    pub(crate) fn keep(&mut self, bytes: usize) -> Result<(), String> {
         self.grow(bytes as u64 + 64)
     }
 
@@ -271,29 +307,51 @@ impl Session {
         Ok(())
     }
 
-    pub(super) fn string(&self, id: u64) -> &str {
+    pub(crate) fn string(&self, id: u64) -> &str {
         self.strings.get(&id).map_or("?", String::as_str)
     }
 
     pub fn class_name(&self, serial: u32) -> String {
-        self.classes
-            .get(&serial)
-            .and_then(|n| self.strings.get(n))
-            .map_or_else(
-                || format!("<class serial {serial}>"),
-                |n| java_class_name(n),
-            )
+        self.java_name(self.classes.get(&serial), || {
+            format!("<class serial {serial}>")
+        })
     }
 
     /// The name of a class by its object ID (heap dumps).
     pub fn class_name_by_id(&self, id: u64) -> String {
-        self.class_ids
-            .get(&id)
+        self.java_name(self.class_ids.get(&id), || {
+            format!("<unknown class 0x{id:x}>")
+        })
+    }
+
+    /// The Java name of the class named by string `name_id`, else `unknown()`.
+    fn java_name(&self, name_id: Option<&u64>, unknown: impl FnOnce() -> String) -> String {
+        name_id
             .and_then(|n| self.strings.get(n))
-            .map_or_else(
-                || format!("<unknown class 0x{id:x}>"),
-                |n| java_class_name(n),
-            )
+            .map_or_else(unknown, |n| java_class_name(n))
+    }
+
+    /// A frame's class, method name, method descriptor (the file's
+    /// signature when it is one) and line (> 0 when known, else 0).
+    pub fn frame_parts(&self, id: u64) -> Option<FrameParts> {
+        let f = self.frames.get(&id)?;
+        Some(FrameParts {
+            class: self.class_name(f.class_serial),
+            method: self.string(f.method_name_id).to_string(),
+            descriptor: self
+                .strings
+                .get(&f.signature_id)
+                .filter(|d| d.starts_with('(') && d.contains(')'))
+                .cloned(),
+            line: f.line.max(0),
+        })
+    }
+
+    /// The name of thread `serial` when a THREAD START gave one.
+    pub fn known_thread_name(&self, serial: u32) -> Option<&str> {
+        self.thread_index
+            .get(&serial)
+            .map(|&i| self.threads[i].name.as_str())
     }
 
     /// `pkg.Class.method` of a frame.
@@ -310,15 +368,11 @@ impl Session {
 
     /// `pkg.Class.method(File.java:12)` of a frame.
     pub fn frame_with_line(&self, id: u64) -> String {
-        let label = self.frame_label(id);
-        let Some(f) = self.frames.get(&id) else {
-            return label;
+        let (label, Some((file, line))) = self.frame_place(id) else {
+            return self.frame_label(id);
         };
-        let file = self
-            .strings
-            .get(&f.source_file_id)
-            .map_or("Unknown", String::as_str);
-        match f.line {
+        let file = file.map_or("Unknown", String::as_str);
+        match line {
             n if n > 0 => format!("{label}({file}:{n})"),
             -2 => format!("{label}(Compiled method)"),
             -3 => format!("{label}(Native method)"),
@@ -326,13 +380,44 @@ impl Session {
         }
     }
 
+    /// A frame as a text report prints it in a TRACE:
+    /// `pkg.Class.method(File.java:12)`, `(<Unknown Source>:Native method)`...
+    pub fn frame_as_reported(&self, id: u64) -> String {
+        let (label, Some((file, line))) = self.frame_place(id) else {
+            return self.frame_label(id);
+        };
+        let file = file
+            .filter(|s| !s.is_empty())
+            .map_or("<Unknown Source>", String::as_str);
+        match line {
+            n if n >= 0 => format!("{label}({file}:{n})"),
+            -2 => format!("{label}({file}:Compiled method)"),
+            -3 => format!("{label}({file}:Native method)"),
+            _ => format!("{label}({file}:Unknown line)"),
+        }
+    }
+
+    /// A frame's label, and its source file (when named) and line when
+    /// the frame is known.
+    fn frame_place(&self, id: u64) -> (String, Option<(Option<&String>, i32)>) {
+        let label = self.frame_label(id);
+        let place = self
+            .frames
+            .get(&id)
+            .map(|f| (self.strings.get(&f.source_file_id), f.line));
+        (label, place)
+    }
+
     /// Where a frame's source is, for the source view: class name, source
     /// file name and line (> 0), when all are known.
-    pub fn frame_src(&self, id: u64) -> Option<(String, String, i32)> {
+    pub fn frame_src(&self, id: u64) -> Option<SourceAt> {
         let f = self.frames.get(&id)?;
         let file = self.strings.get(&f.source_file_id)?;
-        (f.line > 0 && !file.is_empty())
-            .then(|| (self.class_name(f.class_serial), file.clone(), f.line))
+        (f.line > 0 && !file.is_empty()).then(|| SourceAt {
+            class: self.class_name(f.class_serial),
+            file: file.clone(),
+            line: f.line,
+        })
     }
 
     /// Frame IDs of a trace, top of stack first.
@@ -387,6 +472,13 @@ impl Session {
     /// session (the caller calls [`Session::fail`]).
     pub fn apply(&mut self, time_us: u32, name: &str, body: RecordBody) -> Result<(), String> {
         let t = f64::from(time_us) / 1000.0;
+        let us = u64::from(time_us);
+        self.times.end_us = self.times.end_us.max(us);
+        match &body {
+            RecordBody::CpuSamples(_) => self.times.cpu_us = us,
+            RecordBody::AllocSites(_) => self.times.sites_us = us,
+            _ => {}
+        }
         if let Some(detail) = self.take(t, body)? {
             self.log(format!(
                 "{t:>10.3} ms  {name}{}{detail}",
@@ -525,192 +617,48 @@ impl Session {
         self.log(line);
     }
 
-    pub fn summary(&self) -> Value {
-        json!({
-            "id": self.id,
-            "kind": self.kind.name(),
-            "source": self.source,
-            "started": self.started_unix_ms,
-            "state": self.state.name(),
-            "error": self.error,
-            "format": self.format,
-            "text": self.text,
-            "records": self.records,
-            "bytes": self.bytes,
-            "version": self.version,
-            "threads": self.threads.len(),
-            "cpuSections": self.cpu_sections,
-            "cpuTimeSections": self.cpu_time_sections,
-            "sitesReports": self.sites_reports,
-            "heapDumps": self.heap.dumps(),
-            "heapDumpsRead": self.heap.complete,
-            "threadEvents": self.thread_events,
-            "consoleLast": self.console_seq,
-            "monitorSections": self.monitors.sections(),
-            "marks": self.marks.summary(),
-            "control": self.control.map(|(f, d)| json!({"flags": f, "depth": d})),
-            "process": self.process.as_ref().map(|p| json!({
-                "pid": p.pid, "argv": p.argv, "running": p.running, "exit": p.exit,
-            })),
-            "attachedPid": self.attached_pid,
-        })
-    }
-
-    /// Every thread with its start and end and, where CPU samples name
-    /// threads (`thread=y`), its samples and the methods on top of them.
-    pub fn threads_view(&self) -> Value {
-        let mut per_thread: HashMap<u32, (u64, HashMap<String, u64>)> = HashMap::new();
-        if let Some(cpu) = &self.cpu {
-            for e in &cpu.entries {
-                let thread = self.trace_thread(e.trace_serial);
-                if thread == 0 {
-                    continue;
-                }
-                let top = self
-                    .trace_frames(e.trace_serial)
-                    .and_then(|f| f.first())
-                    .map_or_else(|| "<no frames>".to_string(), |&f| self.frame_label(f));
-                let entry = per_thread.entry(thread).or_default();
-                entry.0 += u64::from(e.count);
-                *entry.1.entry(top).or_insert(0) += u64::from(e.count);
-            }
-        }
-        let doing = |serial: u32| -> (u64, Vec<Value>) {
-            per_thread
-                .get(&serial)
-                .map_or((0, Vec::new()), |(n, tops)| {
-                    let mut v: Vec<(&String, &u64)> = tops.iter().collect();
-                    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-                    (
-                        *n,
-                        v.into_iter()
-                            .take(3)
-                            .map(|(m, c)| json!({"method": m, "samples": c}))
-                            .collect(),
-                    )
-                })
-        };
-        let mut rows: Vec<Value> = self
-            .threads
-            .iter()
-            .map(|t| {
-                let (samples, top) = doing(t.serial);
-                json!({"serial": t.serial, "objectId": t.object_id, "name": t.name, "group": t.group,
-                       "startMs": t.start_ms, "endMs": t.end_ms, "ended": t.ended,
-                       "samples": samples, "top": top})
-            })
-            .collect();
-        // Threads that only appear in samples (`main` starts before the
-        // agent's VM init and has no START THREAD record).
-        let mut unlisted: Vec<&u32> = per_thread
-            .keys()
-            .filter(|s| !self.thread_index.contains_key(s))
-            .collect();
-        unlisted.sort();
-        for &serial in unlisted {
-            let (samples, top) = doing(serial);
-            rows.push(
-                json!({"serial": serial, "objectId": 0, "name": format!("thread {serial}"),
-                             "group": "", "startMs": null, "endMs": null, "ended": null,
-                             "samples": samples, "top": top}),
-            );
-        }
-        json!({"threads": rows, "perThreadSamples": !per_thread.is_empty()})
+    /// The sequence number of the last console line.
+    pub fn console_last(&self) -> u64 {
+        self.console_seq
     }
 
     /// Console lines after sequence number `since`.
-    pub fn console_view(&self, since: u64) -> Value {
-        let lines: Vec<Value> = self
-            .console
-            .iter()
-            .filter(|(n, _)| *n > since)
-            .map(|(n, l)| json!([n, l]))
-            .collect();
-        json!({"last": self.console_seq, "lines": lines})
+    pub fn console_view(&self, since: u64) -> ConsoleView {
+        ConsoleView {
+            last: self.console_seq,
+            lines: self
+                .console
+                .iter()
+                .filter(|(n, _)| *n > since)
+                .cloned()
+                .collect(),
+        }
     }
 }
 
+/// Where a frame's source is: its class, source file name and line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceAt {
+    pub class: String,
+    pub file: String,
+    pub line: i32,
+}
+
+/// Console lines with their sequence numbers, and the last number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsoleView {
+    pub last: u64,
+    pub lines: Vec<(u64, String)>,
+}
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
+    use super::testing::{self, cpu, sample_session, utf8};
     use super::*;
-    use crate::reader::{CpuSample, LoadClass, StartThread};
-
-    pub fn utf8(s: &mut Session, id: u64, t: &str) {
-        s.apply(0, "UTF8", RecordBody::Utf8 { id, text: t.into() })
-            .unwrap();
-    }
-
-    /// Two classes, three frames, two traces:
-    /// trace 1 = Main.main <- Main.hot (thread 7);
-    /// trace 2 = Main.main <- java.io.X.read (thread 8)
-    pub fn sample_session() -> Session {
-        let mut s = Session::new(1, Kind::File, "t".into());
-        utf8(&mut s, 1, "Main");
-        utf8(&mut s, 2, "java.io.X");
-        utf8(&mut s, 3, "main");
-        utf8(&mut s, 4, "hot");
-        utf8(&mut s, 5, "read");
-        utf8(&mut s, 6, "Main.java");
-        for (serial, name) in [(1, 1), (2, 2)] {
-            s.apply(
-                0,
-                "LOAD CLASS",
-                RecordBody::LoadClass(LoadClass {
-                    class_serial: serial,
-                    class_id: 100 + u64::from(serial),
-                    trace_serial: 0,
-                    name_id: name,
-                }),
-            )
-            .unwrap();
-        }
-        for (id, m, c, line) in [(10, 3, 1, 5), (11, 4, 1, 9), (12, 5, 2, -3)] {
-            s.apply(
-                0,
-                "FRAME",
-                RecordBody::Frame(Frame {
-                    id,
-                    method_name_id: m,
-                    signature_id: 0,
-                    source_file_id: 6,
-                    class_serial: c,
-                    line,
-                }),
-            )
-            .unwrap();
-        }
-        for (serial, thread, frames) in [(1, 7, vec![11, 10]), (2, 8, vec![12, 10])] {
-            s.apply(
-                0,
-                "TRACE",
-                RecordBody::Trace(Trace {
-                    serial,
-                    thread_serial: thread,
-                    frame_ids: frames,
-                }),
-            )
-            .unwrap();
-        }
-        s
-    }
-
-    pub fn cpu(s: &mut Session, rows: &[(u32, u32)]) {
-        s.apply(
-            1000,
-            "CPU SAMPLES",
-            RecordBody::CpuSamples(CpuSamples {
-                total: rows.iter().map(|r| r.0).sum(),
-                entries: rows
-                    .iter()
-                    .map(|&(count, trace_serial)| CpuSample {
-                        count,
-                        trace_serial,
-                    })
-                    .collect(),
-            }),
-        )
-        .unwrap();
-    }
+    use crate::reader::StartThread;
 
     #[test]
     fn threads_and_console_follow_the_records() {
@@ -738,31 +686,56 @@ pub(super) mod tests {
         .unwrap();
         cpu(&mut s, &[(75, 1), (25, 2)]);
         let v = s.threads_view();
-        let t = &v["threads"];
-        assert_eq!(t[0]["name"], "worker-1");
-        assert_eq!(t[0]["objectId"], 0x5000_0001u64);
-        assert_eq!(t[0]["startMs"], 2.0);
-        assert_eq!(t[0]["endMs"], 5.0);
-        assert_eq!(t[0]["ended"], true);
+        assert!(v.per_thread_samples);
+        let t = &v.threads;
+        let worker = &t[0].thread;
+        assert_eq!(worker.name, "worker-1");
+        assert_eq!(worker.object_id, 0x5000_0001u64);
+        assert_eq!((worker.start_ms, worker.end_ms), (Some(2.0), Some(5.0)));
+        assert!(worker.ended && t[0].started);
         // What each thread was doing, from the per-thread traces.
-        assert_eq!(t[0]["samples"], 75);
-        assert_eq!(t[0]["top"][0]["method"], "Main.hot");
-        assert_eq!(t[1]["name"], "thread 8", "a thread known only from samples");
-        assert_eq!(t[1]["top"][0]["method"], "java.io.X.read");
+        assert_eq!(t[0].samples, 75);
+        assert_eq!(t[0].top, [("Main.hot".to_string(), 75)]);
+        assert_eq!(
+            t[1].thread.name, "thread 8",
+            "a thread known only from samples"
+        );
+        assert!(!t[1].started);
+        assert_eq!(t[1].top[0].0, "java.io.X.read");
         let c = s.console_view(0);
-        let lines: Vec<&str> = c["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l[1].as_str().unwrap())
-            .collect();
+        let lines: Vec<&str> = c.lines.iter().map(|l| l.1.as_str()).collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].contains("START THREAD  thread 7 \"worker-1\""));
-        let last = c["last"].as_u64().unwrap();
-        assert_eq!(s.console_view(last)["lines"].as_array().unwrap().len(), 0);
+        assert_eq!(c.last, s.console_last());
+        assert!(s.console_view(c.last).lines.is_empty());
         s.fail("bad record".into());
-        assert_eq!(s.summary()["state"], "error");
-        assert_eq!(s.summary()["error"], "bad record");
+        assert_eq!(s.state, State::Failed);
+        assert_eq!(s.error.as_deref(), Some("bad record"));
+    }
+
+    #[test]
+    fn frames_print_for_the_page_and_as_the_text_report_does() {
+        let s = sample_session();
+        assert_eq!(s.frame_with_line(11), "Main.hot(Main.java:9)");
+        assert_eq!(s.frame_as_reported(11), "Main.hot(Main.java:9)");
+        assert_eq!(s.frame_with_line(12), "java.io.X.read(Native method)");
+        assert_eq!(
+            s.frame_as_reported(12),
+            "java.io.X.read(Main.java:Native method)"
+        );
+        assert_eq!(s.frame_as_reported(99), "<unknown frame 0x63>");
+        // A text report's frames print back as they were written.
+        let (t, res) = testing::from_text(testing::TEXT_REPORT);
+        res.unwrap();
+        let top = |serial| t.trace_frames(serial).unwrap()[0];
+        assert_eq!(
+            t.frame_as_reported(top(300001)),
+            "Contention.blockOnHot(Contention.java:47)"
+        );
+        assert_eq!(
+            t.frame_as_reported(top(300002)),
+            "java.lang.Object.wait(Object.java:Native method)"
+        );
     }
 
     #[test]
@@ -772,13 +745,10 @@ pub(super) mod tests {
             s.log_raw(format!("line {i}"));
         }
         let c = s.console_view(0);
-        let lines = c["lines"].as_array().unwrap();
-        assert_eq!(lines.len(), CONSOLE_LINES);
-        assert_eq!(lines[0][1], "line 10");
+        assert_eq!(c.lines.len(), CONSOLE_LINES);
+        assert_eq!(c.lines[0].1, "line 10");
     }
 
-    /// Names are cut at [`MAX_NAME`]; a name defined again (every VM dump
-    /// announces every class) costs once, new ones count to the bound.
     #[test]
     fn names_are_cut_and_counted_once() {
         let mut s = Session::new(1, Kind::File, "t".into());
