@@ -21,7 +21,7 @@ Examples:
   hprof-rs heap heap.hprof suspects
 
 A FILE argument may be `-` for standard input, and an output file `-` for
-standard output (not `heap`, which needs a file it can read twice).
+standard output (not for `print` and `heap`, which read their file twice).
 Progress shows on standard error for long reads (a bar on a terminal, a line
 every 5 % otherwise); `--quiet` turns it off.
 

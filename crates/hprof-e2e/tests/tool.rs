@@ -527,9 +527,14 @@ fn help_shows_examples_and_the_exit_status() {
     }
     assert!(
         help.ends_with(
-            "\nExamples:\n  hprof-rs jvms\n  hprof-rs attach 4242\n  \
+            "\nExamples:\n  hprof-rs jvms\n  hprof-rs profile -d 30s -o cpu.html 4242\n  \
+             hprof-rs attach 4242\n  \
              java -agentpath:$(hprof-rs agent-path)=cpu=samples -jar app.jar\n  \
              hprof-rs flame java.hprof.txt --svg cpu.svg\n  hprof-rs heap heap.hprof suspects\n\n\
+             A FILE argument may be `-` for standard input, and an output file `-` for\n\
+             standard output (not for `print` and `heap`, which read their file twice).\n\
+             Progress shows on standard error for long reads (a bar on a terminal, a line\n\
+             every 5 % otherwise); `--quiet` turns it off.\n\n\
              Exit status: 0 done, 1 failed (a file, a JVM, the network), 2 usage error.\n"
         ),
         "{help}"
