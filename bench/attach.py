@@ -64,9 +64,7 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 1500
     warmup = max(rounds // 10, 20)
     agent = harness.build_agent()
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "hprof-rs"], cwd=harness.ROOT,
-                   check=True)
-    tool = os.path.join(harness.ROOT, "target", "release", "hprof-rs")
+    tool = harness.build_tool()
     classes = harness.compile_fixtures()
     java = os.path.join(harness.java_home(), "bin", "java")
     work = tempfile.mkdtemp(prefix="hprof-bench-attach-")

@@ -28,6 +28,12 @@ def build_agent():
     return os.path.join(ROOT, "target", "release", "libhprof_rs.so")
 
 
+def build_tool():
+    """Build the hprof-rs binary; its path."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "hprof-rs"], cwd=ROOT, check=True)
+    return os.path.join(ROOT, "target", "release", "hprof-rs")
+
+
 def compile_fixtures():
     out = tempfile.mkdtemp(prefix="hprof-bench-classes-")
     src = os.path.join(ROOT, "java-fixtures")

@@ -41,8 +41,7 @@ def make_dump(classes, scale, path):
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     scale = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "hprof-rs"], cwd=harness.ROOT, check=True)
-    tool = os.path.join(harness.ROOT, "target", "release", "hprof-rs")
+    tool = harness.build_tool()
     classes = harness.compile_fixtures()
     work = tempfile.mkdtemp(prefix="hprof-bench-histo-")
     dump = os.path.join(work, "big.hprof")

@@ -83,9 +83,7 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     duration = float(sys.argv[2]) if len(sys.argv) > 2 else 30.0
     agent = harness.build_agent()
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "hprof-rs"], cwd=harness.ROOT,
-                   check=True)
-    tool = os.path.join(harness.ROOT, "target", "release", "hprof-rs")
+    tool = harness.build_tool()
     classes = harness.compile_fixtures()
     java = os.path.join(harness.java_home(), "bin", "java")
     work = tempfile.mkdtemp(prefix="hprof-bench-profile-")

@@ -562,6 +562,30 @@ fn agent_walk_dump_with_allocation_traces() {
     assert!(leaf_site.retained > leaf_site.shallow + 10 * 1000);
     let total: u64 = sites.iter().map(|s| s.instances).sum();
     assert_eq!(total, h.meta().objects);
+    // The command line's `sites --json`: the same sites, the same figures.
+    let out = Command::new(hprof_rs_bin())
+        .arg("heap")
+        .arg(&dump)
+        .args(["sites", "--top", "100000", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["sites"].as_array().expect("sites");
+    assert_eq!(rows.len(), sites.len(), "every site");
+    let row = rows
+        .iter()
+        .find(|r| {
+            r["instances"] == 10
+                && r["frames"][0]["method"] == "makeOwner"
+                && r["frames"][0]["class"] == "HeapShapes"
+        })
+        .unwrap_or_else(|| panic!("the Leafs' site in {v}"));
+    assert_eq!(row["shallow"], leaf_site.shallow);
+    assert_eq!(row["retained"], leaf_site.retained);
+    assert!(row["trace"].is_u64() || row["trace"].is_string(), "{row}");
+    let json_total: u64 = rows.iter().map(|r| r["instances"].as_u64().unwrap()).sum();
+    assert_eq!(json_total, total);
 }
 
 #[test]
