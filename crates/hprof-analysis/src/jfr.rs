@@ -18,6 +18,7 @@
 //!
 //! Like the pprof export, the last section of each kind is used.
 
+use crate::leb128;
 use crate::session::Session;
 use crate::ToolResult;
 use std::collections::HashMap;
@@ -56,12 +57,8 @@ const HEADER: usize = 68;
 struct Buf(Vec<u8>);
 
 impl Buf {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
+    fn varint(&mut self, v: u64) {
+        leb128::put(&mut self.0, v);
     }
     fn int(&mut self, v: i64) {
         // Negative values never occur here (lines are clamped to 0 and
@@ -86,23 +83,14 @@ fn event(out: &mut Vec<u8>, type_id: u64, body: &[u8]) {
     head.varint(type_id);
     let rest = head.0.len() + body.len();
     let mut size = rest + 1;
-    while varint_len(size as u64) + rest != size {
-        size = varint_len(size as u64) + rest;
+    while leb128::len(size as u64) + rest != size {
+        size = leb128::len(size as u64) + rest;
     }
     let mut sz = Buf::default();
     sz.varint(size as u64);
     out.extend_from_slice(&sz.0);
     out.extend_from_slice(&head.0);
     out.extend_from_slice(body);
-}
-
-fn varint_len(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
 }
 
 /// One method, as JFR names it.

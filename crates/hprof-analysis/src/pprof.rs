@@ -25,12 +25,8 @@ use std::io::Write;
 struct Pb(Vec<u8>);
 
 impl Pb {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
+    fn varint(&mut self, v: u64) {
+        crate::leb128::put(&mut self.0, v);
     }
     fn uint(&mut self, field: u32, v: u64) {
         if v != 0 {

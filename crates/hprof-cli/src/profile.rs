@@ -602,13 +602,11 @@ fn write_output(
             .map_err(|e| format!("cannot read the recorded stream: {e}"))
     };
     if matches!(format, Format::Pprof | Format::Jfr) {
-        let session = std::sync::Mutex::new(hprof_analysis::session::Session::new(
-            0,
-            hprof_analysis::session::Kind::File,
-            shown.clone(),
-        ));
-        hprof_analysis::session::feed::read_binary(&session, open()?, false)?;
-        let session = session.into_inner().unwrap_or_else(|p| p.into_inner());
+        let session = hprof_analysis::session::feed::read_input(
+            &shown,
+            hprof_analysis::input::Form::Binary,
+            open()?,
+        )?;
         if format == Format::Jfr {
             write(&hprof_analysis::jfr::encode(&session)?)?;
             return Ok("a JFR recording".into());
