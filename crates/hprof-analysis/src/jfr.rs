@@ -14,9 +14,15 @@
 //!   for all;
 //! * ALLOC SITES become `jdk.ObjectAllocationSample` events, one per site,
 //!   whose `weight` is the site's allocated bytes (what JFR's own sampled
-//!   allocation events weigh), at the record's time.
+//!   allocation events weigh), at the record's time;
+//! * MONITOR TIME (`monitor=y`, a text report) becomes `jdk.JavaMonitorEnter`
+//!   events: a row of N contended entries gives N events with its stack and
+//!   monitor class, whose durations add up to the row's time (HPROF keeps
+//!   the count and the total per stack, not each entry's time, so each
+//!   event lasts the mean).
 //!
-//! Like the pprof export, the last section of each kind is used.
+//! Binary files and text reports are read alike (the session model); like
+//! the pprof export, the last section of each kind is used.
 
 use crate::leb128;
 use crate::session::Session;
@@ -40,14 +46,17 @@ mod id {
     pub const THREAD_STATE: u64 = 36;
     pub const EXECUTION_SAMPLE: u64 = 101;
     pub const ALLOCATION_SAMPLE: u64 = 102;
+    pub const MONITOR_ENTER: u64 = 103;
     pub const LABEL: u64 = 200;
     pub const TIMESTAMP: u64 = 201;
     pub const DATA_AMOUNT: u64 = 202;
+    pub const TIMESPAN: u64 = 203;
 }
 
-/// CPU samples exported at most: one event each, built in memory (a
-/// count field of a damaged file would otherwise ask for 40 GB).
-const MAX_SAMPLES: u64 = 50_000_000;
+/// CPU samples and contended monitor entries exported at most: one event
+/// each, built in memory (a count field of a damaged file would otherwise
+/// ask for 40 GB).
+const MAX_EVENTS: u64 = 50_000_000;
 
 /// Chunk header size; the header's field offsets are docs/jfr.md's.
 const HEADER: usize = 68;
@@ -337,6 +346,12 @@ fn metadata_tree() -> Element {
             vec![field("value", id::STRING, false, vec![])],
         ),
         class(
+            "jdk.jfr.Timespan",
+            id::TIMESPAN,
+            Some(ann),
+            vec![field("value", id::STRING, false, vec![])],
+        ),
+        class(
             "java.lang.Thread",
             id::THREAD,
             None,
@@ -447,6 +462,41 @@ fn metadata_tree() -> Element {
                 ),
             ],
         ),
+        class(
+            "jdk.JavaMonitorEnter",
+            id::MONITOR_ENTER,
+            Some("jdk.jfr.Event"),
+            vec![
+                label("Java Monitor Blocked"),
+                start_time(),
+                field(
+                    "duration",
+                    id::LONG,
+                    false,
+                    vec![label("Duration"), annotation(id::TIMESPAN, "TICKS")],
+                ),
+                field("eventThread", id::THREAD, true, vec![label("Event Thread")]),
+                field(
+                    "stackTrace",
+                    id::STACK_TRACE,
+                    true,
+                    vec![label("Stack Trace")],
+                ),
+                field(
+                    "monitorClass",
+                    id::CLASS,
+                    true,
+                    vec![label("Monitor Class")],
+                ),
+                field(
+                    "previousOwner",
+                    id::THREAD,
+                    true,
+                    vec![label("Previous Monitor Owner")],
+                ),
+                field("address", id::LONG, false, vec![label("Monitor Address")]),
+            ],
+        ),
     ];
     el(
         "root",
@@ -501,17 +551,17 @@ fn metadata_body(start_ticks: u64) -> Buf {
 /// The whole recording: a single chunk, ticks in nanoseconds from the
 /// file's start (its header's time).
 pub fn encode(p: &Session) -> ToolResult<Vec<u8>> {
-    if p.cpu.is_none() && p.sites.is_none() {
-        return Err("no CPU SAMPLES or ALLOC SITES record in the file (run the agent with cpu=samples or heap=sites, format=b)".into());
+    let monitors = p.monitors.time.as_ref();
+    if p.cpu.is_none() && p.sites.is_none() && monitors.is_none() {
+        return Err("no CPU SAMPLES, SITES or MONITOR TIME in the file (run the agent with cpu=samples, heap=sites or monitor=y)".into());
     }
-    let samples: u64 = p
-        .cpu
-        .as_ref()
-        .map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum());
-    if samples > MAX_SAMPLES {
+    let samples = cpu_samples(p);
+    let entries = monitor_entries(p);
+    if samples.saturating_add(entries) > MAX_EVENTS {
         return Err(format!(
-            "{samples} CPU samples: more than a JFR file of one event per sample is written for \
-             ({MAX_SAMPLES}, ~10 bytes each); export --pprof, which counts them per stack"
+            "{samples} CPU samples and {entries} contended monitor entries: more than a JFR file of \
+             one event each is written for ({MAX_EVENTS}, ~10 bytes each); export --pprof, which \
+             counts CPU samples per stack"
         ));
     }
     let times = p.times;
@@ -547,6 +597,31 @@ pub fn encode(p: &Session) -> ToolResult<Vec<u8>> {
             event(&mut out, id::ALLOCATION_SAMPLE, &b.0);
         }
     }
+    if let Some(m) = monitors {
+        // A text report's sections carry no time: the events are at the
+        // end of what was read.
+        let at = times.end_us * 1000;
+        let total_ns = m.total_ms.saturating_mul(1_000_000);
+        for row in &m.rows {
+            if row.count == 0 {
+                continue;
+            }
+            let thread = pools.thread(p, p.trace_thread(row.trace));
+            let trace = pools.trace(p, row.trace);
+            let class = pools.class(&row.class);
+            for d in spread(row_ns(row.ratio, total_ns), row.count) {
+                let mut b = Buf::default();
+                b.varint(at);
+                b.varint(d);
+                b.varint(thread);
+                b.varint(trace);
+                b.varint(class);
+                b.varint(0); // previous owner: not in HPROF
+                b.varint(0); // address: not in HPROF
+                event(&mut out, id::MONITOR_ENTER, &b.0);
+            }
+        }
+    }
     let end_ticks = times.end_us * 1000;
     let cp_pos = out.len();
     let mut cp = Buf::default();
@@ -576,18 +651,50 @@ pub fn encode(p: &Session) -> ToolResult<Vec<u8>> {
     Ok(out)
 }
 
-/// `hprof-rs export FILE --jfr OUT`: what was written.
+/// A row's time: its share of the section's total, which the text report
+/// prints to a hundredth of a percent.
+fn row_ns(ratio: f64, total_ns: u64) -> u64 {
+    let ns = (ratio.clamp(0.0, 1.0) * total_ns as f64).round();
+    ns as u64
+}
+
+/// `count` durations adding up to exactly `total`, each the mean (the
+/// remainder given one unit at a time to the first).
+fn spread(total: u64, count: u64) -> impl Iterator<Item = u64> {
+    let each = total / count.max(1);
+    let extra = total % count.max(1);
+    (0..count).map(move |i| each + u64::from(i < extra))
+}
+
+fn cpu_samples(p: &Session) -> u64 {
+    p.cpu
+        .as_ref()
+        .map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum())
+}
+
+fn monitor_entries(p: &Session) -> u64 {
+    p.monitors.time.as_ref().map_or(0, |m| {
+        m.rows.iter().map(|r| r.count).fold(0, u64::saturating_add)
+    })
+}
+
+/// `hprof-rs export FILE --jfr OUT`, of a binary file or a text report:
+/// what was written.
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
-    let p = crate::pprof::read_binary_file(input)?;
+    let (form, r) = crate::input::open(input)?;
+    if form == crate::input::Form::Empty {
+        return Err(format!("{input}: empty stream: no HPROF header"));
+    }
+    let p =
+        crate::session::feed::read_input(input, form, r).map_err(|e| format!("{input}: {e}"))?;
     let bytes = encode(&p)?;
     crate::output::write(out, &bytes)?;
     Ok(format!(
-        "wrote {}: {} CPU samples as jdk.ExecutionSample, {} allocation sites as jdk.ObjectAllocationSample",
+        "wrote {}: {} CPU samples as jdk.ExecutionSample, {} allocation sites as jdk.ObjectAllocationSample, {} contended monitor entries as jdk.JavaMonitorEnter",
         crate::output::name(out),
-        p.cpu
-            .as_ref()
-            .map_or(0, |c| c.entries.iter().map(|e| u64::from(e.count)).sum::<u64>()),
-        p.sites.as_ref().map_or(0, |x| x.sites.len())
+        cpu_samples(&p),
+        p.sites.as_ref().map_or(0, |x| x.sites.len()),
+        monitor_entries(&p)
     ))
 }
 
@@ -612,6 +719,16 @@ mod tests {
     #[test]
     fn a_file_without_samples_or_sites_is_refused() {
         let empty = Session::new(0, crate::session::Kind::File, "x".into());
-        assert!(encode(&empty).unwrap_err().contains("cpu=samples"));
+        assert!(encode(&empty).unwrap_err().contains("monitor=y"));
+    }
+
+    #[test]
+    fn a_rows_entries_last_its_time_in_all() {
+        let d: Vec<u64> = spread(10, 3).collect();
+        assert_eq!(d, [4, 3, 3]);
+        assert_eq!(spread(7, 7).sum::<u64>(), 7);
+        assert_eq!(spread(0, 2).collect::<Vec<_>>(), [0, 0]);
+        assert_eq!(row_ns(0.1234, 1_000_000_000), 123_400_000);
+        assert_eq!(row_ns(2.0, 5), 5);
     }
 }

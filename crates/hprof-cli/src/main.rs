@@ -146,8 +146,8 @@ Examples:
 Events: cpu (CPU samples), alloc (sampled allocation sites, by bytes),
 lock (time blocked entering monitors). wall is not available yet.
 Outputs: .html (the interactive flame graph, self-contained), .svg,
-.collapsed, .pprof (gzipped), .txt or .hprof (the agent's report).
-.jfr is not available yet.")]
+.collapsed, .pprof (gzipped), .jfr (JDK Flight Recorder), .txt or .hprof
+(the agent's report).")]
     Profile {
         /// Process id of the JVM (or give a command line after --).
         #[arg(value_name = "PID", required_unless_present = "command")]
@@ -281,12 +281,15 @@ Examples:
         files: Vec<String>,
     },
     /// Write the CPU samples and allocation sites of a binary HPROF file
-    /// as a gzipped pprof profile (for `go tool pprof`) or a JDK Flight
-    /// Recorder file (for `jfr`, JDK Mission Control, IDEs).
+    /// as a gzipped pprof profile (for `go tool pprof`), or the CPU
+    /// samples, allocation sites and monitor contention of a binary file or
+    /// a text report as a JDK Flight Recorder file (for `jfr`, JDK Mission
+    /// Control, IDEs).
     #[command(after_help = "\
 Examples:
   hprof-rs export java.hprof --pprof cpu.pb.gz && go tool pprof -top cpu.pb.gz
-  hprof-rs export java.hprof --jfr cpu.jfr && jfr print --events jdk.ExecutionSample cpu.jfr")]
+  hprof-rs export java.hprof --jfr cpu.jfr && jfr print --events jdk.ExecutionSample cpu.jfr
+  hprof-rs export java.hprof.txt --jfr locks.jfr && jfr summary locks.jfr   (monitor=y)")]
     #[command(group(clap::ArgGroup::new("to").required(true).multiple(true).args(["pprof", "jfr"])))]
     Export {
         file: String,

@@ -192,13 +192,10 @@ pub const WALL_UNAVAILABLE: &str = "-e wall (wall-clock samples of every thread,
 pub fn check(event: Event, format: Format, interval_ms: Option<u32>) -> Result<(), String> {
     match (event, format) {
         (Event::Lock, Format::Hprof) => Err(
-            "-e lock writes text only (monitor=y has no binary form): use .txt, .html, .svg or .collapsed".into(),
+            "-e lock writes text only (monitor=y has no binary form): use .txt, .html, .svg, .collapsed or .jfr".into(),
         ),
         (Event::Lock, Format::Pprof) => Err(
-            "-e lock has no pprof output yet: use .html, .svg, .collapsed or .txt".into(),
-        ),
-        (Event::Lock, Format::Jfr) => Err(
-            "-e lock has no JFR output yet (jdk.JavaMonitorEnter is not written): use .html, .svg, .collapsed or .txt".into(),
+            "-e lock has no pprof output yet: use .html, .svg, .collapsed, .jfr or .txt".into(),
         ),
         (e, _) if interval_ms.is_some() && e != Event::Cpu => {
             Err("--interval is for -e cpu (ms of CPU time between two samples)".into())
@@ -602,11 +599,12 @@ fn write_output(
             .map_err(|e| format!("cannot read the recorded stream: {e}"))
     };
     if matches!(format, Format::Pprof | Format::Jfr) {
-        let session = hprof_analysis::session::feed::read_input(
-            &shown,
-            hprof_analysis::input::Form::Binary,
-            open()?,
-        )?;
+        let form = if text {
+            hprof_analysis::input::Form::Text
+        } else {
+            hprof_analysis::input::Form::Binary
+        };
+        let session = hprof_analysis::session::feed::read_input(&shown, form, open()?)?;
         if format == Format::Jfr {
             write(&hprof_analysis::jfr::encode(&session)?)?;
             return Ok("a JFR recording".into());

@@ -2,7 +2,8 @@
 //! that read those formats: `--jfr` by the JDK's own `jfr print --json`
 //! (of the JDK under test): every CPU sample is one `jdk.ExecutionSample`
 //! with its stack, thread and state, and every allocation site one
-//! `jdk.ObjectAllocationSample` whose weight is the site's allocated bytes
+//! `jdk.ObjectAllocationSample` whose weight is the site's allocated bytes,
+//! every contended monitor entry of a text report one `jdk.JavaMonitorEnter`
 //! (docs/jfr.md); `--pprof` by `go tool pprof`, with the file's counts.
 
 use crate::common;
@@ -25,7 +26,7 @@ fn tool(args: &[&str]) -> String {
 }
 
 /// The events of `file` as `jfr print --json` gives them.
-fn jfr_events(file: &Path, event: &str) -> Vec<serde_json::Value> {
+pub(crate) fn jfr_events(file: &Path, event: &str) -> Vec<serde_json::Value> {
     let jfr = common::jdk_home().join("bin").join("jfr");
     let mut cmd = Command::new(&jfr);
     cmd.args(["print", "--json", "--events", event]).arg(file);
@@ -39,7 +40,7 @@ fn jfr_events(file: &Path, event: &str) -> Vec<serde_json::Value> {
     v["recording"]["events"].as_array().unwrap().clone()
 }
 
-fn frame_name(frame: &serde_json::Value) -> String {
+pub(crate) fn frame_name(frame: &serde_json::Value) -> String {
     let m = &frame["method"];
     format!(
         "{}.{}",
@@ -159,12 +160,107 @@ fn allocation_sites_become_allocation_samples_weighted_by_their_bytes() {
     );
 }
 
+/// A JFR duration as `jfr print --json` writes it (`PT0.02094976S`), in ns.
+pub(crate) fn duration_ns(v: &serde_json::Value) -> u64 {
+    let s = v.as_str().expect("a duration");
+    let secs = s
+        .strip_prefix("PT")
+        .and_then(|x| x.strip_suffix('S'))
+        .unwrap_or_else(|| panic!("duration {s}"));
+    (secs.parse::<f64>().unwrap() * 1e9).round() as u64
+}
+
+/// monitor=y's MONITOR TIME (a text report) as jdk.JavaMonitorEnter: one
+/// event per contended entry, with the entry's stack, thread and monitor
+/// class; the durations add up to the report's time.
 #[test]
-fn a_text_report_or_a_file_without_samples_is_refused_with_what_to_do() {
+fn monitor_time_of_a_text_report_becomes_monitor_enter_events() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("export_jfr_monitors");
+    let r = common::run_with_agent_bounded(
+        &dir,
+        "monitor=y,thread=y,file=m.txt",
+        "Contention",
+        &["measure", "3", "10", "20"],
+        Duration::from_secs(120),
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let entries: u64 = common::stdout(&r.output)
+        .lines()
+        .find_map(|l| l.strip_prefix("contended_entries "))
+        .expect("the fixture's count")
+        .parse()
+        .unwrap();
+    assert_eq!(entries, 30);
+    let text = std::fs::read_to_string(dir.join("m.txt")).unwrap();
+    let total_ms: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MONITOR TIME BEGIN (total = "))
+        .and_then(|l| l.split(' ').next())
+        .expect("a MONITOR TIME section")
+        .parse()
+        .unwrap();
+    let jfr = dir.join("m.jfr");
+    let said = {
+        let mut cmd = Command::new(env!("HPROF_RS_TOOL"));
+        cmd.args(["export", dir.join("m.txt").to_str().unwrap(), "--jfr"])
+            .arg(&jfr);
+        let r = common::run_command_bounded(cmd, Duration::from_secs(60));
+        assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+        common::stderr(&r.output)
+    };
+    assert!(
+        said.contains("30 contended monitor entries as jdk.JavaMonitorEnter"),
+        "{said}"
+    );
+    let events = jfr_events(&jfr, "jdk.JavaMonitorEnter");
+    assert_eq!(
+        events.len() as u64,
+        entries,
+        "one event per contended entry"
+    );
+    let mut ns = 0;
+    let mut threads = std::collections::BTreeSet::new();
+    for e in &events {
+        let v = &e["values"];
+        assert_eq!(v["monitorClass"]["name"], "Contention$HotLock", "{e}");
+        let frames = v["stackTrace"]["frames"].as_array().unwrap();
+        assert_eq!(frame_name(&frames[0]), "Contention.blockOnHot", "{e}");
+        threads.insert(v["eventThread"]["javaName"].as_str().unwrap().to_string());
+        ns += duration_ns(&v["duration"]);
+    }
+    assert_eq!(
+        threads.into_iter().collect::<Vec<_>>(),
+        ["worker-0", "worker-1", "worker-2"]
+    );
+    // Each row's time is its printed share (to 0.01 %) of the section's
+    // total: the events add up to the sum of the shares, to a rounding of
+    // each share.
+    let rows: Vec<f64> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("rank   self"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("MONITOR TIME END"))
+        .map(|l| {
+            let share = l.split_whitespace().nth(1).unwrap();
+            share.trim_end_matches('%').parse::<f64>().unwrap() / 100.0
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "one row per worker's trace: {text}");
+    let total_ns = (total_ms * 1_000_000) as f64;
+    let shown = rows.iter().sum::<f64>() * total_ns;
+    assert!(
+        (ns as f64 - shown).abs() <= 3.0 * (0.00005 * total_ns + 1.0),
+        "events {ns} ns, the rows' shares of {total_ms} ms: {shown} ns"
+    );
+}
+
+#[test]
+fn a_file_without_samples_sites_or_monitors_is_refused_with_what_to_do() {
     let dir = common::scratch("export_jfr_refused");
     let r = common::run_with_agent_bounded(
         &dir,
-        "cpu=samples,file=cpu.txt",
+        "cpu=times,file=cpu.txt",
         "Hello",
         &[],
         Duration::from_secs(120),
@@ -177,7 +273,7 @@ fn a_text_report_or_a_file_without_samples_is_refused_with_what_to_do() {
     let r = common::run_command_bounded(cmd, Duration::from_secs(60));
     assert_eq!(r.output.status.code(), Some(1));
     assert!(
-        common::stderr(&r.output).contains("format=a"),
+        common::stderr(&r.output).contains("cpu=samples, heap=sites or monitor=y"),
         "{}",
         common::stderr(&r.output)
     );

@@ -446,6 +446,32 @@ fn lock_shows_the_contended_monitor_where_it_is_entered() {
     // Four threads on one lock for 2 s: at least a quarter of a thread
     // blocked on average, in microseconds.
     assert!(total >= 500_000, "{stacks:?}");
+    // The same as a JFR recording: jdk.JavaMonitorEnter events on HotLock,
+    // entered from the hammer, as long in all as the monitor time.
+    profile_ok(
+        &dir,
+        &[
+            "-q",
+            "-e",
+            "lock",
+            "-d",
+            "2s",
+            &jvm.pid_arg(),
+            "-o",
+            "l.jfr",
+        ],
+    );
+    let events = crate::exports::jfr_events(&dir.join("l.jfr"), "jdk.JavaMonitorEnter");
+    assert!(!events.is_empty());
+    let mut blocked_ns = 0;
+    for e in &events {
+        let v = &e["values"];
+        assert_eq!(v["monitorClass"]["name"], "Contention$HotLock", "{e}");
+        let top = crate::exports::frame_name(&v["stackTrace"]["frames"][0]);
+        assert!(top.starts_with("Contention.lambda$hammer$"), "{e}");
+        blocked_ns += crate::exports::duration_ns(&v["duration"]);
+    }
+    assert!(blocked_ns >= 500_000_000, "{blocked_ns} ns blocked");
     assert!(jvm.running());
 }
 
@@ -525,7 +551,6 @@ fn bad_arguments_are_usage_errors_and_wall_is_not_there_yet() {
         (&["-o", "x", "1"], "extension"),
         (&["-e", "lock", "-o", "x.pprof", "1"], "no pprof"),
         (&["-e", "lock", "-o", "x.hprof", "1"], "text only"),
-        (&["-e", "lock", "-o", "x.jfr", "1"], "no JFR output"),
         (&["-e", "bogus", "1"], "invalid value"),
         (&["1", "--", "java", "-version"], "cannot be used with"),
         (&["--", "ls"], "must start with java"),
