@@ -136,12 +136,33 @@ fn refused_in_a_running_vm(opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
+/// GetEnv returns JNI_EDETACHED for a JVMTI environment while the VM is
+/// still starting (its JVMTI phase neither OnLoad nor live): the attach
+/// listener answers from the moment the VM's SIGQUIT handler is up, before
+/// VM initialisation ends, and a tool attaching to a JVM that just started
+/// (or a loaded machine) gets there first. That state passes within the
+/// VM's start-up; it is waited out, on the attach listener's thread, for at
+/// most `START_WAIT`.
+fn env_once_live() -> Result<Jvmti, i32> {
+    const JNI_EDETACHED: i32 = -2;
+    const START_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+    let since = std::time::Instant::now();
+    loop {
+        match Jvmti::new_env() {
+            Err(JNI_EDETACHED) if since.elapsed() < START_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Set up a session; `Ok` says where the report goes and what the
 /// profile costs, `Err` is the one line to print.
 fn start(opts: Options) -> Result<Vec<String>, String> {
     // From the first thread on, this library must stay mapped (module doc).
     crate::jvmti::library::pin()?;
-    let jvmti = Jvmti::new_env().map_err(|rc| {
+    let jvmti = env_once_live().map_err(|rc| {
         format!("cannot get a JVMTI environment (GetEnv returned {rc}); profiling did not start")
     })?;
     let give_back = |e: String| {
