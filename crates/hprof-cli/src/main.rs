@@ -144,7 +144,8 @@ Examples:
   hprof-rs profile -o cpu.pprof -- java -jar app.jar    until the program ends
 
 Events: cpu (CPU samples), alloc (sampled allocation sites, by bytes),
-lock (time blocked entering monitors). wall is not available yet.
+lock (time blocked entering monitors), wall (wall-clock samples of every
+thread, running or not: where latency goes; every 20 ms by default).
 Outputs: .html (the interactive flame graph, self-contained), .svg,
 .collapsed, .pprof (gzipped), .jfr (JDK Flight Recorder), .txt or .hprof
 (the agent's report).")]
@@ -163,7 +164,8 @@ Outputs: .html (the interactive flame graph, self-contained), .svg,
         #[arg(short, long, value_name = "FILE")]
         out: Option<String>,
         /// -e cpu: milliseconds of a thread's CPU time between two of its
-        /// samples (the agent's default: 10).
+        /// samples (the agent's default: 10); -e wall: milliseconds of real
+        /// time (default 20).
         #[arg(short, long, value_name = "MS", value_parser = clap::value_parser!(u32).range(1..=10_000))]
         interval: Option<u32>,
         /// The agent library (default: libhprof_rs.so next to this tool).
@@ -485,7 +487,7 @@ fn main() {
             };
             match p::format_of(&out) {
                 Err(Refused::Usage(e)) => usage_error("profile", &e),
-                Ok(format) if event != p::Event::Wall => {
+                Ok(format) => {
                     if let Err(e) = p::check(event, format, interval) {
                         usage_error("profile", &e);
                     }

@@ -39,8 +39,8 @@ pub enum Event {
     Alloc,
     /// Monitor contention: time blocked entering monitors (monitor=y).
     Lock,
-    /// Wall-clock samples of every thread, whatever its state (not
-    /// available yet).
+    /// Wall-clock samples of every thread, whatever its state: running,
+    /// blocked, waiting, asleep or in native code (cpusampler=wall).
     Wall,
 }
 
@@ -169,10 +169,14 @@ pub fn agent_options(
         // Sampled: about the cost of no agent (docs/alloc_sites.md).
         Event::Alloc => format!("heap=sites,heapsample=524288,depth={DEPTH}"),
         Event::Lock => format!("monitor=y,depth={DEPTH}"),
-        Event::Wall => return Err(WALL_UNAVAILABLE.into()),
+        Event::Wall => format!("cpu=samples,cpusampler=wall,depth={DEPTH}"),
     };
-    if let Some(ms) = interval_ms {
-        o += &format!(",interval={ms}");
+    match (interval_ms, event) {
+        (Some(ms), _) => o += &format!(",interval={ms}"),
+        // Every thread is signalled each period, idle or not: a longer
+        // default than CPU samples' 10 ms keeps that cheap with many threads.
+        (None, Event::Wall) => o += &format!(",interval={WALL_INTERVAL_MS}"),
+        (None, _) => {}
     }
     // monitor=y writes text only (docs/monitors.md).
     let text = event == Event::Lock || format == Format::Txt;
@@ -182,10 +186,8 @@ pub fn agent_options(
     Ok((o, text))
 }
 
-pub const WALL_UNAVAILABLE: &str = "-e wall (wall-clock samples of every thread, running or not) is not available yet: \
-     the agent samples threads by their CPU time (-e cpu), and its cpusampler=runnable rule samples only \
-     RUNNABLE threads, which is not wall time either; use -e cpu for where CPU goes, -e lock for time \
-     blocked on monitors";
+/// Milliseconds between two wall-clock samples of a thread, by default.
+pub const WALL_INTERVAL_MS: u32 = 20;
 
 /// Combinations that cannot be written, found before anything starts
 /// (usage errors).
@@ -197,9 +199,14 @@ pub fn check(event: Event, format: Format, interval_ms: Option<u32>) -> Result<(
         (Event::Lock, Format::Pprof) => Err(
             "-e lock has no pprof output yet: use .html, .svg, .collapsed, .jfr or .txt".into(),
         ),
-        (e, _) if interval_ms.is_some() && e != Event::Cpu => {
-            Err("--interval is for -e cpu (ms of CPU time between two samples)".into())
-        }
+        // jdk.ExecutionSample says the thread ran; a wall-clock sample
+        // does not know.
+        (Event::Wall, Format::Jfr) => Err(
+            "-e wall has no JFR output (its samples are not CPU samples, which jdk.ExecutionSample means): use .html, .svg, .collapsed, .pprof, .txt or .hprof".into(),
+        ),
+        (e, _) if interval_ms.is_some() && !matches!(e, Event::Cpu | Event::Wall) => Err(
+            "--interval is for -e cpu and -e wall (ms between two samples of a thread)".into(),
+        ),
         _ => Ok(()),
     }
 }
@@ -410,9 +417,6 @@ fn wait_for_vm_init(pid: u32, within: Duration) {
 }
 
 pub fn run(a: ProfileArgs) -> CliResult<()> {
-    if a.event == Event::Wall {
-        return Err(WALL_UNAVAILABLE.into());
-    }
     // Ctrl-C must not leave the profile running in the JVM (a later
     // profile would be refused until a stop): the first signal ends the
     // wait, and the profile is stopped and written as usual.
@@ -440,7 +444,7 @@ pub fn run(a: ProfileArgs) -> CliResult<()> {
         Event::Cpu => "CPU samples",
         Event::Alloc => "allocation sites",
         Event::Lock => "monitor contention",
-        Event::Wall => unreachable!("refused above"),
+        Event::Wall => "wall-clock samples",
     };
 
     let began;
@@ -614,17 +618,19 @@ fn write_output(
         return Ok("gzipped pprof".into());
     }
     let f = match event {
-        Event::Cpu if text => flame::collapse_text(open()?, false)?,
-        Event::Cpu => flame::collapse_binary(open()?, false)?,
+        Event::Cpu | Event::Wall if text => flame::collapse_text(open()?, false)?,
+        Event::Cpu | Event::Wall => flame::collapse_binary(open()?, false)?,
         Event::Alloc => flame::sites::collapse_sites_binary(open()?)?,
         Event::Lock => flame::monitors::collapse_monitors_text(open()?)?,
-        Event::Wall => unreachable!("refused before"),
     };
     for note in f.notes() {
         eprintln!("hprof-rs profile: {note}");
     }
     let total = f.tree.root().total[0];
-    let title = f.measure.title();
+    let title = match event {
+        Event::Wall => "Wall-clock samples",
+        _ => f.measure.title(),
+    };
     match format {
         Format::Html => write(flame::html(&f, title).as_bytes())?,
         Format::Svg => write(flame::svg(&f, title).as_bytes())?,
@@ -691,9 +697,12 @@ mod tests {
                 assert!(parsed.heap_sample_bytes > 0, "sampled: {o}");
             }
         }
-        assert!(agent_options(Event::Wall, Format::Html, None)
-            .unwrap_err()
-            .contains("not available yet"));
+        let (o, _) = agent_options(Event::Wall, Format::Html, None).unwrap();
+        let parsed = hprof_core::options::parse(&o).unwrap();
+        assert_eq!(parsed.cpu_sampler, hprof_core::options::CpuSampler::Wall);
+        assert_eq!(parsed.interval_ms, WALL_INTERVAL_MS);
+        assert!(check(Event::Wall, Format::Jfr, None).is_err());
+        assert!(check(Event::Wall, Format::Pprof, Some(5)).is_ok());
         assert!(check(Event::Lock, Format::Hprof, None).is_err());
         assert!(check(Event::Lock, Format::Pprof, None).is_err());
         assert!(check(Event::Alloc, Format::Html, Some(1)).is_err());

@@ -517,6 +517,73 @@ fn the_safepoint_fallback_charges_only_cpu_too() {
     assert_idle_threads_get_nothing(&rep);
 }
 
+/// `cpusampler=wall`: every thread is sampled for each interval of real
+/// time, whatever it does. OnCpuAmongBlocked's nine idle threads live as
+/// long as its worker, so each gets about as many samples as the worker
+/// (2 s at 10 ms: about 200 each, on a loaded machine too: the samples
+/// count real time), with the stack where it waits.
+#[test]
+fn wall_samples_take_every_thread_where_it_runs_or_waits() {
+    let _only_jvm = common::exclusive();
+    let (rep, _, err) = run_bounded(
+        "wall_samples",
+        "cpu=samples,interval=10,cpusampler=wall,thread=y",
+        "OnCpuAmongBlocked",
+        &["2"],
+    );
+    let cpu = &rep.cpu[0];
+    let worker = samples_of_threads(&rep, &["worker"]);
+    assert!(
+        worker >= 100,
+        "worker {worker} samples in 2 s at 10 ms: {err}"
+    );
+    let idle: Vec<_> = rep
+        .thread_starts
+        .iter()
+        .filter(|t| IDLE_THREADS.iter().any(|p| t.name.starts_with(p)))
+        .collect();
+    assert_eq!(idle.len(), 9);
+    // Before JDK 16 an interrupted accept() throws (JDK-8237858): the
+    // accept threads end early, and the agent says so at the start.
+    let old_sockets = common::java_major() < 16;
+    if old_sockets {
+        assert!(err.contains("JDK-8237858"), "{err}");
+    }
+    for t in &idle {
+        if old_sockets && t.name.starts_with("accept-") {
+            continue;
+        }
+        let rows: Vec<_> = cpu
+            .rows
+            .iter()
+            .filter(|r| rep.traces[&r.trace].thread == Some(t.id))
+            .collect();
+        let n: u64 = rows.iter().map(|r| u64::from(r.count)).sum();
+        eprintln!("{}: {n} wall samples (worker {worker})", t.name);
+        assert!(
+            (0.6..=1.4).contains(&(n as f64 / worker as f64)),
+            "{} has {n} samples, the worker {worker}: {cpu:?}",
+            t.name
+        );
+        // Where it waits: its top frame (the JDK's own names for the
+        // socket calls differ between JDKs and are not checked).
+        let top = rows.iter().max_by_key(|r| r.count).unwrap().method.as_str();
+        let expected = match &t.name[..t.name.find('-').unwrap()] {
+            "park" => Some("jdk.internal.misc.Unsafe.park"),
+            "wait" => Some("java.lang.Object.wait"),
+            "sleep" => Some("java.lang.Thread.sleep"),
+            _ => None,
+        };
+        if let Some(e) = expected {
+            assert!(top.starts_with(e), "{}: top frame {top}", t.name);
+        }
+    }
+    assert!(
+        err.contains("cpusampler=wall") || !err.contains("cpusampler="),
+        "{err}"
+    );
+}
+
 /// `cpusampler=runnable` keeps the original's rule: every RUNNABLE thread,
 /// so the four threads blocked in native socket calls take most samples.
 #[test]

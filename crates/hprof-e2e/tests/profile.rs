@@ -537,10 +537,92 @@ fn a_command_line_is_profiled_to_its_end_or_for_the_duration() {
     assert!(!dir.join(".j.svg.stream").exists());
 }
 
-/// Usage errors (status 2) start nothing; what is not available yet is
-/// refused (status 1) with what to use instead.
+/// `-e wall`: wall-clock samples of every thread, where it waits too.
+/// MostlyWaiting's four waiting threads spend the run in their wait
+/// methods, so each has about a second's worth of samples (20 ms apart by
+/// default: ~50), where CPU samples would give them none.
 #[test]
-fn bad_arguments_are_usage_errors_and_wall_is_not_there_yet() {
+fn wall_samples_show_the_threads_where_they_wait() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("profile_wall");
+    let classes = common::fixture_classes().to_str().unwrap().to_string();
+    let java = common::java().to_str().unwrap().to_string();
+    let r = profile(
+        &dir,
+        &[
+            "-q",
+            "-e",
+            "wall",
+            "-o",
+            "w.collapsed",
+            "--",
+            &java,
+            "-cp",
+            &classes,
+            "MostlyWaiting",
+            "1",
+        ],
+    );
+    let err = common::stderr(&r.output);
+    assert!(r.output.status.success(), "{err}");
+    let stacks = collapsed(&dir.join("w.collapsed"));
+    let within = |m: &str| -> u64 {
+        stacks
+            .iter()
+            .filter(|(s, _)| s.iter().any(|f| f == m))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    for m in [
+        "MostlyWaiting.waitOnce",
+        "MostlyWaiting.parkOnce",
+        "MostlyWaiting.sleepOnce",
+        "MostlyWaiting.readOnce",
+    ] {
+        let n = within(m);
+        eprintln!("{m}: {n} wall samples");
+        assert!((25..=100).contains(&n), "{m}: {n} samples: {stacks:?}");
+    }
+}
+
+/// CPU, then wall-clock, then CPU samples of one running JVM: each
+/// session's threads move to (and off) their wall timers, so the waiting
+/// threads are seen only by the wall-clock session.
+#[test]
+fn one_jvm_profiled_by_cpu_then_wall_then_cpu_again() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("profile_cpu_wall_cpu");
+    let mut jvm = Jvm::start(&dir, "MostlyWaiting", &["60"]);
+    let mut waiting = Vec::new();
+    for (event, out) in [
+        ("cpu", "c1.collapsed"),
+        ("wall", "w.collapsed"),
+        ("cpu", "c2.collapsed"),
+    ] {
+        profile_ok(
+            &dir,
+            &["-q", "-e", event, "-d", "1s", &jvm.pid_arg(), "-o", out],
+        );
+        let n: u64 = collapsed(&dir.join(out))
+            .iter()
+            .filter(|(s, _)| s.iter().any(|f| f == "MostlyWaiting.sleepOnce"))
+            .map(|(_, n)| n)
+            .sum();
+        waiting.push(n);
+    }
+    eprintln!(
+        "samples in sleepOnce: cpu {}, wall {}, cpu {}",
+        waiting[0], waiting[1], waiting[2]
+    );
+    assert_eq!(waiting[0], 0, "CPU samples of a sleeping thread");
+    assert!((25..=100).contains(&waiting[1]), "wall: {waiting:?}");
+    assert_eq!(waiting[2], 0, "CPU samples after the wall session");
+    assert!(jvm.running());
+}
+
+/// Usage errors (status 2) start nothing.
+#[test]
+fn bad_arguments_are_usage_errors() {
     let dir = common::scratch("profile_usage");
     for (args, says) in [
         (&["-d", "0", "1"][..], "not a duration"),
@@ -551,6 +633,11 @@ fn bad_arguments_are_usage_errors_and_wall_is_not_there_yet() {
         (&["-o", "x", "1"], "extension"),
         (&["-e", "lock", "-o", "x.pprof", "1"], "no pprof"),
         (&["-e", "lock", "-o", "x.hprof", "1"], "text only"),
+        (&["-e", "wall", "-o", "x.jfr", "1"], "no JFR output"),
+        (
+            &["-e", "alloc", "-i", "5", "1"],
+            "--interval is for -e cpu and -e wall",
+        ),
         (&["-e", "bogus", "1"], "invalid value"),
         (&["1", "--", "java", "-version"], "cannot be used with"),
         (&["--", "ls"], "must start with java"),
@@ -565,14 +652,6 @@ fn bad_arguments_are_usage_errors_and_wall_is_not_there_yet() {
         assert_eq!(r.output.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
-    let r = profile(&dir, &["-e", "wall", "1"]);
-    let err = common::stderr(&r.output);
-    assert_eq!(r.output.status.code(), Some(1), "-e wall: {err}");
-    assert!(
-        err.contains("-e wall (wall-clock samples of every thread")
-            && err.contains("not available yet"),
-        "{err}"
-    );
     assert_eq!(
         std::fs::read_dir(&dir).unwrap().count(),
         0,

@@ -232,6 +232,9 @@ impl CpuSamples {
         if ctx.opts.cpu_sampler == CpuSampler::Runnable {
             return How::Runnable;
         }
+        if ctx.opts.cpu_sampler == CpuSampler::Wall {
+            warn_of_socket_bugs(ctx);
+        }
         match ctx.cpu_timers.ensure(ctx, jni) {
             Ok(inst) => {
                 if let Some(why) = &inst.fallback {
@@ -717,6 +720,24 @@ fn watch_compiled_code(ctx: &Context) {
         .set_event_mode(true, event::COMPILED_METHOD_UNLOAD);
 }
 
+/// Wall-clock samples interrupt threads blocked in system calls. Before
+/// JDK 16 the old socket implementation (the default there) gets two such
+/// interruptions wrong: `ServerSocket.accept()` without a timeout throws
+/// `SocketTimeoutException: Accept timed out` (JDK-8237858) and
+/// `Socket.connect` with a timeout may wait past it (JDK-8312065). Every
+/// wall-clock profiler meets them; the user is told before it happens.
+fn warn_of_socket_bugs(ctx: &Context) {
+    let feature = ctx.jvmti.version().map_or(0, |v| (v >> 16) & 0x0FFF);
+    if (1..16).contains(&feature) {
+        crate::diag::notice(&format!(
+            "cpusampler=wall on JDK {feature}: a sampled thread blocked in ServerSocket.accept() may get \
+             SocketTimeoutException \"Accept timed out\" (JDK-8237858, fixed in JDK 16), and \
+             Socket.connect with a timeout may wait past it (JDK-8312065): JDK bugs in handling \
+             interrupted system calls, met by every wall-clock profiler"
+        ));
+    }
+}
+
 /// What the signal handler's recovery of failed walks reads of HotSpot
 /// (docs/cpu-samples.md, "Failed walks are recovered"), learnt on the
 /// calling thread; what is missing is logged (those recoveries stay off).
@@ -764,7 +785,7 @@ impl Profile for CpuSamples {
     /// Before any code is compiled: debug information at every instruction
     /// (async sampling from the start).
     fn on_load(&self, ctx: &Context) {
-        if self.active && ctx.opts.cpu_sampler == CpuSampler::Async {
+        if self.active && matches!(ctx.opts.cpu_sampler, CpuSampler::Async | CpuSampler::Wall) {
             watch_compiled_code(ctx);
         }
     }
@@ -929,8 +950,9 @@ impl Profile for CpuSamples {
         let recovered = self.counts.recovered.load(Ordering::Relaxed);
         let line = format!(
             "cpu=samples ({}): {counted} samples counted ({recovered} of them from recovered stack walks), {lost} not counted{}",
-            match self.how() {
-                How::Async => "cpusampler=async",
+            match (self.how(), ctx.opts.cpu_sampler) {
+                (_, CpuSampler::Wall) => "cpusampler=wall",
+                (How::Async, _) => "cpusampler=async",
                 _ => "cpusampler=safepoint",
             },
             if why.is_empty() {

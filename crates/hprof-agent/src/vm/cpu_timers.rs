@@ -60,7 +60,7 @@ pub fn config(opts: &Options, hidden: usize) -> Config {
     };
     let mode = match (samples, opts.cpu_sampler) {
         (false, _) | (_, CpuSampler::Runnable) => StackMode::None,
-        (true, CpuSampler::Async) => StackMode::Async,
+        (true, CpuSampler::Async | CpuSampler::Wall) => StackMode::Async,
         (true, CpuSampler::Safepoint) => StackMode::Ticks,
     };
     let max_frames = (opts.depth as usize)
@@ -82,6 +82,7 @@ pub fn config(opts: &Options, hidden: usize) -> Config {
             1
         },
         ring_slots,
+        wall: samples && opts.cpu_sampler == CpuSampler::Wall,
     }
 }
 

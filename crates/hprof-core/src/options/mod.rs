@@ -99,6 +99,11 @@ pub enum CpuSampler {
     /// The original's rule: every `interval` ms, every RUNNABLE thread,
     /// stacks at a safepoint, whether it used CPU or not.
     Runnable,
+    /// Wall-clock samples: every Java thread is signalled after each
+    /// `interval` of real time, running, blocked, waiting or asleep, and its
+    /// stack walked where it is (not CPU time: docs/cpu-samples.md,
+    /// "Wall-clock samples").
+    Wall,
 }
 
 /// The clock `cpu=times|old` charges methods with (`clock=`).
@@ -553,6 +558,7 @@ impl Options {
                         ("async", CpuSampler::Async),
                         ("safepoint", CpuSampler::Safepoint),
                         ("runnable", CpuSampler::Runnable),
+                        ("wall", CpuSampler::Wall),
                     ],
                 )?
             }
@@ -608,6 +614,13 @@ impl Options {
             Err("cpu=times|old is not supported with format=b".to_string())
         } else if self.format == Format::Binary && self.monitor {
             Err("monitor=y is not supported with format=b".to_string())
+        } else if self.cpu_sampler == CpuSampler::Wall
+            && self.cpu_timing()
+            && self.timing_clock == TimingClock::Cpu
+        {
+            // One timer per thread drives both: on the wall clock it cannot
+            // also be cpu=times' CPU clock.
+            Err("cpusampler=wall cannot be combined with cpu=times|old on clock=cpu (use clock=wall, or a separate run)".to_string())
         } else {
             Ok(())
         }

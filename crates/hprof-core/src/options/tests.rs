@@ -664,12 +664,21 @@ fn cpusampler() {
     assert!(!o.cpu_samples && o.heap_dump && o.heap_sites);
     assert_eq!(
         err("cpusampler="),
-        "syntax error parsing cpusampler=async|safepoint|runnable"
+        "syntax error parsing cpusampler=async|safepoint|runnable|wall"
     );
+    assert_eq!(
+        ok("cpu=samples,cpusampler=wall").cpu_sampler,
+        CpuSampler::Wall
+    );
+    assert_eq!(
+        err("cpu=samples,cpu=times,cpusampler=wall"),
+        "cpusampler=wall cannot be combined with cpu=times|old on clock=cpu (use clock=wall, or a separate run)"
+    );
+    assert!(ok("cpu=samples,cpu=times,cpusampler=wall,clock=wall").cpu_samples);
     for v in ["Async", "y", "sync", " async", "async "] {
         assert_eq!(
             err(&format!("cpusampler={v}")),
-            "cpusampler option value must be async|safepoint|runnable",
+            "cpusampler option value must be async|safepoint|runnable|wall",
             "{v}"
         );
     }
@@ -984,7 +993,7 @@ fn table_of_bad_option_strings() {
         ("rootzero=", "rootzero option value must be y|n"),
         (
             "cpusampler=jfr",
-            "cpusampler option value must be async|safepoint|runnable",
+            "cpusampler option value must be async|safepoint|runnable|wall",
         ),
         ("clock=", "syntax error parsing clock=cpu|wall"),
     ];

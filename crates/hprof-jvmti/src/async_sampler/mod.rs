@@ -18,6 +18,12 @@
 //! normal thread ([`drain`]). The handler allocates nothing, takes no lock,
 //! cannot panic, and keeps `errno`.
 //!
+//! With `cpusampler=wall` ([`Config::wall`]) each thread is signalled
+//! after each period of *real* time instead, by a second timer on the
+//! monotonic clock, whether it runs, blocks, waits or sleeps: the samples
+//! are wall-clock samples, and the CPU clock is not advanced meaningfully
+//! (cpu=times on the CPU clock is refused with it).
+//!
 //! Everything here is process-wide (one signal, one handler): [`install`]
 //! once, then [`register_current`] on each thread to be timed.
 
@@ -67,6 +73,9 @@ pub struct Config {
     pub max_frames: usize,
     /// Ring slots.
     pub ring_slots: usize,
+    /// Periods of real time instead of CPU time (`cpusampler=wall`): every
+    /// thread is signalled, whatever it does.
+    pub wall: bool,
 }
 
 const NOT_INSTALLED: u8 = 0;
@@ -221,6 +230,7 @@ pub fn install(cfg: Config, agct: Option<AsgctFn>) -> Result<Setup, String> {
     PERIOD_NS.store(cfg.period_ns.max(1), Ordering::Relaxed);
     STACK_INTERVAL_NS.store(cfg.stack_interval_ns.max(1), Ordering::Relaxed);
     MODE.store(mode_code(cfg.mode), Ordering::Relaxed);
+    trigger::set_wall(cfg.wall);
     if let Some(f) = agct {
         AGCT.store(f as usize, Ordering::Release);
     }
@@ -258,6 +268,8 @@ fn reconfigure(cfg: Config, agct: Option<AsgctFn>) {
     PERIOD_NS.store(cfg.period_ns.max(1), Ordering::Relaxed);
     STACK_INTERVAL_NS.store(cfg.stack_interval_ns.max(1), Ordering::Relaxed);
     MODE.store(mode_code(cfg.mode), Ordering::Relaxed);
+    // Slots move to (or off) their wall timers when next armed.
+    trigger::set_wall(cfg.wall);
     if let Some(f) = agct {
         AGCT.store(f as usize, Ordering::Release);
     }

@@ -50,6 +50,12 @@ pub struct Slot {
     tid: AtomicI32,
     /// The kernel timer id, -1 for none.
     timer: AtomicI64,
+    /// Wall-clock sampling: a timer on the monotonic clock that signals
+    /// the thread (`trigger::wall`), -1 for none. The CPU-clock timer then
+    /// stays disarmed as the slot's tie to its thread.
+    wall: AtomicI64,
+    /// The signal value of the slot's current generation.
+    value: AtomicU64,
     /// The perf event's descriptor, -1 for none.
     fd: AtomicI32,
     /// The thread used CPU while it had no perf event: give it one.
@@ -58,7 +64,8 @@ pub struct Slot {
     no_perf: AtomicBool,
     /// [`GUARD_HANDLER`] | [`GUARD_NORMAL`].
     guard: AtomicU8,
-    /// The thread's CPU time (its CPU clock) at its last signal or arming.
+    /// The thread's CPU time (its CPU clock) at its last signal or arming;
+    /// with a wall timer, the monotonic clock's.
     last_cpu_ns: AtomicU64,
     /// State of the slot's random periods.
     rng: AtomicU64,
@@ -83,6 +90,8 @@ impl Slot {
             env: AtomicPtr::new(std::ptr::null_mut()),
             tid: AtomicI32::new(0),
             timer: AtomicI64::new(-1),
+            wall: AtomicI64::new(-1),
+            value: AtomicU64::new(0),
             fd: AtomicI32::new(-1),
             wants_perf: AtomicBool::new(false),
             no_perf: AtomicBool::new(false),
@@ -127,13 +136,21 @@ impl Slot {
     /// notes that a thread without a perf event used CPU.
     pub fn on_signal(&self, mean_ns: u64, rearm: bool) -> u64 {
         let prev = self.guard.fetch_or(GUARD_HANDLER, Ordering::SeqCst);
-        let now = sys::own_cpu_ns();
+        let wall = self.wall.load(Ordering::Acquire);
+        // A wall timer counts real time since the last signal.
+        let now = if wall >= 0 {
+            sys::monotonic_ns()
+        } else {
+            sys::own_cpu_ns()
+        };
         let last = self.last_cpu_ns.swap(now, Ordering::Relaxed);
         let elapsed = now.saturating_sub(last);
         if rearm && prev & GUARD_NORMAL == 0 && self.live.load(Ordering::Acquire) {
             let next = trigger::random_period(&self.rng, mean_ns);
             let fd = self.fd.load(Ordering::Acquire);
-            if fd >= 0 {
+            if wall >= 0 {
+                let _ = trigger::set_timer(wall, next, mean_ns);
+            } else if fd >= 0 {
                 trigger::set_perf_period(fd, next);
             } else {
                 let t = self.timer.load(Ordering::Acquire);
@@ -309,6 +326,7 @@ pub fn take(tid: i32, serial: u32, env: *mut JNIEnv, stacks: bool) -> Result<u32
         (u64::from(index) << 32 | u64::from(gen)) ^ 0x9E37_79B9_7F4A_7C15 ^ (tid as u64) << 17,
         Ordering::Relaxed,
     );
+    s.value.store(signal_value(index, gen), Ordering::Relaxed);
     match trigger::create_timer(tid, signal::current(), signal_value(index, gen)) {
         Ok(t) => s.timer.store(t, Ordering::Relaxed),
         Err(e) => {
@@ -388,15 +406,42 @@ fn retire(a: &mut Alloc, index: u32) -> Option<&'static Slot> {
     Some(s)
 }
 
-/// Close a retired slot's perf event and delete its timer.
+/// Close a retired slot's perf event and delete its timers.
 fn stop_trigger(s: &Slot) {
     s.with_trigger(|| {
         drop_perf(s);
+        drop_wall(s);
         let t = s.timer.swap(-1, Ordering::AcqRel);
         if t >= 0 {
             trigger::delete_timer(t);
         }
     });
+}
+
+/// Delete the slot's wall timer, if any (the caller holds its trigger).
+fn drop_wall(s: &Slot) {
+    let w = s.wall.swap(-1, Ordering::AcqRel);
+    if w >= 0 {
+        trigger::delete_timer(w);
+    }
+}
+
+/// Arm the slot's wall timer, made on first use (the caller holds its
+/// trigger): the CPU-clock timer is disarmed, which also tells whether the
+/// thread still exists (ESRCH), and no perf event is kept.
+fn arm_wall(s: &Slot, period_ns: u64) -> Result<(), i32> {
+    let t = s.timer.load(Ordering::Acquire);
+    trigger::set_timer(t, 0, 0)?;
+    drop_perf(s);
+    let mut w = s.wall.load(Ordering::Acquire);
+    if w < 0 {
+        w = trigger::create_wall_timer(s.tid(), signal::current(), s.value.load(Ordering::Relaxed))
+            .map_err(|_| libc::EAGAIN)?;
+        s.wall.store(w, Ordering::Release);
+    }
+    s.last_cpu_ns.store(sys::monotonic_ns(), Ordering::Relaxed);
+    let first = trigger::random_period(&s.rng, period_ns);
+    trigger::set_timer(w, first, period_ns)
 }
 
 /// Close the slot's perf event, if any (the caller holds its trigger). Its
@@ -443,8 +488,17 @@ pub fn set_period(s: &Slot, period_ns: u64) -> Result<(), String> {
             if let Some(fd) = s.perf_fd() {
                 let _ = trigger::enable_perf(fd, false);
             }
+            let w = s.wall.load(Ordering::Acquire);
+            if w >= 0 {
+                let _ = trigger::set_timer(w, 0, 0);
+            }
             return trigger::set_timer(t, 0, 0);
         }
+        if trigger::wall() {
+            return arm_wall(s, period_ns);
+        }
+        // Back from wall-clock sampling (a session before this one).
+        drop_wall(s);
         s.last_cpu_ns
             .store(sys::thread_cpu_ns(s.tid()), Ordering::Relaxed);
         let first = trigger::random_period(&s.rng, period_ns);
@@ -501,7 +555,8 @@ pub fn take_some_want_perf() -> bool {
 /// when none could be had: the thread keeps its timer for good.
 pub fn give_perf(s: &'static Slot, index: u32, period_ns: u64, armed: bool) -> bool {
     s.wants_perf.store(false, Ordering::Release);
-    if !s.is_live() || s.perf_fd().is_some() || s.no_perf.load(Ordering::Relaxed) {
+    if !s.is_live() || s.perf_fd().is_some() || s.no_perf.load(Ordering::Relaxed) || trigger::wall()
+    {
         return true;
     }
     let gen = s.gen.load(Ordering::Acquire);
@@ -570,12 +625,25 @@ pub fn move_to_signal(signal: libc::c_int, period_ns: u64, armed: bool) {
                 }
             }
             let gen = s.gen.load(Ordering::Acquire);
+            let had_wall = s.wall.load(Ordering::Acquire) >= 0;
+            if had_wall {
+                if let Ok(w) = trigger::create_wall_timer(s.tid(), signal, signal_value(i, gen)) {
+                    let old = s.wall.swap(w, Ordering::AcqRel);
+                    if old >= 0 {
+                        trigger::delete_timer(old);
+                    }
+                    if armed {
+                        let first = trigger::random_period(&s.rng, period_ns);
+                        let _ = trigger::set_timer(w, first, period_ns);
+                    }
+                }
+            }
             if let Ok(t) = trigger::create_timer(s.tid(), signal, signal_value(i, gen)) {
                 let old = s.timer.swap(t, Ordering::AcqRel);
                 if old >= 0 {
                     trigger::delete_timer(old);
                 }
-                if armed && s.perf_fd().is_none() {
+                if armed && s.perf_fd().is_none() && !had_wall {
                     let first = trigger::random_period(&s.rng, period_ns);
                     let _ = trigger::set_timer(t, first, period_ns);
                 }

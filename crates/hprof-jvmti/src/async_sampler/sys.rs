@@ -186,6 +186,20 @@ pub fn own_cpu_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// The monotonic clock in nanoseconds (wall-clock sampling).
+/// Async-signal-safe.
+pub fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; clock_gettime is async-signal-safe.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) } != 0 {
+        return 0;
+    }
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Thread `tid`'s CPU time in nanoseconds (0 if it cannot be read: the
 /// thread has ended).
 pub fn thread_cpu_ns(tid: libc::pid_t) -> u64 {

@@ -30,7 +30,7 @@
 
 use super::sys::{self, FOwnerEx, PerfEventAttr};
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// How threads are signalled in this process.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +50,22 @@ const PERF: u8 = 1;
 const PERF_USER: u8 = 2;
 const TIMERS: u8 = 3;
 static MECHANISM: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+/// Wall-clock sampling (`cpusampler=wall`): threads are signalled after
+/// each period of real time by a second POSIX timer on `CLOCK_MONOTONIC`
+/// (a slot's `wall` timer); the CPU-clock timer stays, disarmed, as the
+/// slot's tie to its thread, and no perf event is given.
+static WALL: AtomicBool = AtomicBool::new(false);
+
+/// Sample by the wall clock from the next arming on (set while no profile
+/// runs the timers).
+pub fn set_wall(on: bool) {
+    WALL.store(on, Ordering::Release);
+}
+
+pub fn wall() -> bool {
+    WALL.load(Ordering::Acquire)
+}
 
 /// Perf descriptors open now, and how many the agent may hold.
 static OPEN_FDS: AtomicUsize = AtomicUsize::new(0);
@@ -228,6 +244,23 @@ pub fn set_perf_signal(fd: c_int, signal: c_int) -> bool {
 /// `value` to that thread (SIGEV_THREAD_ID: the thread that used the CPU,
 /// not any thread of the process). Not armed.
 pub fn create_timer(tid: i32, signal: c_int, value: u64) -> Result<i64, String> {
+    create_on(sys::thread_cpu_clock(tid), tid, signal, value)
+        .map_err(|e| format!("timer_create on the thread's CPU clock: {e}"))
+}
+
+/// A POSIX timer on the monotonic clock that sends `signal` with `value`
+/// to thread `tid` (wall-clock sampling). Not armed.
+pub fn create_wall_timer(tid: i32, signal: c_int, value: u64) -> Result<i64, String> {
+    create_on(libc::CLOCK_MONOTONIC, tid, signal, value)
+        .map_err(|e| format!("timer_create on the monotonic clock: {e}"))
+}
+
+fn create_on(
+    clock: libc::clockid_t,
+    tid: i32,
+    signal: c_int,
+    value: u64,
+) -> Result<i64, std::io::Error> {
     // SAFETY: all-zero is a valid sigevent; we set the fields we use.
     let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
     sev.sigev_notify = libc::SIGEV_THREAD_ID;
@@ -237,16 +270,14 @@ pub fn create_timer(tid: i32, signal: c_int, value: u64) -> Result<i64, String> 
     };
     sev.sigev_notify_thread_id = tid;
     let mut timer: libc::timer_t = std::ptr::null_mut();
-    // SAFETY: valid sigevent and out-pointer; the clock id is the CPU
-    // clock of a thread of this process (glibc's own encoding).
-    let r = unsafe { libc::timer_create(sys::thread_cpu_clock(tid), &mut sev, &mut timer) };
+    // SAFETY: valid sigevent and out-pointer; the clock id is the
+    // monotonic clock or the CPU clock of a thread of this process
+    // (glibc's own encoding).
+    let r = unsafe { libc::timer_create(clock, &mut sev, &mut timer) };
     if r == 0 {
         Ok(timer as usize as i64)
     } else {
-        Err(format!(
-            "timer_create on the thread's CPU clock: {}",
-            std::io::Error::last_os_error()
-        ))
+        Err(std::io::Error::last_os_error())
     }
 }
 
