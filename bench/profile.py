@@ -27,7 +27,11 @@ async-profiler is taken from $ASYNC_PROFILER_HOME (bin/asprof), by default
 .cache/async-profiler; without it only our side is measured, and the
 script says so.
 
-Usage: bench/profile.py [runs] [duration seconds]   (default 3 runs, 30 s)"""
+With the event `wall`, both sides take wall-clock samples instead: `hprof-rs
+profile -e wall` (every 20 ms, its default) and `asprof -e wall -i 20ms`.
+
+Usage: bench/profile.py [runs] [duration seconds] [cpu|wall]
+(default 3 runs, 30 s, cpu)"""
 import os
 import re
 import statistics
@@ -82,6 +86,11 @@ class Profiler(threading.Thread):
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     duration = float(sys.argv[2]) if len(sys.argv) > 2 else 30.0
+    event = sys.argv[3] if len(sys.argv) > 3 else "cpu"
+    if event not in ("cpu", "wall"):
+        sys.exit("the event is cpu or wall")
+    ours_event = ["-e", "wall"] if event == "wall" else []
+    theirs_event = ["-e", "wall", "-i", "20ms"] if event == "wall" else []
     agent = harness.build_agent()
     tool = harness.build_tool()
     classes = harness.compile_fixtures()
@@ -100,7 +109,7 @@ def main():
     t.exit()
     rounds = max(int(duration * 0.5 / per_round), 100)
     warmup = max(rounds // 10, 50)
-    print(f"work: {rounds} rounds (about {rounds * per_round:.1f} s), duration {duration:g} s")
+    print(f"event {event}; work: {rounds} rounds (about {rounds * per_round:.1f} s), duration {duration:g} s")
 
     cpu = {k: [] for k in kinds}
     after = {k: [] for k in kinds if k != "baseline"}
@@ -113,11 +122,13 @@ def main():
         prof = None
         if kind == "hprof-rs":
             out = os.path.join(work, f"hprof-{pid}.html")
-            prof = Profiler([tool, "profile", "-d", f"{duration:g}s", "-o", out, "--agent", agent, str(pid)],
+            prof = Profiler([tool, "profile", "-d", f"{duration:g}s", "-o", out, "--agent", agent] + ours_event
+                            + [str(pid)],
                             r"profiling JVM \d+")
         elif kind == "asprof":
             out = os.path.join(work, f"asprof-{pid}.html")
-            prof = Profiler([asprof, "-d", f"{duration:g}", "-f", out, str(pid)], r"Profiling for")
+            prof = Profiler([asprof, "-d", f"{duration:g}", "-f", out] + theirs_event + [str(pid)],
+                            r"Profiling for")
         if prof:
             prof.start()
             prof.started.wait(120)
@@ -151,7 +162,7 @@ def main():
     if own_after:
         print(f"hprof-rs: output written {statistics.median(own_after):.3f} s after the profile ended "
               f"(its own figure, median)")
-    line = f"RESULT profile ratio_hprof={ratios['hprof-rs']:.3f} after_hprof={statistics.median(after['hprof-rs']):.3f}"
+    line = f"RESULT profile event={event} ratio_hprof={ratios['hprof-rs']:.3f} after_hprof={statistics.median(after['hprof-rs']):.3f}"
     if "asprof" in ratios:
         line += (f" ratio_asprof={ratios['asprof']:.3f} after_asprof={statistics.median(after['asprof']):.3f}"
                  f" hprof_vs_asprof={ratios['hprof-rs'] / ratios['asprof']:.3f}")
