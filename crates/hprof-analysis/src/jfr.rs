@@ -311,6 +311,45 @@ fn simple_class(name: &str, type_id: u64, children: Vec<Element>) -> Element {
     )
 }
 
+/// An event type with JFR's common fields: `startTime`, then `timing`
+/// (`duration`, for events that last), `eventThread` and `stackTrace`, then
+/// its own.
+fn event_class(
+    name: &str,
+    type_id: u64,
+    title: &str,
+    timing: Vec<Element>,
+    own: Vec<Element>,
+) -> Element {
+    let mut children = vec![
+        annotation(id::LABEL, title),
+        field(
+            "startTime",
+            id::LONG,
+            false,
+            vec![
+                annotation(id::LABEL, "Start Time"),
+                annotation(id::TIMESTAMP, "TICKS"),
+            ],
+        ),
+    ];
+    children.extend(timing);
+    children.push(field(
+        "eventThread",
+        id::THREAD,
+        true,
+        vec![annotation(id::LABEL, "Event Thread")],
+    ));
+    children.push(field(
+        "stackTrace",
+        id::STACK_TRACE,
+        true,
+        vec![annotation(id::LABEL, "Stack Trace")],
+    ));
+    children.extend(own);
+    class(name, type_id, Some("jdk.jfr.Event"), children)
+}
+
 fn metadata_tree() -> Element {
     let ann = "java.lang.annotation.Annotation";
     let label = |v: &str| annotation(id::LABEL, v);
@@ -439,20 +478,12 @@ fn metadata_tree() -> Element {
                 field("state", id::THREAD_STATE, true, vec![label("Thread State")]),
             ],
         ),
-        class(
+        event_class(
             "jdk.ObjectAllocationSample",
             id::ALLOCATION_SAMPLE,
-            Some("jdk.jfr.Event"),
+            "Object Allocation Sample",
+            vec![],
             vec![
-                label("Object Allocation Sample"),
-                start_time(),
-                field("eventThread", id::THREAD, true, vec![label("Event Thread")]),
-                field(
-                    "stackTrace",
-                    id::STACK_TRACE,
-                    true,
-                    vec![label("Stack Trace")],
-                ),
                 field("objectClass", id::CLASS, true, vec![label("Object Class")]),
                 field(
                     "weight",
@@ -462,26 +493,17 @@ fn metadata_tree() -> Element {
                 ),
             ],
         ),
-        class(
+        event_class(
             "jdk.JavaMonitorEnter",
             id::MONITOR_ENTER,
-            Some("jdk.jfr.Event"),
+            "Java Monitor Blocked",
+            vec![field(
+                "duration",
+                id::LONG,
+                false,
+                vec![label("Duration"), annotation(id::TIMESPAN, "TICKS")],
+            )],
             vec![
-                label("Java Monitor Blocked"),
-                start_time(),
-                field(
-                    "duration",
-                    id::LONG,
-                    false,
-                    vec![label("Duration"), annotation(id::TIMESPAN, "TICKS")],
-                ),
-                field("eventThread", id::THREAD, true, vec![label("Event Thread")]),
-                field(
-                    "stackTrace",
-                    id::STACK_TRACE,
-                    true,
-                    vec![label("Stack Trace")],
-                ),
                 field(
                     "monitorClass",
                     id::CLASS,

@@ -175,40 +175,30 @@ pub fn gettid() -> libc::pid_t {
 /// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`:
 /// user and system time, what `ThreadMXBean` reports). Async-signal-safe.
 pub fn own_cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer; clock_gettime is async-signal-safe.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } != 0 {
-        return 0;
-    }
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// The monotonic clock in nanoseconds (wall-clock sampling).
 /// Async-signal-safe.
 pub fn monotonic_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer; clock_gettime is async-signal-safe.
-    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) } != 0 {
-        return 0;
-    }
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Thread `tid`'s CPU time in nanoseconds (0 if it cannot be read: the
 /// thread has ended).
 pub fn thread_cpu_ns(tid: libc::pid_t) -> u64 {
+    clock_ns(thread_cpu_clock(tid))
+}
+
+/// Clock `clock` in nanoseconds, 0 if it cannot be read. Async-signal-safe.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut t = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: a valid out-pointer; the clock id is a thread CPU clock.
-    if unsafe { libc::clock_gettime(thread_cpu_clock(tid), &mut t) } != 0 {
+    // SAFETY: a valid out-pointer; clock_gettime is async-signal-safe and
+    // fails cleanly (EINVAL) on a clock that does not exist.
+    if unsafe { libc::clock_gettime(clock, &mut t) } != 0 {
         return 0;
     }
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
