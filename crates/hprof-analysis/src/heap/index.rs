@@ -778,6 +778,12 @@ impl HeapIndex {
         self.r.get(SEC_TRACE, u64::from(s))
     }
 
+    /// Calls `f` with runs of the objects' allocation trace serials and
+    /// the object number of each run's first.
+    pub fn each_trace(&self, f: impl FnMut(u64, &[u32])) -> io::Result<()> {
+        self.r.for_each::<u32>(SEC_TRACE, f)
+    }
+
     /// Preorder number of an object.
     pub fn preorder(&self, s: u32) -> io::Result<u32> {
         self.r.get(SEC_NUM, u64::from(s))

@@ -141,6 +141,8 @@ pub struct ObjectInfo {
     pub referrers_total: u64,
     /// Allocation frames, when the dump has them.
     pub trace: Option<Vec<Frame>>,
+    /// The serial of that trace (the site's key in `sites` and `site`).
+    pub trace_serial: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +177,17 @@ pub struct Site {
     pub instances: u64,
     pub shallow: u64,
     pub retained: u64,
+}
+
+/// The objects allocated at one site (`site TRACE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteObjects {
+    pub site: Site,
+    /// Whether `objects` is biggest retained first; a site of more than
+    /// [`SITE_SORTED`] objects is listed in the dump's order instead (its
+    /// retained sizes would take a read each to sort).
+    pub by_retained: bool,
+    pub objects: Vec<ObjectRow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,6 +227,8 @@ pub struct Suspects {
 
 /// How many array elements `object` shows.
 pub const ELEMENTS_SHOWN: u64 = 32;
+/// Most objects of one allocation site sorted by retained size.
+pub const SITE_SORTED: u64 = 50_000;
 /// Longest string text shown (characters).
 const TEXT_MAX: u64 = 64 << 10;
 /// Array elements scanned for a referrer's index.
@@ -525,6 +540,8 @@ impl Heap {
         }
         let records = self.read_records(&wants)?;
         let own_record = own.and_then(|i| records[i].as_ref());
+        let serial = ix.trace_serial(s)?;
+        let trace = self.frames(serial);
         let mut info = ObjectInfo {
             id,
             class: class.map_or_else(|| "<unknown class>".into(), |c| c.name.clone()),
@@ -552,7 +569,8 @@ impl Heap {
             references_total: refs_total,
             referrers: Vec::new(),
             referrers_total,
-            trace: self.frames(ix.trace_serial(s)?),
+            trace_serial: trace.as_ref().map(|_| serial),
+            trace,
         };
         match own_record {
             Some(Record::Instance { values, .. }) => {
@@ -833,6 +851,64 @@ impl Heap {
             .collect();
         v.sort_by(|a, b| b.retained.cmp(&a.retained).then(a.trace.cmp(&b.trace)));
         Ok(v)
+    }
+
+    /// The objects allocated at the site of trace `trace`: one pass over
+    /// the objects' trace serials, then their rows.
+    pub fn site_objects(&self, trace: u32, offset: u64, limit: u64) -> QueryResult<SiteObjects> {
+        let info = self.ix.meta.sites.iter().find(|s| s.trace == trace);
+        let Some(info) = info else {
+            let _ = self.sites()?;
+            return Err(QueryError::NotFound(format!(
+                "no allocation site of trace {trace} in the dump"
+            )));
+        };
+        let by_retained = info.instances <= SITE_SORTED;
+        let mut matched: Vec<u32> = Vec::new();
+        let keep = if by_retained {
+            u64::MAX
+        } else {
+            offset.saturating_add(limit)
+        };
+        self.ix.each_trace(|first, run| {
+            for (i, &t) in run.iter().enumerate() {
+                if t == trace && (matched.len() as u64) < keep {
+                    matched.push((first + i as u64) as u32);
+                }
+            }
+        })?;
+        let picked: Vec<u32> = if by_retained {
+            let mut keyed = Vec::with_capacity(matched.len());
+            for s in matched {
+                keyed.push((self.ix.retained(s)?, s));
+            }
+            keyed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            keyed
+                .into_iter()
+                .skip(offset.min(usize::MAX as u64) as usize)
+                .take(limit.min(usize::MAX as u64) as usize)
+                .map(|(_, s)| s)
+                .collect()
+        } else {
+            matched
+                .into_iter()
+                .skip(offset.min(usize::MAX as u64) as usize)
+                .collect()
+        };
+        Ok(SiteObjects {
+            site: Site {
+                trace,
+                frames: self.frames(trace).unwrap_or_default(),
+                instances: info.instances,
+                shallow: info.shallow,
+                retained: info.retained,
+            },
+            by_retained,
+            objects: picked
+                .into_iter()
+                .map(|s| self.row(s))
+                .collect::<io::Result<_>>()?,
+        })
     }
 
     /// Per class name, `other` minus this dump.
