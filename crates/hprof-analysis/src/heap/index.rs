@@ -829,6 +829,21 @@ impl HeapIndex {
         Ok((total, self.r.range(tgt, from, count)?))
     }
 
+    /// The biggest dominator tree child of the object of preorder number
+    /// `k`, as a preorder number with its retained size: three reads, for
+    /// walks down long chains (a linked list's tree is as deep as the list).
+    pub fn biggest_child_at(&self, k: u32) -> io::Result<Option<(u32, u64)>> {
+        let ab: Vec<u32> = self.r.range(SEC_DOM_OFF, u64::from(k), 2)?;
+        if ab[1] < ab[0] || u64::from(ab[1]) > self.r.len(SEC_DOM_TGT) {
+            return Err(bad("adjacency offsets"));
+        }
+        if ab[0] == ab[1] {
+            return Ok(None);
+        }
+        let c: u32 = self.r.get(SEC_DOM_TGT, u64::from(ab[0]))?;
+        Ok(Some((c, self.r.get(SEC_RETAINED, u64::from(c))?)))
+    }
+
     /// Dominator tree children of an object (`None`: of the virtual root),
     /// biggest retained first: how many, and objects `skip..skip+limit`.
     pub fn dominated(&self, s: Option<u32>, skip: u64, limit: u64) -> io::Result<(u64, Vec<u32>)> {

@@ -241,6 +241,10 @@ pub struct Heap {
     class_by_id: FxHashMap<u64, u32>,
     /// Class object -> the class it describes.
     described: FxHashMap<u32, u32>,
+    /// The last `suspects` answer and its threshold's bits: its walks down
+    /// the dominator tree take a read per level, so a page asking again
+    /// (back, forward) is answered from here.
+    last_suspects: std::sync::Mutex<Option<(u64, Suspects)>>,
 }
 
 impl Heap {
@@ -261,6 +265,7 @@ impl Heap {
             dump,
             class_by_id,
             described,
+            last_suspects: std::sync::Mutex::new(None),
         })
     }
 
@@ -946,6 +951,21 @@ impl Heap {
     /// whose instances together do), each with where its bytes accumulate
     /// and the path that keeps it alive.
     pub fn suspects(&self, threshold: f64) -> QueryResult<Suspects> {
+        let memo = |m: std::sync::MutexGuard<'_, Option<(u64, Suspects)>>| {
+            m.as_ref()
+                .filter(|(t, _)| *t == threshold.to_bits())
+                .map(|(_, s)| s.clone())
+        };
+        if let Some(s) = memo(self.last_suspects.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(s);
+        }
+        let s = self.find_suspects(threshold)?;
+        *self.last_suspects.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((threshold.to_bits(), s.clone()));
+        Ok(s)
+    }
+
+    fn find_suspects(&self, threshold: f64) -> QueryResult<Suspects> {
         let total = self.ix.meta.total_shallow.max(1);
         let big = |r: u64| r as f64 >= threshold * total as f64;
         let mut objects = Vec::new();
@@ -955,18 +975,23 @@ impl Heap {
             if !big(row.retained) {
                 break;
             }
-            let mut acc = s;
+            // Down the tree in preorder numbers (what the tree's arrays
+            // hold): three reads a level.
+            let mut acc = self.ix.preorder(s)?;
             let mut acc_retained = row.retained;
             for _ in 0..self.ix.meta.objects {
-                let (_, child) = self.ix.dominated(Some(acc), 0, 1)?;
-                let Some(&c) = child.first() else { break };
-                let r = self.ix.retained(c)?;
+                let Some((c, r)) = self.ix.biggest_child_at(acc)? else {
+                    break;
+                };
                 if (r as f64) < 0.8 * acc_retained as f64 {
                     break;
                 }
                 acc = c;
                 acc_retained = r;
             }
+            let acc = self.ix.object_at(acc)?.ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidData, "damaged index: dominator tree")
+            })?;
             objects.push(Suspect {
                 share: row.retained as f64 / total as f64,
                 accumulation: self.row(acc)?,
