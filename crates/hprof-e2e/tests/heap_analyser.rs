@@ -958,12 +958,8 @@ fn progress_is_shown_on_a_terminal_only() {
 #[test]
 fn diff_of_two_dumps_per_class() {
     let dir = common::scratch("heap_analyser_diff");
-    let write = |name: &str, n: usize| {
-        let p = dir.join(name);
-        std::fs::write(&p, common::synth::dump(&common::synth::list(n))).unwrap();
-        p
-    };
-    let (a, b) = (write("a.hprof", 3), write("b.hprof", 5));
+    let a = common::synth::write_list(&dir.join("a.hprof"), 3);
+    let b = common::synth::write_list(&dir.join("b.hprof"), 5);
     let out = Command::new(hprof_rs_bin())
         .arg("heap")
         .arg(&a)

@@ -176,9 +176,8 @@ fn a_hostile_saved_index_is_rebuilt_in_capped_memory() {
         "heap_analyser_limits::a_hostile_saved_index_is_rebuilt_in_capped_memory",
         || {
             let dir = common::scratch("heap_analyser_limits_index");
-            let dump = dir.join("list.hprof");
+            let dump = common::synth::write_list(&dir.join("list.hprof"), 3);
             let out = dir.join("out.txt");
-            std::fs::write(&dump, common::synth::dump(&common::synth::list(3))).unwrap();
             let args = ["heap", dump.to_str().unwrap(), "classes"];
             let r = tool_in(&args, &out, CAP);
             assert_eq!(r.code, Some(0), "{}", r.stderr);

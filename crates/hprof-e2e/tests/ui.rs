@@ -1686,13 +1686,9 @@ fn the_heap_analyser_answers_on_a_live_stream_and_on_a_file() {
 #[test]
 fn the_heap_analyser_diffs_dumps_of_two_sessions() {
     let dir = common::scratch("ui_heap_diff");
-    let write = |name: &str, n: usize| {
-        let p = dir.join(name);
-        std::fs::write(&p, common::synth::dump(&common::synth::list(n))).unwrap();
-        p.to_str().unwrap().to_string()
-    };
-    let (a, b) = (write("a.hprof", 3), write("b.hprof", 5));
-    let ui = start_ui(&[&a, &b]);
+    let a = common::synth::write_list(&dir.join("a.hprof"), 3);
+    let b = common::synth::write_list(&dir.join("b.hprof"), 5);
+    let ui = start_ui(&[a.to_str().unwrap(), b.to_str().unwrap()]);
     let v = heap_ok(&ui, 1, "diff", "other=2&other_dump=1");
     assert_eq!(v["total"], 1, "{v}");
     assert_eq!(v["other"], serde_json::json!({"session": 2, "dump": 1}));

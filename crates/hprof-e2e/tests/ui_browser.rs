@@ -894,13 +894,7 @@ fn the_heap_analyser_follows_a_path_from_a_class_to_a_gc_root() {
     ui_support::jcmd_dump_and_end(java, &dir, &file);
 
     let ui = ui_support::start_ui_in(&dir, &["heap.hprof"]);
-    browser.open_page(&ui);
-    browser.wait_js(
-        "return document.querySelectorAll('#sessions li.sel').length",
-        &json!(1),
-        LIMIT,
-    );
-    browser.click("#tabs button[data-tab=\"heap\"]");
+    open_heap_tab(&browser, &ui);
     browser.click("#heapanalyse");
     browser.wait_contains("#heapanswer h3", "objects", LIMIT);
     browser.type_into("heapfilter", "HeapShapes$Owner");
@@ -983,20 +977,11 @@ fn the_heap_tab_compares_two_dumps() {
     let Some(browser) = start_browser(&dir.join("chromium-profile")) else {
         return;
     };
-    let write = |name: &str, n: usize| {
-        let p = dir.join(name);
-        std::fs::write(&p, common::synth::dump(&common::synth::list(n))).unwrap();
-        p.to_str().unwrap().to_string()
-    };
-    let (a, b) = (write("a.hprof", 3), write("b.hprof", 5));
-    let ui = ui_support::start_ui(&[&a, &b]);
-    browser.open_page(&ui);
-    browser.wait_js(
-        "return document.querySelectorAll('#sessions li.sel').length",
-        &json!(1),
-        LIMIT,
-    );
-    browser.click("#tabs button[data-tab=\"heap\"]");
+    let a = common::synth::write_list(&dir.join("a.hprof"), 3);
+    let b = common::synth::write_list(&dir.join("b.hprof"), 5);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let ui = ui_support::start_ui(&[a, b]);
+    open_heap_tab(&browser, &ui);
     // Every dump of every session, and an upload.
     browser.wait_js(
         "return [...document.querySelectorAll('#heapother option')].map(o => o.value).join(' ')",
@@ -1134,4 +1119,15 @@ fn click_link_when(b: &Driver, scope: &str, text: &str) {
         assert!(start.elapsed() < LIMIT, "no link {text:?} in {scope}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The page, once a session is selected, on its Heap tab.
+fn open_heap_tab(browser: &Driver, ui: &ui_support::UiProc) {
+    browser.open_page(ui);
+    browser.wait_js(
+        "return document.querySelectorAll('#sessions li.sel').length",
+        &json!(1),
+        LIMIT,
+    );
+    browser.click("#tabs button[data-tab=\"heap\"]");
 }

@@ -19,6 +19,12 @@ pub fn list(n: usize) -> Graph {
     }
 }
 
+/// [`list`]`(n)`'s dump written at `path`; returns the path.
+pub fn write_list(path: &std::path::Path, n: usize) -> std::path::PathBuf {
+    std::fs::write(path, dump(&list(n))).unwrap();
+    path.to_path_buf()
+}
+
 /// ID of object `i` (instances sit 32 bytes apart from 0x7_0000_0000).
 pub fn object_id(i: usize) -> u64 {
     0x7_0000_0000 + 32 * i as u64
