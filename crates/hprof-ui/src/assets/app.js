@@ -603,6 +603,7 @@ $("heaphisto").onclick = () => { location.hash = ""; };
 // Diff: the other dump is any complete dump of any session the UI has
 // (files opened, uploads, agents' and launched programs' streams), or a
 // file uploaded for it.
+let diffChoices = "";
 function renderDiffChoices() {
   const box = $("heapother");
   const want = box.value;
@@ -612,7 +613,12 @@ function renderDiffChoices() {
       opts.push(`<option value="${s.id}:${n}">#${s.id} ${esc(s.source)} · dump ${n}</option>`);
     }
   }
-  box.innerHTML = `<option value="">compare with…</option>` + opts.join("") + `<option value="upload">a dump file (upload)…</option>`;
+  const html = `<option value="">compare with…</option>` + opts.join("") + `<option value="upload">a dump file (upload)…</option>`;
+  // Redrawn only when the choices change: a live session's events come
+  // often, and a redraw would close the list while it is open.
+  if (html === diffChoices) return;
+  diffChoices = html;
+  box.innerHTML = html;
   box.value = [...box.options].some((o) => o.value === want) ? want : "";
 }
 $("heapother").addEventListener("change", async () => {
