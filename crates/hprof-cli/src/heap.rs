@@ -81,6 +81,15 @@ pub enum Query {
         #[arg(long, value_name = "N")]
         top: Option<usize>,
     },
+    /// The objects allocated at one site (a trace serial of `sites`),
+    /// biggest retained first.
+    Site {
+        trace: u32,
+        #[arg(long, default_value_t = 0)]
+        offset: u64,
+        #[arg(long, default_value_t = 25)]
+        limit: u64,
+    },
     /// Per class, the change in instances, shallow and retained bytes from
     /// this dump to OTHER.
     Diff {
@@ -328,6 +337,31 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                 }
             }
             (t, hj::sites(&sites))
+        }
+        Query::Site {
+            trace,
+            offset,
+            limit,
+        } => {
+            let r = heap.site_objects(trace, offset, limit).map_err(e)?;
+            let s = &r.site;
+            let mut t = format!(
+                "{} objects ({} shallow, {} retained bytes) allocated at trace {trace}:\n",
+                s.instances, s.shallow, s.retained
+            );
+            for f in &s.frames {
+                t.push_str(&format!("    {}\n", frame_text(f)));
+            }
+            t.push_str(&format!(
+                "{} (from {offset}):\n",
+                if r.by_retained {
+                    "biggest retained first"
+                } else {
+                    "in the dump's order (too many to sort)"
+                }
+            ));
+            t.push_str(&rows_text(&r.objects));
+            (t, hj::site_objects(&r))
         }
         Query::Diff {
             other,

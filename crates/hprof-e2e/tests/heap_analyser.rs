@@ -586,6 +586,49 @@ fn agent_walk_dump_with_allocation_traces() {
     assert!(row["trace"].is_u64() || row["trace"].is_string(), "{row}");
     let json_total: u64 = rows.iter().map(|r| r["instances"].as_u64().unwrap()).sum();
     assert_eq!(json_total, total);
+    // `site TRACE`: the site's own objects, the ten Leafs, biggest
+    // retained first; an object's trace serial leads to its site.
+    let at = h.site_objects(leaf_site.trace, 0, 100).unwrap();
+    assert!(at.by_retained);
+    assert_eq!(at.site, *leaf_site);
+    assert_eq!(at.objects.len(), 10);
+    assert!(at.objects.iter().all(|o| o.class == "HeapShapes$Leaf"));
+    assert!(at
+        .objects
+        .windows(2)
+        .all(|w| w[0].retained >= w[1].retained));
+    let shallow: u64 = at.objects.iter().map(|o| o.shallow).sum();
+    assert_eq!(shallow, leaf_site.shallow);
+    let serial = h.object(owner, 10).unwrap().trace_serial.expect("a serial");
+    let own = h.site_objects(serial, 0, 1000).unwrap();
+    assert!(own.objects.iter().any(|o| o.id == owner), "{own:?}");
+    let page = h.site_objects(leaf_site.trace, 8, 5).unwrap();
+    assert_eq!(page.objects, at.objects[8..]);
+    assert!(h.site_objects(u32::MAX, 0, 10).is_err());
+    let out = Command::new(hprof_rs_bin())
+        .arg("heap")
+        .arg(&dump)
+        .args([
+            "site",
+            &leaf_site.trace.to_string(),
+            "--limit",
+            "100",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<String> = at.objects.iter().map(|o| format!("0x{:x}", o.id)).collect();
+    let json_ids: Vec<String> = v["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(json_ids, ids, "{v}");
+    assert_eq!(v["site"]["instances"], 10);
+    assert_eq!(v["by_retained"], true);
 }
 
 #[test]
@@ -915,18 +958,8 @@ fn progress_is_shown_on_a_terminal_only() {
 #[test]
 fn diff_of_two_dumps_per_class() {
     let dir = common::scratch("heap_analyser_diff");
-    let write = |name: &str, n: usize| {
-        let g = common::synth::Graph {
-            refs: (0..n)
-                .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
-                .collect(),
-            roots: vec![0],
-        };
-        let p = dir.join(name);
-        std::fs::write(&p, common::synth::dump(&g)).unwrap();
-        p
-    };
-    let (a, b) = (write("a.hprof", 3), write("b.hprof", 5));
+    let a = common::synth::write_list(&dir.join("a.hprof"), 3);
+    let b = common::synth::write_list(&dir.join("b.hprof"), 5);
     let out = Command::new(hprof_rs_bin())
         .arg("heap")
         .arg(&a)

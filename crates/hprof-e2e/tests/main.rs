@@ -25,6 +25,7 @@ mod exports;
 mod file_faults;
 mod fuzz;
 mod heap_analyser;
+mod heap_analyser_limits;
 mod heap_dump;
 mod heap_dump_hostile;
 mod heap_dump_races;

@@ -13,18 +13,23 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How one run of the tool went.
-struct Run {
-    code: Option<i32>,
-    stderr: String,
+pub struct Run {
+    pub code: Option<i32>,
+    pub stderr: String,
     /// Peak resident memory, MiB.
-    peak_mib: u64,
-    elapsed: Duration,
+    pub peak_mib: u64,
+    pub elapsed: Duration,
 }
 
 /// Run the tool in 1 GiB of address space (an allocation by a hostile
 /// length then fails and aborts it, which the exit status shows), its
 /// standard output to `out`, and measure its peak memory.
 fn tool(args: &[&str], out: &Path) -> Run {
+    tool_in(args, out, 1 << 30)
+}
+
+/// [`tool`] in `cap` bytes of address space.
+pub fn tool_in(args: &[&str], out: &Path, cap: u64) -> Run {
     let mut cmd = Command::new(env!("HPROF_RS_TOOL"));
     cmd.args(args)
         .stdin(Stdio::null())
@@ -33,10 +38,10 @@ fn tool(args: &[&str], out: &Path) -> Run {
     // SAFETY: only async-signal-safe setrlimit runs between fork and exec.
     unsafe {
         use std::os::unix::process::CommandExt;
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let limit = libc::rlimit {
-                rlim_cur: 1 << 30,
-                rlim_max: 1 << 30,
+                rlim_cur: cap,
+                rlim_max: cap,
             };
             libc::setrlimit(libc::RLIMIT_AS, &limit);
             Ok(())

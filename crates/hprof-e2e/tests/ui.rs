@@ -1679,3 +1679,42 @@ fn the_heap_analyser_answers_on_a_live_stream_and_on_a_file() {
         .unwrap()
         .contains("no allocation traces"));
 }
+
+/// `heap/diff` (issue 29 item 4): per class, another session's dump minus
+/// this one's (files named on the command line here: lists of 3 and 5
+/// nodes), sorted, filtered, paged; the other's index is built as any.
+#[test]
+fn the_heap_analyser_diffs_dumps_of_two_sessions() {
+    let dir = common::scratch("ui_heap_diff");
+    let a = common::synth::write_list(&dir.join("a.hprof"), 3);
+    let b = common::synth::write_list(&dir.join("b.hprof"), 5);
+    let ui = start_ui(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    let v = heap_ok(&ui, 1, "diff", "other=2&other_dump=1");
+    assert_eq!(v["total"], 1, "{v}");
+    assert_eq!(v["other"], serde_json::json!({"session": 2, "dump": 1}));
+    assert_eq!(v["dump"], 1);
+    let row = &v["classes"][0];
+    assert_eq!(row["class"], "Node1");
+    assert_eq!(row["instances"], 2);
+    let shallow = row["shallow"].as_i64().unwrap();
+    assert!(shallow > 0, "{v}");
+    assert_eq!(row["retained"], shallow, "{v}");
+    // The other way round: the same change, negative.
+    let back = heap_ok(&ui, 2, "diff", "other=1&sort=instances");
+    assert_eq!(back["classes"][0]["instances"], -2, "{back}");
+    assert_eq!(back["classes"][0]["shallow"], -shallow, "{back}");
+    // A dump against itself changes nothing; a filter, a page past the end.
+    assert_eq!(heap_ok(&ui, 1, "diff", "")["total"], 0);
+    assert_eq!(heap_ok(&ui, 1, "diff", "other=2&filter=Node0")["total"], 0);
+    let past = heap_ok(&ui, 1, "diff", "other=2&offset=1");
+    assert_eq!(past["classes"], serde_json::json!([]), "{past}");
+    assert_eq!(past["total"], 1);
+    // No such session, no such dump.
+    let (st, e) = heap_answer(&ui, 1, "diff", "other=9");
+    assert_eq!(st, 404, "{e}");
+    let (st, e) = heap_answer(&ui, 1, "diff", "other=2&other_dump=0");
+    assert_eq!(st, 400, "{e}");
+    let (st, e) = heap_answer(&ui, 1, "diff", "other=2&other_dump=2");
+    assert_eq!(st, 422, "{e}");
+    assert_eq!(e["session"], 2, "{e}");
+}

@@ -255,8 +255,13 @@ impl Driver {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(name);
-        std::fs::write(&p, png).unwrap();
+        std::fs::write(&p, &png).unwrap();
         eprintln!("screenshot: {}", p.display());
+        // HPROF_UI_SCREENSHOTS=DIR also writes it there (docs/ui/ takes
+        // the screenshots the documentation shows).
+        if let Some(docs) = std::env::var_os("HPROF_UI_SCREENSHOTS") {
+            std::fs::write(std::path::Path::new(&docs).join(name), &png).unwrap();
+        }
         p
     }
 }
@@ -858,12 +863,19 @@ fn big_profiles_uploads_threads_and_the_source_view_in_the_page() {
 /// Click the link of the analyser's answer whose text is `text` (the
 /// first one in `scope`).
 fn click_link(b: &Driver, scope: &str, text: &str) {
-    let done = b.call(
+    assert!(
+        try_click_link(b, scope, text),
+        "no link {text:?} in {scope}"
+    );
+}
+
+/// Clicks the link reading `text` within `scope`, if there is one.
+fn try_click_link(b: &Driver, scope: &str, text: &str) -> bool {
+    b.call(
         "POST",
         "execute/sync",
         Some(json!({"script": "const a = [...document.querySelectorAll(arguments[0] + ' a')].find(a => a.textContent === arguments[1]); if (!a) return false; a.click(); return true", "args": [scope, text]})),
-    );
-    assert_eq!(done, json!(true), "no link {text:?} in {scope}");
+    ) == json!(true)
 }
 
 /// The Heap tab's analyser (issue 29 item 4) on a `jcmd GC.heap_dump` of
@@ -881,14 +893,8 @@ fn the_heap_analyser_follows_a_path_from_a_class_to_a_gc_root() {
     let file = dir.join("heap.hprof");
     ui_support::jcmd_dump_and_end(java, &dir, &file);
 
-    let ui = ui_support::start_ui(&[file.to_str().unwrap()]);
-    browser.open_page(&ui);
-    browser.wait_js(
-        "return document.querySelectorAll('#sessions li.sel').length",
-        &json!(1),
-        LIMIT,
-    );
-    browser.click("#tabs button[data-tab=\"heap\"]");
+    let ui = ui_support::start_ui_in(&dir, &["heap.hprof"]);
+    open_heap_tab(&browser, &ui);
     browser.click("#heapanalyse");
     browser.wait_contains("#heapanswer h3", "objects", LIMIT);
     browser.type_into("heapfilter", "HeapShapes$Owner");
@@ -950,4 +956,178 @@ fn the_heap_analyser_follows_a_path_from_a_class_to_a_gc_root() {
     // HotSpot's dumps carry no allocation traces: said.
     browser.click("#heapsites");
     browser.wait_contains("#heapanswer .error", "no allocation traces", LIMIT);
+}
+
+/// Picks `value` in the select `id`, as a user would (a change event).
+fn choose(b: &Driver, id: &str, value: &str) {
+    let done = b.call(
+        "POST",
+        "execute/sync",
+        Some(json!({"script": "const s = document.getElementById(arguments[0]); if (![...s.options].some(o => o.value === arguments[1])) return false; s.value = arguments[1]; s.dispatchEvent(new Event('change')); return true", "args": [id, value]})),
+    );
+    assert_eq!(done, json!(true), "no option {value:?} in #{id}");
+}
+
+/// The Heap tab's diff (issue 29 item 4): another session's dump chosen
+/// (two files here, lists of 3 and 5 nodes), the change per class sorted by
+/// a column, each class a link to its instances in either dump.
+#[test]
+fn the_heap_tab_compares_two_dumps() {
+    let dir = common::scratch("ui_browser_heap_diff");
+    let Some(browser) = start_browser(&dir.join("chromium-profile")) else {
+        return;
+    };
+    let a = common::synth::write_list(&dir.join("a.hprof"), 3);
+    let b = common::synth::write_list(&dir.join("b.hprof"), 5);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let ui = ui_support::start_ui(&[a, b]);
+    open_heap_tab(&browser, &ui);
+    // Every dump of every session, and an upload.
+    browser.wait_js(
+        "return [...document.querySelectorAll('#heapother option')].map(o => o.value).join(' ')",
+        &json!(" 1:1 2:1 upload"),
+        LIMIT,
+    );
+    choose(&browser, "heapother", "2:1");
+    browser.wait_contains(
+        "#heapanswer h3",
+        "from dump 1 of session #1 to dump 1 of session #2: 1 class changed",
+        LIMIT,
+    );
+    let rows = "return [...document.querySelectorAll('#heapanswer .heapdiff tbody tr')].map(r => [...r.cells].slice(0, 4).map(c => c.textContent).join('|')).join(' ')";
+    let row = browser.js(rows);
+    let cells: Vec<String> = row.as_str().unwrap().split('|').map(String::from).collect();
+    assert_eq!(cells[..2], ["Node1", "+2"], "{row}");
+    assert!(cells[2].starts_with('+') && cells[2] == cells[3], "{row}");
+    // Sorted by another column: its heading says so.
+    click_link(&browser, "#heapanswer .heapdiff thead", "Δ instances");
+    browser.wait_contains("#heapanswer .heapdiff thead", "Δ instances ▼", LIMIT);
+    assert_eq!(browser.js(rows), row);
+    // The class in the other dump: the other session, its 4 Node1.
+    click_link(&browser, "#heapanswer .heapdiff", "dump 1 of #2");
+    browser.wait_contains("#heapanswer h3", "4 objects of Node1", LIMIT);
+    browser.wait_js(
+        "return document.querySelector('#sessions li.sel').dataset.id",
+        &json!("2"),
+        LIMIT,
+    );
+    // Back to the diff, then the class in this dump: its 2 Node1.
+    browser.click("#heapback");
+    browser.wait_contains("#heapanswer h3", "1 class changed", LIMIT);
+    click_link(&browser, "#heapanswer .heapdiff tbody", "Node1");
+    browser.wait_contains("#heapanswer h3", "2 objects of Node1", LIMIT);
+}
+
+/// DUMP HEAP of a live session opens its dump in the analyser (issue 29
+/// item 4): the histogram and the index build's progress first, then the
+/// class table; an object's allocation frames lead to the source view at
+/// the allocating line and to the objects allocated at the same site, and
+/// the sites view's counts to each site's objects.
+#[test]
+fn a_live_heap_dump_opens_in_the_analyser_and_its_frames_lead_on() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("ui_browser_heap_live");
+    let Some(browser) = start_browser(&dir.join("chromium-profile")) else {
+        return;
+    };
+    let src = common::fixtures_src();
+    let ui = ui_support::start_ui_with(&["--source", src.to_str().unwrap()], &[]);
+    let agent = format!(
+        "-agentpath:{}=heap=all,depth=4,{}",
+        common::agent_path().display(),
+        ui.agent_opts
+    );
+    let java = ui_support::start_heap_shapes(&dir, &[agent]);
+    browser.open_page(&ui);
+    browser.wait_js(
+        "return !!document.querySelector('#sessions li.sel') && !document.getElementById('dumpheap').disabled",
+        &json!(true),
+        LIMIT,
+    );
+    browser.click("#tabs button[data-tab=\"heap\"]");
+    // What the status line says, and whether the histogram shows, as the
+    // dump arrives and its index is built.
+    browser.js("window.heapSeen = []; new MutationObserver(() => window.heapSeen.push(document.getElementById('heapstatus').textContent + '|' + document.getElementById('heaptable').hidden)).observe(document.getElementById('heapstatus'), {childList: true, characterData: true, subtree: true}); return true");
+    browser.click("#dumpheap");
+    browser.wait_contains("#heapanswer h3", "Dump 1:", LIMIT);
+    let hash = browser.js("return location.hash");
+    assert!(
+        hash.as_str().unwrap().contains("q=classes&dump=1"),
+        "{hash}"
+    );
+    let seen: Vec<String> = serde_json::from_value(browser.js("return window.heapSeen")).unwrap();
+    assert!(
+        seen.iter().any(|s| s.starts_with("Heap dump asked for")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| s.starts_with("Indexing dump 1") && s.ends_with("|false")),
+        "progress with the histogram shown: {seen:?}"
+    );
+    // Owner, allocated in HeapShapes.makeOwner at a line of the fixture.
+    let line = std::fs::read_to_string(src.join("HeapShapes.java"))
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("Owner o = new Owner()"))
+        .expect("the allocation of Owner")
+        + 1;
+    browser.type_into("heapfilter", "HeapShapes$Owner");
+    click_link_when(&browser, "#heapanswer .heapclasses", "HeapShapes$Owner");
+    browser.wait_contains("#heapanswer h3", "1 object of HeapShapes$Owner", LIMIT);
+    let owner = browser
+        .js("return document.querySelector('#heapanswer .heapobjects tbody tr td a').textContent");
+    let owner = owner.as_str().unwrap().to_string();
+    click_link(&browser, "#heapanswer .heapobjects", &owner);
+    browser.wait_contains("#heapanswer h3", "HeapShapes$Owner (instance)", LIMIT);
+    let frames = browser.js("return [...document.querySelectorAll('#heapanswer .heaptrace li')].map(l => l.querySelector('a.frame').textContent + '|' + (l.querySelector('.src') ? 'src' : ''))");
+    let frames: Vec<String> = serde_json::from_value(frames).unwrap();
+    assert_eq!(
+        frames.first().map(String::as_str),
+        Some(format!("HeapShapes.makeOwner (HeapShapes.java:{line})|src").as_str()),
+        "{frames:?}"
+    );
+    // The frame's source, at its line.
+    browser.click("#heapanswer .heaptrace li .src");
+    browser.wait_text("#sourcepath", &format!("HeapShapes.java:{line}"), LIMIT);
+    let at = browser.text("#srcline");
+    assert!(at.as_str().unwrap().contains("new Owner()"), "{at}");
+    browser.click("#sourceclose");
+    // The frame itself: the objects allocated at its site, the Owner among them.
+    browser.click("#heapanswer .heaptrace li a.frame");
+    browser.wait_contains("#heapanswer h3", "allocated at trace", LIMIT);
+    let ids = browser.js("return [...document.querySelectorAll('#heapanswer .heapobjects tbody tr')].map(r => r.cells[0].textContent)");
+    let ids: Vec<String> = serde_json::from_value(ids).unwrap();
+    assert!(ids.contains(&owner), "{owner} in {ids:?}");
+    // Every site; the ten Leafs' site (makeOwner's loop) by its count.
+    click_link(&browser, "#heapanswer", "every allocation site");
+    browser.wait_contains("#heapanswer h3", "per allocation site", LIMIT);
+    let leafs = browser.js("const r = [...document.querySelectorAll('#heapanswer .heapsites tbody tr')].find(r => r.cells[0].textContent === '10' && r.cells[3].textContent.startsWith('HeapShapes.makeOwner')); if (!r) return false; r.cells[0].querySelector('a').click(); return true");
+    assert_eq!(leafs, json!(true));
+    browser.wait_contains("#heapanswer h3", "10 objects allocated at trace", LIMIT);
+    let classes = browser.js("return [...new Set([...document.querySelectorAll('#heapanswer .heapobjects tbody tr')].map(r => r.cells[1].textContent))].join(' ')");
+    assert_eq!(classes, json!("HeapShapes$Leaf"));
+    std::fs::write(dir.join("marker"), b"").unwrap();
+    let mut java = java;
+    assert!(java.wait().unwrap().success());
+}
+
+/// `click_link`, once the link is there (an answer still being fetched).
+fn click_link_when(b: &Driver, scope: &str, text: &str) {
+    let start = Instant::now();
+    while !try_click_link(b, scope, text) {
+        assert!(start.elapsed() < LIMIT, "no link {text:?} in {scope}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The page, once a session is selected, on its Heap tab.
+fn open_heap_tab(browser: &Driver, ui: &ui_support::UiProc) {
+    browser.open_page(ui);
+    browser.wait_js(
+        "return document.querySelectorAll('#sessions li.sel').length",
+        &json!(1),
+        LIMIT,
+    );
+    browser.click("#tabs button[data-tab=\"heap\"]");
 }

@@ -15,7 +15,7 @@
 use super::heap_json as hj;
 use super::http::Request;
 use super::sessions::{Recording, MAX_RECORDING};
-use super::{lock, Shared};
+use super::{lock, Shared, Ui};
 use hprof_analysis::heap::{self, CacheMode, ClassOrder, Heap, Progress, QueryError};
 use serde_json::{json, Value};
 use std::io::Read;
@@ -213,7 +213,11 @@ fn build(h: &Shared, dump: u32, job: &Job) -> Result<Heap, String> {
 
 /// Which dump: `dump=N`, else the session's latest complete one, else 1.
 fn dump_number(h: &Shared, req: &Request) -> Result<u32, String> {
-    match req.param("dump") {
+    dump_number_of(h, req.param("dump"))
+}
+
+fn dump_number_of(h: &Shared, given: Option<&str>) -> Result<u32, String> {
+    match given.filter(|d| !d.is_empty()) {
         Some(d) => d
             .parse::<u32>()
             .ok()
@@ -223,28 +227,81 @@ fn dump_number(h: &Shared, req: &Request) -> Result<u32, String> {
     }
 }
 
+/// The index of dump `dump` of a session once it is built, else the
+/// answer to give meanwhile (202 with the progress, 422 with the error).
+fn ready(h: &Shared, dump: u32) -> Result<(Arc<Job>, Arc<Heap>), (u16, Value)> {
+    let j = job(h, dump);
+    let heap = match j.result.get() {
+        Some(Ok(heap)) => heap.clone(),
+        Some(Err(e)) => {
+            return Err((
+                422,
+                json!({"error": e, "state": "failed", "dump": dump, "session": h.id}),
+            ))
+        }
+        None => {
+            let mut v = j.status(dump);
+            v["session"] = json!(h.id);
+            return Err((202, v));
+        }
+    };
+    Ok((j, heap))
+}
+
 /// Status and body of a `heap/QUERY` request.
-pub fn answer(h: &Shared, req: &Request, query: &str) -> (u16, Value) {
+pub fn answer(ui: &Ui, h: &Shared, req: &Request, query: &str) -> (u16, Value) {
     let dump = match dump_number(h, req) {
         Ok(d) => d,
         Err(e) => return (400, json!({"error": e})),
     };
     if !matches!(
         query,
-        "status" | "classes" | "instances" | "object" | "path" | "dominated" | "sites" | "suspects"
+        "status"
+            | "classes"
+            | "instances"
+            | "object"
+            | "path"
+            | "dominated"
+            | "sites"
+            | "site"
+            | "suspects"
+            | "diff"
     ) {
         return (404, json!({"error": format!("no heap query {query}")}));
     }
-    let j = job(h, dump);
-    let heap = match j.result.get() {
-        Some(Ok(heap)) => heap.clone(),
-        Some(Err(e)) => return (422, json!({"error": e, "state": "failed", "dump": dump})),
-        None => return (202, j.status(dump)),
+    // The other dump of a diff: a dump of any session (this one by
+    // default), named by `other` (a session) and `other_dump`.
+    let other = if query == "diff" {
+        let o = match req.param("other") {
+            None | Some("") => Some(h.clone()),
+            Some(id) => ui.session(id),
+        };
+        let Some(o) = o else {
+            return (404, json!({"error": "other: no such session"}));
+        };
+        let od = match dump_number_of(&o, req.param("other_dump")) {
+            Ok(d) => d,
+            Err(e) => return (400, json!({"error": format!("other_{e}")})),
+        };
+        Some((o, od))
+    } else {
+        None
+    };
+    let (j, heap) = match ready(h, dump) {
+        Ok(r) => r,
+        Err(reply) => return reply,
     };
     if query == "status" {
         return (200, j.status(dump));
     }
-    match run(&heap, req, query) {
+    let result = match &other {
+        Some((o, od)) => match ready(o, *od) {
+            Ok((_, them)) => diff(&heap, &them, req, o, *od),
+            Err(reply) => return reply,
+        },
+        None => run(&heap, req, query),
+    };
+    match result {
         Ok(mut v) => {
             v["dump"] = json!(dump);
             (200, v)
@@ -321,6 +378,15 @@ fn run(heap: &Heap, req: &Request, query: &str) -> Result<Value, QueryError> {
             s.truncate(limit as usize);
             hj::sites(&s)
         }
+        "site" => {
+            let trace = req
+                .param("trace")
+                .and_then(|t| t.parse::<u32>().ok())
+                .ok_or_else(|| QueryError::NotFound("trace=N: a trace serial".into()))?;
+            let mut v = hj::site_objects(&heap.site_objects(trace, offset, limit)?);
+            v["offset"] = json!(offset);
+            v
+        }
         "suspects" => {
             let pct = req
                 .param("threshold")
@@ -331,4 +397,39 @@ fn run(heap: &Heap, req: &Request, query: &str) -> Result<Value, QueryError> {
         }
         _ => unreachable!("checked in answer"),
     })
+}
+
+/// `diff`: per class, the other dump minus this one; sorted by the size of
+/// the change in `sort` (retained, shallow, instances) or by name.
+fn diff(
+    heap: &Heap,
+    them: &Heap,
+    req: &Request,
+    other: &Shared,
+    other_dump: u32,
+) -> Result<Value, QueryError> {
+    let offset = num(req, "offset", 0, u64::MAX);
+    let limit = num(req, "limit", 100, MAX_LIMIT);
+    let mut rows = heap.diff(them);
+    let sort = req.param("sort").unwrap_or("retained");
+    let key = |r: &heap::DiffRow| match sort {
+        "shallow" => r.shallow.unsigned_abs(),
+        "instances" => r.instances.unsigned_abs(),
+        "name" => 0,
+        _ => r.retained.unsigned_abs(),
+    };
+    rows.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.class.cmp(&b.class)));
+    let filter = req.param("filter").unwrap_or("");
+    rows.retain(|r| filter.is_empty() || r.class.contains(filter));
+    let total = rows.len();
+    let page: Vec<_> = rows
+        .into_iter()
+        .skip(offset.min(usize::MAX as u64) as usize)
+        .take(limit as usize)
+        .collect();
+    let mut v = hj::diff(&page);
+    v["total"] = json!(total);
+    v["offset"] = json!(offset);
+    v["other"] = json!({"session": other.id, "dump": other_dump});
+    Ok(v)
 }

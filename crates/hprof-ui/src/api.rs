@@ -135,7 +135,7 @@ pub fn route(ui: &Ui, req: &Request) -> Reply {
             let Some(h) = ui.session(id) else {
                 return error(404, "no such session");
             };
-            let (status, v) = super::analyser::answer(&h, req, query);
+            let (status, v) = super::analyser::answer(ui, &h, req, query);
             json_reply(status, v)
         }
         ("GET" | "POST", ["api", "session", id, what]) => {

@@ -6,7 +6,7 @@
 use hprof_analysis::heap::DiffRow;
 use hprof_analysis::heap::{
     ClassRow, Dominated, Field, Frame, GcPath, Heap, Instances, Link, ObjectInfo, ObjectRow, Site,
-    Suspects,
+    SiteObjects, Suspects,
 };
 use hprof_core::vocab::Value;
 use serde_json::{json, Value as Json};
@@ -49,11 +49,20 @@ pub fn dominated(d: &Dominated) -> Json {
     })
 }
 
-pub fn sites(sites: &[Site]) -> Json {
-    json!({"sites": sites.iter().map(|s| json!({
+fn site(s: &Site) -> Json {
+    json!({
         "trace": s.trace, "frames": frames(&s.frames), "instances": s.instances,
         "shallow": s.shallow, "retained": s.retained,
-    })).collect::<Vec<_>>()})
+    })
+}
+
+pub fn sites(sites: &[Site]) -> Json {
+    json!({"sites": sites.iter().map(site).collect::<Vec<_>>()})
+}
+
+/// `site TRACE`: the site and (a page of) its objects.
+pub fn site_objects(s: &SiteObjects) -> Json {
+    json!({"site": site(&s.site), "by_retained": s.by_retained, "objects": rows(&s.objects)})
 }
 
 pub fn diff(rows: &[DiffRow]) -> Json {
@@ -148,6 +157,7 @@ pub fn object(r: &ObjectInfo) -> Json {
         "referrers": links(&r.referrers, true),
         "referrers_total": r.referrers_total,
         "trace": r.trace.as_ref().map(|f| frames(f)),
+        "trace_serial": r.trace_serial,
     });
     let o = j.as_object_mut().expect("an object");
     if let Some(s) = &r.statics {

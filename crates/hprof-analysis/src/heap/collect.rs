@@ -20,7 +20,7 @@ use crate::reader::{
     InstanceView, ReadError, ReadOptions, RecordBody, Root, SkipForward,
 };
 
-use super::ids::KeyVec;
+use super::ids::{grow, KeyVec};
 use super::meta::{FrameInfo, RefKind, TraceInfo};
 use super::store::{Sink, Writer};
 use super::Progress;
@@ -98,6 +98,13 @@ pub enum Stop {
     /// An object of a class not described yet: classes come last.
     ClassesLast,
     TooMany(u64),
+    /// The allocator refused room for more of `what` (a count of them held
+    /// so far) at `offset`.
+    Memory {
+        what: &'static str,
+        held: usize,
+        offset: u64,
+    },
 }
 
 impl From<ReadError> for Stop {
@@ -155,7 +162,8 @@ pub fn collect(
     out: &mut Writer,
     progress: &dyn Progress,
 ) -> Result<Collected, String> {
-    let where_ = |e: Stop| match e {
+    let where_ = |e: Stop| {
+        match e {
         Stop::Read(e) => format!("{}: {e}", path.display()),
         Stop::Io(e) => format!("{}: {e}", path.display()),
         Stop::ClassesLast => unreachable!("handled below"),
@@ -163,6 +171,11 @@ pub fn collect(
             "{}: more than {n} objects or references: beyond what one index can hold",
             path.display()
         ),
+        Stop::Memory { what, held, offset } => format!(
+            "{}: out of memory at offset {offset}: no room for more than {held} {what} (the dump holds more than this process may allocate)",
+            path.display()
+        ),
+    }
     };
     let len = std::fs::metadata(path)
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?
@@ -445,6 +458,9 @@ struct Collector<'w> {
     /// String IDs whose text is `referent`.
     referent_names: Vec<u64>,
     last_class: (u64, u32),
+    /// Offset of the object being read (where a refused allocation is
+    /// reported).
+    at: u64,
 }
 
 /// A class's kind told by its name (`int[]`, `java.lang.String[]`).
@@ -497,6 +513,7 @@ impl<'w> Collector<'w> {
             names: FxHashMap::default(),
             referent_names: Vec::new(),
             last_class: (0, UNSET),
+            at: 0,
         }
     }
 
@@ -577,6 +594,16 @@ impl<'w> Collector<'w> {
         if s >= super::csr::MAX_OBJECTS {
             return Err(Stop::TooMany(super::csr::MAX_OBJECTS));
         }
+        self.at = offset;
+        let refused = |_| Stop::Memory {
+            what: "objects",
+            held: s as usize,
+            offset,
+        };
+        self.keys.room().map_err(refused)?;
+        grow(&mut self.class_of).map_err(refused)?;
+        grow(&mut self.length).map_err(refused)?;
+        grow(&mut self.fwd_offsets).map_err(refused)?;
         self.keys.push(id);
         self.class_of.push(class);
         self.length.push(length);
@@ -592,6 +619,12 @@ impl<'w> Collector<'w> {
             if self.fwd_keys.len() as u64 >= u64::from(u32::MAX) {
                 return Err(Stop::TooMany(u64::from(u32::MAX)));
             }
+            let (held, offset) = (self.fwd_keys.len(), self.at);
+            self.fwd_keys.room().map_err(|_| Stop::Memory {
+                what: "references",
+                held,
+                offset,
+            })?;
             self.fwd_keys.push(id);
         }
         Ok(())
@@ -715,6 +748,12 @@ impl HeapVisitor for Collector<'_> {
 
     fn root(&mut self, root: Root) -> Result<(), Stop> {
         if root.object_id != 0 {
+            let held = self.roots.len();
+            grow(&mut self.roots).map_err(|_| Stop::Memory {
+                what: "GC roots",
+                held,
+                offset: root.offset,
+            })?;
             self.roots.push((root.object_id, root.kind.tag()));
         }
         Ok(())

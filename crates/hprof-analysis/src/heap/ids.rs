@@ -40,6 +40,20 @@ impl KeyVec {
         }
     }
 
+    /// Room for one more identifier without growing, or the allocator's
+    /// refusal (instead of the abort a refused `push` would be).
+    #[inline]
+    pub fn room(&mut self) -> Result<(), std::collections::TryReserveError> {
+        if let Some(w) = self.wide.as_mut() {
+            return grow(w);
+        }
+        grow(&mut self.lo)?;
+        if !self.hi.is_empty() {
+            grow(&mut self.hi)?;
+        }
+        Ok(())
+    }
+
     #[inline]
     pub fn push(&mut self, id: u64) {
         if let Some(w) = self.wide.as_mut() {
@@ -105,6 +119,17 @@ impl KeyVec {
             }
         }
     }
+}
+
+/// Room for one more element in `v`: when it is full, its capacity
+/// doubles as a `push` would double it, but a refused allocation is an
+/// error rather than an abort of the process.
+#[inline]
+pub fn grow<T>(v: &mut Vec<T>) -> Result<(), std::collections::TryReserveError> {
+    if v.len() == v.capacity() {
+        v.try_reserve(v.len().max(64))?;
+    }
+    Ok(())
 }
 
 /// Slots per bitmap block (a power of two): 8 KiB of bits.

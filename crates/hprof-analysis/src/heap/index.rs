@@ -778,6 +778,12 @@ impl HeapIndex {
         self.r.get(SEC_TRACE, u64::from(s))
     }
 
+    /// Calls `f` with runs of the objects' allocation trace serials and
+    /// the object number of each run's first.
+    pub fn each_trace(&self, f: impl FnMut(u64, &[u32])) -> io::Result<()> {
+        self.r.for_each::<u32>(SEC_TRACE, f)
+    }
+
     /// Preorder number of an object.
     pub fn preorder(&self, s: u32) -> io::Result<u32> {
         self.r.get(SEC_NUM, u64::from(s))
@@ -821,6 +827,21 @@ impl HeapIndex {
         let from = u64::from(a) + skip.min(total);
         let count = limit.min(u64::from(b) - from);
         Ok((total, self.r.range(tgt, from, count)?))
+    }
+
+    /// The biggest dominator tree child of the object of preorder number
+    /// `k`, as a preorder number with its retained size: three reads, for
+    /// walks down long chains (a linked list's tree is as deep as the list).
+    pub fn biggest_child_at(&self, k: u32) -> io::Result<Option<(u32, u64)>> {
+        let ab: Vec<u32> = self.r.range(SEC_DOM_OFF, u64::from(k), 2)?;
+        if ab[1] < ab[0] || u64::from(ab[1]) > self.r.len(SEC_DOM_TGT) {
+            return Err(bad("adjacency offsets"));
+        }
+        if ab[0] == ab[1] {
+            return Ok(None);
+        }
+        let c: u32 = self.r.get(SEC_DOM_TGT, u64::from(ab[0]))?;
+        Ok(Some((c, self.r.get(SEC_RETAINED, u64::from(c))?)))
     }
 
     /// Dominator tree children of an object (`None`: of the virtual root),

@@ -141,6 +141,8 @@ pub struct ObjectInfo {
     pub referrers_total: u64,
     /// Allocation frames, when the dump has them.
     pub trace: Option<Vec<Frame>>,
+    /// The serial of that trace (the site's key in `sites` and `site`).
+    pub trace_serial: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +177,17 @@ pub struct Site {
     pub instances: u64,
     pub shallow: u64,
     pub retained: u64,
+}
+
+/// The objects allocated at one site (`site TRACE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteObjects {
+    pub site: Site,
+    /// Whether `objects` is biggest retained first; a site of more than
+    /// [`SITE_SORTED`] objects is listed in the dump's order instead (its
+    /// retained sizes would take a read each to sort).
+    pub by_retained: bool,
+    pub objects: Vec<ObjectRow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,6 +227,8 @@ pub struct Suspects {
 
 /// How many array elements `object` shows.
 pub const ELEMENTS_SHOWN: u64 = 32;
+/// Most objects of one allocation site sorted by retained size.
+pub const SITE_SORTED: u64 = 50_000;
 /// Longest string text shown (characters).
 const TEXT_MAX: u64 = 64 << 10;
 /// Array elements scanned for a referrer's index.
@@ -226,6 +241,10 @@ pub struct Heap {
     class_by_id: FxHashMap<u64, u32>,
     /// Class object -> the class it describes.
     described: FxHashMap<u32, u32>,
+    /// The last `suspects` answer and its threshold's bits: its walks down
+    /// the dominator tree take a read per level, so a page asking again
+    /// (back, forward) is answered from here.
+    last_suspects: std::sync::Mutex<Option<(u64, Suspects)>>,
 }
 
 impl Heap {
@@ -246,6 +265,7 @@ impl Heap {
             dump,
             class_by_id,
             described,
+            last_suspects: std::sync::Mutex::new(None),
         })
     }
 
@@ -525,6 +545,8 @@ impl Heap {
         }
         let records = self.read_records(&wants)?;
         let own_record = own.and_then(|i| records[i].as_ref());
+        let serial = ix.trace_serial(s)?;
+        let trace = self.frames(serial);
         let mut info = ObjectInfo {
             id,
             class: class.map_or_else(|| "<unknown class>".into(), |c| c.name.clone()),
@@ -552,7 +574,8 @@ impl Heap {
             references_total: refs_total,
             referrers: Vec::new(),
             referrers_total,
-            trace: self.frames(ix.trace_serial(s)?),
+            trace_serial: trace.as_ref().map(|_| serial),
+            trace,
         };
         match own_record {
             Some(Record::Instance { values, .. }) => {
@@ -835,6 +858,64 @@ impl Heap {
         Ok(v)
     }
 
+    /// The objects allocated at the site of trace `trace`: one pass over
+    /// the objects' trace serials, then their rows.
+    pub fn site_objects(&self, trace: u32, offset: u64, limit: u64) -> QueryResult<SiteObjects> {
+        let info = self.ix.meta.sites.iter().find(|s| s.trace == trace);
+        let Some(info) = info else {
+            let _ = self.sites()?;
+            return Err(QueryError::NotFound(format!(
+                "no allocation site of trace {trace} in the dump"
+            )));
+        };
+        let by_retained = info.instances <= SITE_SORTED;
+        let mut matched: Vec<u32> = Vec::new();
+        let keep = if by_retained {
+            u64::MAX
+        } else {
+            offset.saturating_add(limit)
+        };
+        self.ix.each_trace(|first, run| {
+            for (i, &t) in run.iter().enumerate() {
+                if t == trace && (matched.len() as u64) < keep {
+                    matched.push((first + i as u64) as u32);
+                }
+            }
+        })?;
+        let picked: Vec<u32> = if by_retained {
+            let mut keyed = Vec::with_capacity(matched.len());
+            for s in matched {
+                keyed.push((self.ix.retained(s)?, s));
+            }
+            keyed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            keyed
+                .into_iter()
+                .skip(offset.min(usize::MAX as u64) as usize)
+                .take(limit.min(usize::MAX as u64) as usize)
+                .map(|(_, s)| s)
+                .collect()
+        } else {
+            matched
+                .into_iter()
+                .skip(offset.min(usize::MAX as u64) as usize)
+                .collect()
+        };
+        Ok(SiteObjects {
+            site: Site {
+                trace,
+                frames: self.frames(trace).unwrap_or_default(),
+                instances: info.instances,
+                shallow: info.shallow,
+                retained: info.retained,
+            },
+            by_retained,
+            objects: picked
+                .into_iter()
+                .map(|s| self.row(s))
+                .collect::<io::Result<_>>()?,
+        })
+    }
+
     /// Per class name, `other` minus this dump.
     pub fn diff(&self, other: &Heap) -> Vec<DiffRow> {
         let mut by: FxHashMap<&str, [i64; 3]> = FxHashMap::default();
@@ -870,6 +951,21 @@ impl Heap {
     /// whose instances together do), each with where its bytes accumulate
     /// and the path that keeps it alive.
     pub fn suspects(&self, threshold: f64) -> QueryResult<Suspects> {
+        let memo = |m: std::sync::MutexGuard<'_, Option<(u64, Suspects)>>| {
+            m.as_ref()
+                .filter(|(t, _)| *t == threshold.to_bits())
+                .map(|(_, s)| s.clone())
+        };
+        if let Some(s) = memo(self.last_suspects.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(s);
+        }
+        let s = self.find_suspects(threshold)?;
+        *self.last_suspects.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((threshold.to_bits(), s.clone()));
+        Ok(s)
+    }
+
+    fn find_suspects(&self, threshold: f64) -> QueryResult<Suspects> {
         let total = self.ix.meta.total_shallow.max(1);
         let big = |r: u64| r as f64 >= threshold * total as f64;
         let mut objects = Vec::new();
@@ -879,18 +975,23 @@ impl Heap {
             if !big(row.retained) {
                 break;
             }
-            let mut acc = s;
+            // Down the tree in preorder numbers (what the tree's arrays
+            // hold): three reads a level.
+            let mut acc = self.ix.preorder(s)?;
             let mut acc_retained = row.retained;
             for _ in 0..self.ix.meta.objects {
-                let (_, child) = self.ix.dominated(Some(acc), 0, 1)?;
-                let Some(&c) = child.first() else { break };
-                let r = self.ix.retained(c)?;
+                let Some((c, r)) = self.ix.biggest_child_at(acc)? else {
+                    break;
+                };
                 if (r as f64) < 0.8 * acc_retained as f64 {
                     break;
                 }
                 acc = c;
                 acc_retained = r;
             }
+            let acc = self.ix.object_at(acc)?.ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidData, "damaged index: dominator tree")
+            })?;
             objects.push(Suspect {
                 share: row.retained as f64 / total as f64,
                 accumulation: self.row(acc)?,

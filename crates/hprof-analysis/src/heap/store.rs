@@ -271,7 +271,13 @@ impl Reader {
             .checked_add(count)
             .filter(|&e| e <= s.len)
             .ok_or_else(|| bad(format!("section {id}: {start}+{count} beyond {}", s.len)))?;
-        let mut out = Vec::with_capacity(count as usize);
+        let mut out = Vec::new();
+        out.try_reserve_exact(count as usize).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("section {id}: no memory for {count} elements"),
+            )
+        })?;
         let mut bytes = Vec::new();
         let per = s.chunk_elems();
         let mut i = start;
@@ -335,6 +341,10 @@ fn parse_toc(toc: &[u8], toc_at: u64) -> io::Result<Vec<Section>> {
     };
     let count = u32::from_le_bytes(take(4)?.try_into().unwrap());
     let mut sections = Vec::new();
+    // Sections do not overlap: together they fit between the header and
+    // the table. A table claiming more (chunks named twice) would have a
+    // read of a section allocate beyond the file.
+    let mut claimed = 0u64;
     for _ in 0..count {
         let id = u16::from_le_bytes(take(2)?.try_into().unwrap());
         let elem = take(2)?[0];
@@ -349,6 +359,11 @@ fn parse_toc(toc: &[u8], toc_at: u64) -> io::Result<Vec<Section>> {
                 "section {id}: {nchunks} chunks for {len} elements"
             )));
         }
+        claimed = len
+            .checked_mul(u64::from(elem))
+            .and_then(|b| b.checked_add(claimed))
+            .filter(|&c| c <= toc_at - HEADER_LEN)
+            .ok_or_else(|| bad(format!("section {id}: more bytes than the file holds")))?;
         let mut chunks = Vec::with_capacity(nchunks.min(toc.len() / 8));
         for c in 0..nchunks {
             let off = u64::from_le_bytes(take(8)?.try_into().unwrap());

@@ -9,6 +9,22 @@ pub struct Graph {
     pub roots: Vec<usize>,
 }
 
+/// A linked list of `n` objects from a root: `n - 1` `Node1`, then a `Node0`.
+pub fn list(n: usize) -> Graph {
+    Graph {
+        refs: (0..n)
+            .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+            .collect(),
+        roots: vec![0],
+    }
+}
+
+/// [`list`]`(n)`'s dump written at `path`; returns the path.
+pub fn write_list(path: &std::path::Path, n: usize) -> std::path::PathBuf {
+    std::fs::write(path, dump(&list(n))).unwrap();
+    path.to_path_buf()
+}
+
 /// ID of object `i` (instances sit 32 bytes apart from 0x7_0000_0000).
 pub fn object_id(i: usize) -> u64 {
     0x7_0000_0000 + 32 * i as u64

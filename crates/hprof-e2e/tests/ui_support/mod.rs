@@ -88,6 +88,14 @@ pub fn start_ui_with(opts: &[&str], files: &[&str]) -> UiProc {
     start_ui_command(cmd)
 }
 
+/// Start the tool in directory `dir` with `files` named relative to it
+/// (as the screenshots show them).
+pub fn start_ui_in(dir: &std::path::Path, files: &[&str]) -> UiProc {
+    let mut cmd = Command::new(env!("HPROF_RS_TOOL"));
+    cmd.current_dir(dir).arg("ui").args(files);
+    start_ui_command(cmd)
+}
+
 /// Start the tool in at most `bytes` of address space (no Launch: a JVM
 /// started from it would inherit the limit).
 pub fn start_ui_limited(bytes: u64) -> UiProc {

@@ -58,6 +58,8 @@ function renderSessions(list) {
     li.onclick = () => select(s.id);
     ul.appendChild(li);
   }
+  renderDiffChoices();
+  followDump();
   if (current === null && list.length) { select(list[0].id); return; }
   const s = sel();
   renderHead(s);
@@ -391,7 +393,24 @@ function renderHeap(d) {
   body.innerHTML = d.rows.map((r) =>
     `<tr><td>${r.rank}</td><td>${esc(r.class)}</td><td>${fmt(r.instances)}</td><td>${fmt(r.bytes)}</td></tr>`).join("");
 }
-$("dumpheap").onclick = () => send("heap-dump");
+// DUMP HEAP opens its dump in the analyser: once the session has read one
+// more complete dump than at the click, the page goes to that dump's class
+// table (its index is built meanwhile; the histogram shows until then).
+let dumpWanted = null;
+$("dumpheap").onclick = () => {
+  const s = sel();
+  if (!s) return;
+  dumpWanted = { s: s.id, after: s.heapDumpsRead };
+  $("heapstatus").textContent = "Heap dump asked for: waiting for the agent's dump…";
+  send("heap-dump");
+};
+function followDump() {
+  const s = dumpWanted && sessions.get(dumpWanted.s);
+  if (!s || s.heapDumpsRead <= dumpWanted.after) return;
+  dumpWanted = null;
+  if (s.id !== current) return;
+  location.hash = heapHrefAt(s.id, s.heapDumpsRead, "classes");
+}
 
 // ---- the heap analyser ------------------------------------------------------
 // Its answers (/api/session/ID/heap/QUERY) are navigated through
@@ -405,14 +424,18 @@ function heapState() {
   if (!location.hash.startsWith(HEAP_HASH)) return null;
   return new URLSearchParams(location.hash.slice(HEAP_HASH.length));
 }
-// The hash of an answer of the selected session (and its chosen dump).
-function heapHref(q, params = {}) {
-  const p = new URLSearchParams({ s: current, q });
-  const cur = heapState();
-  const dump = cur && cur.get("s") === String(current) ? cur.get("dump") : $("heapdump").value;
+// The hash of an answer about dump `dump` of session `s`.
+function heapHrefAt(s, dump, q, params = {}) {
+  const p = new URLSearchParams({ s, q });
   if (dump) p.set("dump", dump);
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") p.set(k, v);
   return HEAP_HASH + p.toString();
+}
+// The hash of an answer of the selected session (and its chosen dump).
+function heapHref(q, params = {}) {
+  const cur = heapState();
+  const dump = cur && cur.get("s") === String(current) ? cur.get("dump") : $("heapdump").value;
+  return heapHrefAt(current, dump, q, params);
 }
 const heapLink = (text, q, params) => `<a href="${esc(heapHref(q, params))}">${esc(text)}</a>`;
 const objLink = (id) => id ? heapLink(id, "object", { id }) : "null";
@@ -444,6 +467,16 @@ function frameText(f) {
   const where = f.line > 0 ? `${f.source}:${f.line}` : f.line === -3 ? "native method" : f.source || "unknown source";
   return `${f.class}.${f.method} (${where})`;
 }
+// An allocation frame follows to the objects allocated at its site (trace
+// `trace`) and, when it names a file and a line, to its source (the
+// source view, as the CPU tab's frames do).
+function frameHtml(f, trace) {
+  const text = trace === null || trace === undefined ? esc(frameText(f)) :
+    `<a class="frame" href="${esc(heapHref("site", { trace }))}">${esc(frameText(f))}</a>`;
+  const src = f.line > 0 && f.source ? ` <span class="src" title="show the source" data-src="${esc(JSON.stringify([f.class, f.source, f.line]))}">source</span>` : "";
+  return text + src;
+}
+const signed = (n) => (n > 0 ? "+" : "") + fmt(n);
 
 const heapRender = {
   classes(d, st) {
@@ -472,7 +505,27 @@ const heapRender = {
   },
   sites(d) {
     return `<h3>Retained and shallow bytes per allocation site</h3>` + heapTable("heapsites", ["instances", "shallow bytes", "retained bytes", "allocated at"],
-      d.sites.map((s) => [fmt(s.instances), fmt(s.shallow), fmt(s.retained), s.frames.map((f) => esc(frameText(f))).join("<br>")]));
+      d.sites.map((s) => [heapLink(fmt(s.instances), "site", { trace: s.trace }), fmt(s.shallow), fmt(s.retained),
+        s.frames.length ? s.frames.map((f) => frameHtml(f, s.trace)).join("<br>") : heapLink(`trace ${s.trace} (no frames)`, "site", { trace: s.trace })]));
+  },
+  site(d, st) {
+    const s = d.site;
+    return `<h3>${fmt(s.instances)} object${s.instances === 1 ? "" : "s"} allocated at trace ${esc(s.trace)}: ${fmt(s.shallow)} shallow bytes, ${fmt(s.retained)} retained bytes</h3>` +
+      `<ol class="heaptrace">${s.frames.map((f) => `<li>${frameHtml(f, null)}</li>`).join("")}</ol>` +
+      `<p class="note">${d.by_retained ? "biggest retained first" : "in the dump's order (too many objects to sort by retained size)"} · ${heapLink("every allocation site", "sites", {})}</p>` +
+      heapPager("site", { trace: st.get("trace") }, d.offset, d.objects.length, s.instances) +
+      heapTable("heapobjects", OBJ_HEAD, objectRows(d.objects));
+  },
+  diff(d, st) {
+    const sort = st.get("sort") || "retained", filter = st.get("filter") || "";
+    const o = d.other, other = { other: o.session, other_dump: o.dump };
+    const th = (label, key) => key === sort ? `${esc(label)} ▼` : heapLink(label, "diff", { ...other, sort: key, filter });
+    const head = [th("class", "name"), th("Δ instances", "instances"), th("Δ shallow bytes", "shallow"), th("Δ retained bytes", "retained"), "instances in"];
+    return `<h3>Change per class from dump ${esc(d.dump)} of session #${esc(st.get("s"))} to dump ${esc(o.dump)} of session #${esc(o.session)}: ${fmt(d.total)} class${d.total === 1 ? "" : "es"} changed</h3>` +
+      heapPager("diff", { ...other, sort, filter }, d.offset, d.classes.length, d.total) +
+      heapTable("heapdiff", head, d.classes.map((c) => [heapLink(c.class, "instances", { class: c.class }), signed(c.instances), signed(c.shallow), signed(c.retained),
+        heapLink(`dump ${d.dump}`, "instances", { class: c.class }) + " · " +
+        `<a href="${esc(heapHrefAt(o.session, o.dump, "instances", { class: c.class }))}">dump ${esc(o.dump)} of #${esc(o.session)}</a>`]));
   },
   suspects(d) {
     const pc = (x) => (100 * x).toFixed(1) + "%";
@@ -499,7 +552,7 @@ const heapRender = {
     }
     h += `<h4>References (${fmt(d.references_total)})</h4>` + heapTable("heaprefs", ["field", "object", "class"], d.references.map((l) => [esc(l.field), objLink(l.id), classLink(l.class)]));
     h += `<h4>Referrers (${fmt(d.referrers_total)})</h4>` + heapTable("heaprefs", ["object", "class", "field"], d.referrers.map((l) => [objLink(l.id), classLink(l.class), esc(l.field)]));
-    h += `<h4>Allocated at</h4>` + (d.trace ? `<ol class="heaptrace">${d.trace.map((f) => `<li>${esc(frameText(f))}</li>`).join("")}</ol>` : `<p class="note">no allocation trace in this dump (the agent records them with heap=all)</p>`);
+    h += `<h4>Allocated at</h4>` + (d.trace ? `<p>${heapLink(`every object allocated here (trace ${d.trace_serial})`, "site", { trace: d.trace_serial })}</p><ol class="heaptrace">${d.trace.map((f) => `<li>${frameHtml(f, d.trace_serial)}</li>`).join("")}</ol>` : `<p class="note">no allocation trace in this dump (the agent records them with heap=all)</p>`);
     return h;
   },
 };
@@ -515,17 +568,23 @@ async function loadHeapAnswer() {
   const q = st.get("q") || "classes";
   const params = {};
   for (const [k, v] of st) if (k !== "s" && k !== "q") params[k] = v;
-  if (q === "instances" || q === "dominated" || q === "classes") params.limit = PAGE_ROWS;
+  if (["instances", "dominated", "classes", "site", "diff"].includes(q)) params.limit = PAGE_ROWS;
   const hash = location.hash;
   const r = await fetch(`/api/session/${current}/heap/${encodeURIComponent(q)}?` + query(params));
   const d = await r.json();
   if (location.hash !== hash) return;
   if (r.status === 202) {
+    // The first view while the index is built: the histogram as the
+    // session's reader counted it, above it the build's progress.
     const share = d.total ? ` ${Math.floor(100 * d.done / d.total)}%` : "";
-    $("heapstatus").textContent = `Indexing dump ${d.dump}: ${d.stage}${share}…`;
+    const whose = d.session !== undefined && d.session !== current ? ` of session #${d.session}` : "";
+    $("heapstatus").textContent = `Indexing dump ${d.dump}${whose}: ${d.stage}${share}…`;
+    $("heapanswer").innerHTML = "";
+    $("heaptable").hidden = false;
     heapPoll = setTimeout(() => { if (location.hash === hash) loadHeapAnswer(); }, 300);
     return;
   }
+  $("heaptable").hidden = true;
   $("heapstatus").textContent = "";
   if (d.error) { $("heapanswer").innerHTML = `<p class="error">${esc(d.error)}</p>`; return; }
   $("heapanswer").innerHTML = (heapRender[q] || (() => ""))(d, st);
@@ -541,6 +600,43 @@ for (const [id, q] of [["heapanalyse", "classes"], ["heaptop", "dominated"], ["h
   $(id).onclick = () => { location.hash = heapHref(q); };
 }
 $("heaphisto").onclick = () => { location.hash = ""; };
+// Diff: the other dump is any complete dump of any session the UI has
+// (files opened, uploads, agents' and launched programs' streams), or a
+// file uploaded for it.
+let diffChoices = "";
+function renderDiffChoices() {
+  const box = $("heapother");
+  const want = box.value;
+  const opts = [];
+  for (const s of sessions.values()) {
+    for (let n = s.heapDumpsRead; n >= 1 && n > s.heapDumpsRead - 8; n--) {
+      opts.push(`<option value="${s.id}:${n}">#${s.id} ${esc(s.source)} · dump ${n}</option>`);
+    }
+  }
+  const html = `<option value="">compare with…</option>` + opts.join("") + `<option value="upload">a dump file (upload)…</option>`;
+  // Redrawn only when the choices change: a live session's events come
+  // often, and a redraw would close the list while it is open.
+  if (html === diffChoices) return;
+  diffChoices = html;
+  box.innerHTML = html;
+  box.value = [...box.options].some((o) => o.value === want) ? want : "";
+}
+$("heapother").addEventListener("change", async () => {
+  const v = $("heapother").value;
+  if (!v) return;
+  if (v === "upload") { $("diffupload").click(); return; }
+  const [other, other_dump] = v.split(":");
+  location.hash = heapHref("diff", { other, other_dump });
+});
+$("diffupload").onchange = async () => {
+  const f = $("diffupload").files[0];
+  if (!f) return;
+  $("heapstatus").textContent = `uploading ${f.name} (${fmt(f.size)} bytes)…`;
+  const d = await post("/api/upload", f, { name: f.name });
+  $("diffupload").value = "";
+  if (d.error) { $("heapstatus").textContent = "✗ " + d.error; return; }
+  location.hash = heapHref("diff", { other: d.session, other_dump: 1 });
+};
 $("heapback").onclick = () => history.back();
 $("heapfwd").onclick = () => history.forward();
 window.addEventListener("hashchange", () => {
