@@ -10,7 +10,7 @@
 
 pub use hprof_bci as bci;
 pub use hprof_core::{
-    build_info, diag, format, options, os, pprof, protocol, reader, transcode, vocab,
+    build_info, diag, format, ingest, options, os, pprof, protocol, reader, transcode, vocab,
 };
 pub use hprof_jvmti as jvmti;
 

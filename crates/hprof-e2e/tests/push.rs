@@ -516,3 +516,59 @@ fn https_and_values_out_of_range_are_refused_at_start() {
     );
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
 }
+
+/// `hprof-rs push` from a `net=` stream: every interval it asks the agent
+/// for its CPU samples and sends the difference; the split is CpuSplit's.
+#[test]
+fn the_tool_pushes_the_intervals_of_a_net_stream() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_tool");
+    let rec = Recorder::start(0);
+    let mut tool = std::process::Command::new(common::target_profile_dir().join("hprof-rs"))
+        .args(["push", "--port", "0", "--interval", "1s", "--app", "tool"])
+        .args(["--sampling-interval", "10", "--labels", "via:stream"])
+        .arg("--url")
+        .arg(format!("http://127.0.0.1:{}", rec.port))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hprof-rs push starts");
+    // "listening on 127.0.0.1:PORT"
+    let mut lines = std::io::BufReader::new(tool.stderr.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut lines, &mut first).unwrap();
+    let port: u16 = first
+        .trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("port in {first:?}"));
+    let r = common::run_with_agent_bounded(
+        &dir,
+        &format!("cpu=samples,format=b,net=127.0.0.1:{port}"),
+        "CpuSplit",
+        &["3.5"],
+        LIMIT,
+    );
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let status = tool.wait().unwrap();
+    let mut err = String::new();
+    lines.read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{err}");
+    let posts = rec.close();
+    let cpu = series(&posts, "cpu", 1);
+    assert!(cpu.len() >= 3, "{} profiles; {err}", cpu.len());
+    assert!(consecutive(&cpu));
+    for (p, d) in &cpu {
+        assert_eq!(q(p, "name"), "tool{via=stream}");
+        assert_eq!(d.period, 10_000_000);
+    }
+    let leaf = by_leaf(&cpu);
+    let ns = |m: &str| leaf.get(&format!("CpuSplit.{m}")).copied().unwrap_or(0) as f64;
+    let work = ns("work60") + ns("work30") + ns("work10");
+    let shares = [
+        ns("work60") / work,
+        ns("work30") / work,
+        ns("work10") / work,
+    ];
+    assert!(common::split_tvd(shares) < 0.06, "shares {shares:?}");
+}

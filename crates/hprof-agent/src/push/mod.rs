@@ -12,9 +12,9 @@
 //! server becoming unreachable, and reachable again, are one line each.
 
 pub mod collect;
-pub mod http;
 
 use crate::diag;
+use crate::ingest as http;
 use crate::jvmti::sys::JVMTI_THREAD_NORM_PRIORITY;
 use crate::jvmti::{AgentThread, Jni};
 use crate::options::push::PushTarget;
@@ -71,7 +71,7 @@ impl Pusher {
             return Ok(());
         };
         let app = ctx.opts.push_app.clone().unwrap_or_else(default_app_name);
-        let name = app_name_with_labels(&app, &ctx.opts.push_labels);
+        let name = http::app_name_with_labels(&app, &ctx.opts.push_labels);
         let collector = Collector::starting_now(&ctx.tables);
         crate::vm::threads::start_agent_thread(
             ctx,
@@ -107,14 +107,6 @@ impl Pusher {
         }
         *w || self.thread.should_stop()
     }
-}
-
-/// `APP{k=v,...}`: the application name and labels as the server's `name`
-/// parameter writes them (for pprof the server takes the profile type from
-/// the sample types, not from a `.cpu` suffix: docs/push.md).
-pub fn app_name_with_labels(app: &str, labels: &[(String, String)]) -> String {
-    let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{app}{{{}}}", l.join(","))
 }
 
 /// The default application name: the main class's simple name (or the
@@ -197,7 +189,7 @@ fn unix_ns(t: SystemTime) -> i64 {
 struct Run {
     ctx: &'static Context,
     target: PushTarget,
-    /// `APP{labels}`, percent-encoded.
+    /// `APP{labels}`.
     name: String,
     collector: Collector,
     queue: VecDeque<Pending>,
@@ -215,7 +207,7 @@ impl Run {
         Run {
             ctx,
             target,
-            name: http::percent_encode(&name),
+            name,
             collector,
             queue: VecDeque::new(),
             dropped: 0,
@@ -290,15 +282,7 @@ impl Run {
             let Ok(body) = crate::pprof::gzip(&taken.raw) else {
                 continue;
             };
-            let mut query = format!(
-                "name={}&from={}&until={}&format=pprof&spyName=hprof-rs",
-                self.name, s.0, s.1
-            );
-            if period_ns > 0 {
-                // Ignored for pprof by Pyroscope (the profile's period
-                // says it), read by servers that go by it.
-                query.push_str(&format!("&sampleRate={}", (NS / period_ns).max(1)));
-            }
+            let query = http::query(&self.name, s.0, s.1, "hprof-rs", Some(period_ns));
             self.queue.push_back(Pending {
                 kind,
                 request: http::request(&self.target, &query, &body),
@@ -425,15 +409,5 @@ mod tests {
         );
         assert_eq!(main_of(&args("java Hello.java")).as_deref(), Some("Hello"));
         assert_eq!(main_of(&args("java -version")), None);
-    }
-
-    #[test]
-    fn the_name_parameter_carries_the_labels() {
-        assert_eq!(app_name_with_labels("shop", &[]), "shop{}");
-        let l = vec![
-            ("env".to_string(), "prod".to_string()),
-            ("r".to_string(), "eu".to_string()),
-        ];
-        assert_eq!(app_name_with_labels("shop", &l), "shop{env=prod,r=eu}");
     }
 }

@@ -28,7 +28,7 @@ pub struct PushTarget {
 
 /// `push=URL`: only `http://` (the agent has no TLS: a reverse proxy or an
 /// agent such as Grafana Alloy on the host carries it further).
-pub(crate) fn target(token: Option<&str>) -> Result<PushTarget, String> {
+pub fn target(token: Option<&str>) -> Result<PushTarget, String> {
     let url = token.ok_or("syntax error parsing push=http://HOST[:PORT][/PATH]")?;
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("https://") {
@@ -87,7 +87,7 @@ pub(crate) fn target(token: Option<&str>) -> Result<PushTarget, String> {
 }
 
 /// `pushinterval=SECONDS`, 1..=3600.
-pub(crate) fn interval(token: Option<&str>) -> Result<u32, String> {
+pub fn interval(token: Option<&str>) -> Result<u32, String> {
     let value = token.ok_or("syntax error parsing pushinterval=SECONDS")?;
     match strtol(value, 10) {
         (n, used)
@@ -113,7 +113,7 @@ fn plain(s: &str) -> bool {
 }
 
 /// `pushapp=NAME`.
-pub(crate) fn app(token: Option<&str>) -> Result<String, String> {
+pub fn app(token: Option<&str>) -> Result<String, String> {
     let value = token.ok_or("syntax error parsing pushapp=NAME")?;
     if value.len() > 128 || !plain(value) || value.contains(':') {
         return Err(
@@ -126,7 +126,7 @@ pub(crate) fn app(token: Option<&str>) -> Result<String, String> {
 
 /// `pushlabels=KEY:VALUE+KEY:VALUE...` (`,` and `=` belong to the option
 /// string and to the server's name syntax, so neither can separate them).
-pub(crate) fn labels(token: Option<&str>) -> Result<Vec<(String, String)>, String> {
+pub fn labels(token: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let value = token.ok_or("syntax error parsing pushlabels=KEY:VALUE+KEY:VALUE")?;
     let mut out: Vec<(String, String)> = Vec::new();
     for pair in value.split('+') {

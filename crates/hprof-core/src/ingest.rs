@@ -1,8 +1,10 @@
-//! The one HTTP request the agent makes: `POST {path}/ingest?...` with a
-//! body, over plain TCP, every step under a timeout. HTTP/1.1 with
-//! `Connection: close` and a `Content-Length` is all a Pyroscope-compatible
-//! server needs; a client library would bring TLS, pools and an async
-//! runtime into the JVM's process for one request every few seconds.
+//! The request `push=` (the agent) and `hprof-rs push` (the tool) send
+//! (docs/push.md): `POST {path}/ingest?...` with a gzipped pprof body, to a
+//! Pyroscope-compatible server, over plain TCP, every step under a
+//! timeout. HTTP/1.1 with `Connection: close` and a `Content-Length` is all
+//! such a server needs; a client library would bring TLS, pools and an
+//! async runtime into the JVM's process for one request every few seconds.
+//! The only HTTP in this crate, a client of one request.
 
 use crate::options::push::PushTarget;
 use std::io::{Read, Write};
@@ -26,6 +28,29 @@ impl std::fmt::Display for Failure {
             Failure::Status(_, line) => write!(f, "the server answered \"{line}\""),
         }
     }
+}
+
+/// `APP{k=v,...}`: the application name and labels as the server's `name`
+/// parameter writes them (for pprof the server takes the profile type from
+/// the sample types, not from a `.cpu` suffix: docs/push.md).
+pub fn app_name_with_labels(app: &str, labels: &[(String, String)]) -> String {
+    let l: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{app}{{{}}}", l.join(","))
+}
+
+/// The query of one profile's post: `name` (percent-encoded here),
+/// `from`/`until` in UNIX seconds, `format=pprof`, `spyName`, and for a
+/// CPU profile `sampleRate` (Hz) from its period.
+pub fn query(name: &str, from_s: i64, until_s: i64, spy: &str, period_ns: Option<i64>) -> String {
+    let mut q = format!(
+        "name={}&from={from_s}&until={until_s}&format=pprof&spyName={}",
+        percent_encode(name),
+        percent_encode(spy)
+    );
+    if let Some(p) = period_ns.filter(|&p| p > 0) {
+        q.push_str(&format!("&sampleRate={}", (1_000_000_000 / p).max(1)));
+    }
+    q
 }
 
 /// `%XX` for every byte outside RFC 3986's unreserved set.
@@ -139,6 +164,20 @@ mod tests {
             path: "/base".into(),
             url: format!("http://127.0.0.1:{port}/base"),
         }
+    }
+
+    #[test]
+    fn the_name_parameter_carries_the_labels() {
+        assert_eq!(app_name_with_labels("shop", &[]), "shop{}");
+        let l = vec![
+            ("env".to_string(), "prod".to_string()),
+            ("r".to_string(), "eu".to_string()),
+        ];
+        assert_eq!(app_name_with_labels("shop", &l), "shop{env=prod,r=eu}");
+        assert_eq!(
+            query("a{}", 1, 2, "hprof-rs", Some(10_000_000)),
+            "name=a%7B%7D&from=1&until=2&format=pprof&spyName=hprof-rs&sampleRate=100"
+        );
     }
 
     #[test]
