@@ -68,7 +68,7 @@ impl Deltas {
         let cpu = s.cpu.as_ref()?;
         let mut b = match period_ns {
             Some(p) => {
-                let mut b = Builder::new(&[("cpu", "nanoseconds"), ("samples", "count")]);
+                let mut b = Builder::new(&ingest::CPU_TYPES);
                 b.period("cpu", "nanoseconds", p);
                 b
             }
@@ -94,12 +94,7 @@ impl Deltas {
     /// The allocations since the last call and what the sites hold live.
     pub fn alloc(&mut self, s: &Session, span: (i64, i64)) -> Option<Vec<u8>> {
         let sites = s.sites.as_ref()?;
-        let mut b = Builder::new(&[
-            ("alloc_objects", "count"),
-            ("alloc_space", "bytes"),
-            ("inuse_objects", "count"),
-            ("inuse_space", "bytes"),
-        ]);
+        let mut b = Builder::new(&ingest::ALLOC_TYPES);
         b.time(span.0, span.1 - span.0);
         for x in &sites.sites {
             let now = (

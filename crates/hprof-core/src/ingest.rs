@@ -30,6 +30,19 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// Sample types of a pushed CPU profile (`cpu` first: the default type,
+/// and what makes Pyroscope file it as a CPU profile), with `period_type`
+/// `cpu/nanoseconds`.
+pub const CPU_TYPES: [(&str, &str); 2] = [("cpu", "nanoseconds"), ("samples", "count")];
+/// Sample types of a pushed allocation profile: allocated during the
+/// interval, then held live at its end (Go heap profiles' types).
+pub const ALLOC_TYPES: [(&str, &str); 4] = [
+    ("alloc_objects", "count"),
+    ("alloc_space", "bytes"),
+    ("inuse_objects", "count"),
+    ("inuse_space", "bytes"),
+];
+
 /// `APP{k=v,...}`: the application name and labels as the server's `name`
 /// parameter writes them (for pprof the server takes the profile type from
 /// the sample types, not from a `.cpu` suffix: docs/push.md).

@@ -219,6 +219,22 @@ fn by_leaf(v: &[(&Post, pprof::Profile)]) -> HashMap<String, i64> {
     m
 }
 
+/// CpuSplit's 60/30/10 in the pushed CPU values.
+fn check_split(cpu: &[(&Post, pprof::Profile)]) {
+    let leaf = by_leaf(cpu);
+    let ns = |m: &str| leaf.get(&format!("CpuSplit.{m}")).copied().unwrap_or(0) as f64;
+    let work = ns("work60") + ns("work30") + ns("work10");
+    let shares = [
+        ns("work60") / work,
+        ns("work30") / work,
+        ns("work10") / work,
+    ];
+    assert!(
+        common::split_tvd(shares) < 0.06,
+        "shares {shares:?} of {work} ns; by leaf {leaf:?}"
+    );
+}
+
 fn go_tool_pprof_raw(dir: &std::path::Path, body: &[u8]) -> Option<String> {
     let go = ["/usr/bin/go", "/usr/local/go/bin/go"]
         .into_iter()
@@ -297,18 +313,7 @@ fn each_interval_of_cpusplit_arrives_with_its_split() {
     }
     // Every full interval has about a second of CpuSplit's CPU (one
     // thread); the samples of all intervals are the report's.
-    let leaf = by_leaf(&cpu);
-    let ns = |m: &str| leaf.get(&format!("CpuSplit.{m}")).copied().unwrap_or(0) as f64;
-    let work = ns("work60") + ns("work30") + ns("work10");
-    let shares = [
-        ns("work60") / work,
-        ns("work30") / work,
-        ns("work10") / work,
-    ];
-    assert!(
-        common::split_tvd(shares) < 0.06,
-        "shares {shares:?} of {work} ns; by leaf {leaf:?}"
-    );
+    check_split(&cpu);
     let pushed: i64 = cpu
         .iter()
         .map(|(_, d)| d.samples.iter().map(|s| s.1[1]).sum::<i64>())
@@ -565,16 +570,5 @@ fn the_tool_pushes_the_intervals_of_a_net_stream() {
         assert_eq!(q(p, "name"), "tool{via=stream}");
         assert_eq!(d.period, 10_000_000);
     }
-    let leaf = by_leaf(&cpu);
-    let ns = |m: &str| leaf.get(&format!("CpuSplit.{m}")).copied().unwrap_or(0) as f64;
-    let work = ns("work60") + ns("work30") + ns("work10");
-    let shares = [
-        ns("work60") / work,
-        ns("work30") / work,
-        ns("work10") / work,
-    ];
-    assert!(
-        common::split_tvd(shares) < 0.06,
-        "shares {shares:?} of {work} ns; by leaf {leaf:?}"
-    );
+    check_split(&cpu);
 }

@@ -63,7 +63,7 @@ impl Collector {
     /// The CPU samples since the last take, each worth `period_ns` of CPU
     /// (`cpu/nanoseconds`, with `samples/count` beside it).
     pub fn cpu(&mut self, tables: &Tables, span: Span, period_ns: i64) -> Taken {
-        let mut b = Builder::new(&[("cpu", "nanoseconds"), ("samples", "count")]);
+        let mut b = Builder::new(&crate::ingest::CPU_TYPES);
         b.period("cpu", "nanoseconds", period_ns);
         b.time(span.from_ns, span.until_ns - span.from_ns);
         let traces = tables.traces.all();
@@ -93,12 +93,7 @@ impl Collector {
     /// `alloc_space`) and what those sites hold live now (`inuse_objects`,
     /// `inuse_space`), the allocated class as the leaf frame.
     pub fn alloc(&mut self, tables: &Tables, span: Span) -> Taken {
-        let mut b = Builder::new(&[
-            ("alloc_objects", "count"),
-            ("alloc_space", "bytes"),
-            ("inuse_objects", "count"),
-            ("inuse_space", "bytes"),
-        ]);
+        let mut b = Builder::new(&crate::ingest::ALLOC_TYPES);
         b.time(span.from_ns, span.until_ns - span.from_ns);
         let interval = tables.sites.interval();
         let mut rows = 0;
