@@ -396,23 +396,27 @@ fn rounds(out: &std::process::Output) -> f64 {
 }
 
 /// The server answers, then stalls (accepts, never answers), then is gone,
-/// then comes back on its port. The program does as much work as it does
-/// with the same agent and no push: a push thread that made the program
-/// wait for the server would cost it a third of its rounds here.
+/// then comes back on its port. The program does as much work as the same
+/// program beside it, at the same time, with the same agent and no push: a
+/// push thread that made the program wait for the server (3 s of its 8)
+/// would cost it more than a third of its rounds.
 #[test]
 fn a_stalling_then_restarted_server_costs_the_program_nothing() {
     let _only_jvm = common::exclusive();
     let dir = common::scratch("push_stall");
-    let seconds = "7";
-    let plain = common::run_with_agent_bounded(
-        &dir,
-        "cpu=samples,file=plain.txt",
-        "CpuSplit",
-        &[seconds],
-        LIMIT,
-    );
-    assert!(plain.output.status.success());
-
+    let seconds = "8";
+    // The run without push goes at the same time, so that what else the
+    // machine does weighs on both alike.
+    let dir1 = dir.clone();
+    let plain = std::thread::spawn(move || {
+        common::run_with_agent_bounded(
+            &dir1,
+            "cpu=samples,file=plain.txt",
+            "CpuSplit",
+            &[seconds],
+            LIMIT,
+        )
+    });
     let rec = Recorder::start(0);
     let port = rec.port;
     let opts = format!("cpu=samples,file=out.txt,push=http://127.0.0.1:{port},pushinterval=1");
@@ -420,7 +424,17 @@ fn a_stalling_then_restarted_server_costs_the_program_nothing() {
     let jvm = std::thread::spawn(move || {
         common::run_with_agent_bounded(&dir2, &opts, "CpuSplit", &[seconds], LIMIT)
     });
-    std::thread::sleep(Duration::from_millis(2000));
+    // Phases follow what the recorder sees (the JVMs may start slowly):
+    // two profiles taken, then 2 s of stalling (at least one post held),
+    // 1 s closed, then back.
+    let start = Instant::now();
+    while rec.posts.lock().unwrap().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no profiles arrive"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     rec.mode.store(STALL, Ordering::Release);
     std::thread::sleep(Duration::from_millis(2000));
     let before = rec.close();
@@ -428,6 +442,8 @@ fn a_stalling_then_restarted_server_costs_the_program_nothing() {
     let back_at = now_s();
     let rec = Recorder::start(port);
     let r = jvm.join().unwrap();
+    let plain = plain.join().unwrap();
+    assert!(plain.output.status.success());
     let after = rec.close();
     let err = common::stderr(&r.output);
     assert!(r.output.status.success() && !r.timed_out, "{err}");
