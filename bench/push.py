@@ -18,6 +18,10 @@ CpuSplit (CPU-bound, a fixed number of rounds) timed, interleaved, as:
 Wall time and process CPU (user + system, all threads), median of N runs
 each. The posts the recorder received are counted and printed.
 
+The default 8000 rounds make runs of about 35 s on a 2-core machine, so
+each pushes three full 10-s intervals and the last partial one; a run
+shorter than the interval measures only the last post.
+
 Usage: bench/push.py [runs] [rounds]"""
 import http.server
 import os
@@ -55,7 +59,7 @@ def async_profiler():
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    rounds = sys.argv[2] if len(sys.argv) > 2 else "3000"
+    rounds = sys.argv[2] if len(sys.argv) > 2 else "8000"
     agent = harness.build_agent()
     classes = harness.compile_fixtures()
     work = tempfile.mkdtemp(prefix="hprof-bench-push-")
