@@ -9,13 +9,16 @@
 //! the rank test (crates/hprof-agent/tests/layering.rs) reads one table.
 
 pub use hprof_bci as bci;
-pub use hprof_core::{build_info, diag, format, options, os, protocol, reader, transcode, vocab};
+pub use hprof_core::{
+    build_info, diag, format, ingest, options, os, pprof, protocol, reader, transcode, vocab,
+};
 pub use hprof_jvmti as jvmti;
 
 pub mod agent;
 pub mod control;
 pub mod net;
 pub mod profile;
+pub mod push;
 pub mod report;
 pub mod sink;
 pub mod tables;

@@ -15,7 +15,7 @@ pub mod flame;
 pub mod heap;
 pub mod input;
 pub mod jfr;
-pub(crate) mod leb128;
+pub(crate) use hprof_core::leb128;
 pub mod lines;
 pub mod output;
 pub mod pprof;

@@ -16,6 +16,7 @@ pub mod histo;
 pub mod listen;
 pub mod print;
 pub mod profile;
+pub mod push;
 pub mod sites;
 
 /// A tool error: message for stderr, exit status 1.

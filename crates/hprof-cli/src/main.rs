@@ -87,6 +87,40 @@ Example:
         #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
         timeout: Duration,
     },
+    /// Wait for an agent started with net=HOST:PORT,format=b and send,
+    /// every interval, the CPU samples (and allocations) of that interval
+    /// to a Pyroscope-compatible server (docs/push.md). The agent's own
+    /// push= needs no tool; this is for a stream.
+    #[command(after_help = "\
+An HPROF stream does not say the agent's sampling interval: give it with
+--sampling-interval to have CPU profiles typed cpu/nanoseconds (else they
+are samples/count).
+
+Example:
+  hprof-rs push --port 9000 --url http://pyroscope:4040 --interval 10s --app shop --sampling-interval 10 &
+  java -agentpath:$(hprof-rs agent-path)=cpu=samples,heap=sites,format=b,net=127.0.0.1:9000 -jar app.jar")]
+    Push {
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Port to listen on for the agent (0: any free port; printed).
+        #[arg(long)]
+        port: u16,
+        /// The server's base URL (http:// only); profiles go to URL/ingest.
+        #[arg(long)]
+        url: String,
+        /// Length of each pushed interval (e.g. 10s, 1m; 1s..1h).
+        #[arg(long, default_value = "10s", value_parser = duration)]
+        interval: Duration,
+        /// Application name on the server.
+        #[arg(long, default_value = "java")]
+        app: String,
+        /// Labels, KEY:VALUE joined by '+' (e.g. env:prod+region:eu).
+        #[arg(long)]
+        labels: Option<String>,
+        /// The agent's interval= in ms (the stream does not carry it).
+        #[arg(long, value_name = "MS")]
+        sampling_interval: Option<u32>,
+    },
     /// Print the commands `listen` can send.
     Commands,
     /// Load the agent into a running JVM through HotSpot's attach
@@ -378,6 +412,23 @@ fn main() {
             out,
             send,
             interactive,
+        }),
+        Cmd::Push {
+            host,
+            port,
+            url,
+            interval,
+            app,
+            labels,
+            sampling_interval,
+        } => cli::push::run(cli::push::PushArgs {
+            host,
+            port,
+            url,
+            interval,
+            app,
+            labels,
+            sampling_ms: sampling_interval,
         }),
         Cmd::Commands => {
             println!(

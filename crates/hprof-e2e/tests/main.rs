@@ -38,6 +38,7 @@ mod net_stall;
 mod oom;
 mod option_limits;
 mod profile;
+mod push;
 mod reader_hotspot;
 mod startup;
 mod tool;

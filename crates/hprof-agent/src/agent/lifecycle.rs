@@ -91,6 +91,9 @@ pub fn vm_init(agent: &'static Agent, jni: Jni<'_>, thread: Obj<'_>) {
     if let Err(e) = start_listener(agent, jni) {
         diag::error(&e);
     }
+    if let Err(e) = agent.push.start(ctx, jni) {
+        diag::error(&format!("cannot start the push thread: {e}"));
+    }
     if let Err(e) = enable_floor_events(ctx) {
         diag::error(&e);
     }
@@ -131,6 +134,10 @@ pub fn attach(agent: &'static Agent, jni: Jni<'_>) -> Result<(), String> {
         p.attach(ctx, jni)?;
     }
     start_listener(agent, jni)?;
+    agent
+        .push
+        .start(ctx, jni)
+        .map_err(|e| format!("cannot start the push thread: {e}"))?;
     ctx.vm_initialised.store(true, Ordering::Release);
     log::log(ctx, "attach done");
     log::dump_tables(ctx, "attach");
@@ -201,6 +208,9 @@ fn finish(agent: &'static Agent, jni: Jni<'_>, ending: Ending) -> bool {
     for p in &agent.profiles {
         p.stop(ctx, jni);
     }
+    // The last partial interval, now that the samplers have handed in
+    // what they had (bounded: push::FINAL_BOUND).
+    agent.push.stop();
     if ctx.opts.doe && ending != Ending::Abandoned {
         // Skipped when a dump or command is still running (the original
         // skipped it too); full_dump checks under the lock.

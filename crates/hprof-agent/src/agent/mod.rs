@@ -35,6 +35,8 @@ pub struct Agent {
     pub routes: Routes,
     /// `net=`: the command listener.
     pub net: NetState,
+    /// `push=`: the thread that sends each interval's profile.
+    pub push: crate::push::Pusher,
     /// The output file (None with `net=`, and with `listen=` without
     /// `file=`).
     pub output_file: Option<std::path::PathBuf>,
@@ -80,6 +82,7 @@ impl Agent {
             profiles,
             routes,
             net,
+            push: crate::push::Pusher::default(),
             output_file,
             stopped: AtomicBool::new(false),
             started: std::time::SystemTime::now(),

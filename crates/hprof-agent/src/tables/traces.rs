@@ -22,6 +22,9 @@ pub struct Trace {
     pub hits: AtomicU32,
     /// CPU: self cost since the last dump (samples, or ms for cpu=times).
     pub self_cost: AtomicU64,
+    /// CPU samples since the start, never reset: `push=` sends the
+    /// difference from one interval to the next (docs/push.md).
+    pub total: AtomicU64,
     /// Already written to this output stream (traces print once).
     pub printed: AtomicBool,
 }
@@ -35,6 +38,7 @@ impl Trace {
     pub fn add_samples(&self, n: u32) {
         self.hits.fetch_add(n, Ordering::Relaxed);
         self.self_cost.fetch_add(u64::from(n), Ordering::Relaxed);
+        self.total.fetch_add(u64::from(n), Ordering::Relaxed);
     }
 
     /// Mark printed; true if this call is the one that should print it.
@@ -65,6 +69,7 @@ impl TraceTable {
                     frames: key.get(1..).unwrap_or(&[]).into(),
                     hits: AtomicU32::new(0),
                     self_cost: AtomicU64::new(0),
+                    total: AtomicU64::new(0),
                     printed: AtomicBool::new(false),
                 });
                 v.push(t.clone());

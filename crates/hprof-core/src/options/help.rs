@@ -54,6 +54,10 @@ const HELP_BODY: &str = concat!(
     "listen=[<host>:]<port> wait for front-ends on <port>  off\n",
     "token=<secret>         secret sent first (listen/net) none\n",
     "tokenfile=<file>       token: the file's first line   none\n",
+    "push=http://<host>/..  send profiles to Pyroscope     off\n",
+    "pushinterval=<secs>    seconds per pushed profile     10\n",
+    "pushapp=<name>         application name when pushing  main class\n",
+    "pushlabels=<k:v+k:v>   labels of pushed profiles      none\n",
     "\n",
     "Obsolete Options\n",
     "----------------\n",
@@ -85,6 +89,8 @@ const HELP_BODY: &str = concat!(
     "    behave exactly the same.\n",
     "  - listen= serves the stream to front-ends that connect (hprof-rs connect);\n",
     "    anyone who reaches the port can control the profiler: use a token.\n",
+    "  - push= sends every pushinterval the CPU samples and allocations of that\n",
+    "    interval to a Pyroscope-compatible server (http:// only; docs/push.md).\n",
     "  - Debug options (logflags, debugflags, ...) are described in docs/options.md.\n",
 );
 
@@ -159,6 +165,10 @@ mod tests {
             "listen",
             "token",
             "tokenfile",
+            "push",
+            "pushinterval",
+            "pushapp",
+            "pushlabels",
             "gc_okay",
         ];
         for n in names {
@@ -213,6 +223,7 @@ mod tests {
         assert_eq!(row("cpusampler="), "async");
         assert_eq!(d.cpu_sampler, crate::options::CpuSampler::Async);
         assert_eq!(row("clock="), "cpu");
+        assert_eq!(row("pushinterval="), d.push_interval_s.to_string());
         assert_eq!(d.timing_clock, crate::options::TimingClock::Cpu);
     }
 }

@@ -16,6 +16,7 @@ mod cnum;
 mod error;
 mod help;
 mod naming;
+pub mod push;
 mod tokenizer;
 mod values;
 
@@ -261,6 +262,15 @@ pub struct Options {
     pub true_array_len: bool,
     /// `rootzero`: write the pseudo thread root with object ID 0.
     pub pseudo_root: bool,
+    /// `push=URL`: send each interval's profile to a Pyroscope-compatible
+    /// server (docs/push.md).
+    pub push: Option<push::PushTarget>,
+    /// `pushinterval=SECONDS`.
+    pub push_interval_s: u32,
+    /// `pushapp=NAME` (None: the main class's simple name, or `java`).
+    pub push_app: Option<String>,
+    /// `pushlabels=KEY:VALUE+...`.
+    pub push_labels: Vec<(String, String)>,
     /// The combined option string, as echoed in error messages.
     pub raw: String,
 }
@@ -440,6 +450,10 @@ impl Options {
             true_array_len: false,
             sites_by_alloc: false,
             pseudo_root: true,
+            push: None,
+            push_interval_s: push::DEFAULT_PUSH_INTERVAL_S,
+            push_app: None,
+            push_labels: Vec::new(),
             raw: raw.to_string(),
         }
     }
@@ -581,6 +595,13 @@ impl Options {
                     &[("vm", HeapDumper::Vm), ("jvmti", HeapDumper::Jvmti)],
                 )?
             }
+            "push" if self.push.is_some() => {
+                return Err("push option should only appear once".to_string());
+            }
+            "push" => self.push = Some(push::target(tokens.value())?),
+            "pushinterval" => self.push_interval_s = push::interval(tokens.value())?,
+            "pushapp" => self.push_app = Some(push::app(tokens.value())?),
+            "pushlabels" => self.push_labels = push::labels(tokens.value())?,
             "sitesorder" => {
                 self.sites_by_alloc =
                     values::one_of(name, tokens.value(), &[("live", false), ("alloc", true)])?
@@ -610,6 +631,18 @@ impl Options {
             // What a new front-end is sent first is read back from the
             // file: a compressed one cannot be.
             Err("listen cannot record to a compressed (.gz) file".to_string())
+        } else if self.push.is_none()
+            && (self.push_app.is_some()
+                || !self.push_labels.is_empty()
+                || self.push_interval_s != push::DEFAULT_PUSH_INTERVAL_S)
+        {
+            Err("pushinterval, pushapp and pushlabels need the push option".to_string())
+        } else if self.push.is_some()
+            && (self.cpu_timing() || self.monitor)
+            && !self.cpu_samples
+            && !self.heap_sites
+        {
+            Err("push sends cpu=samples and heap=sites profiles: give one of them".to_string())
         } else if self.format == Format::Binary && self.cpu_timing() {
             Err("cpu=times|old is not supported with format=b".to_string())
         } else if self.format == Format::Binary && self.monitor {

@@ -4,6 +4,7 @@
 
 pub mod ascii;
 pub mod heap_shapes;
+pub mod pprof;
 pub mod sites;
 pub mod sources;
 pub mod synth;

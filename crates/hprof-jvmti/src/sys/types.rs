@@ -61,6 +61,7 @@ pub mod thread_state {
 }
 
 pub const JVMTI_THREAD_MAX_PRIORITY: jint = 10;
+pub const JVMTI_THREAD_NORM_PRIORITY: jint = 5;
 pub const JVMTI_HEAP_FILTER_TAGGED: jint = 0x4;
 pub const JVMTI_HEAP_FILTER_UNTAGGED: jint = 0x8;
 pub const JVMTI_VISIT_OBJECTS: jint = 0x100;

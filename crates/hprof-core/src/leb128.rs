@@ -1,5 +1,5 @@
-//! Unsigned LEB128 integers ("varints"), as protobuf (pprof) and JFR
-//! write them.
+//! Unsigned LEB128 integers ("varints"), as protobuf ([`crate::pprof`])
+//! and JFR write them.
 
 /// `v` appended to `out`, seven bits a byte, low bits first.
 pub fn put(out: &mut Vec<u8>, mut v: u64) {

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Benchmark of push= (docs/push.md): the cost of sending each interval's
+profile to a Pyroscope-compatible server, all in the same run.
+
+CpuSplit (CPU-bound, a fixed number of rounds) timed, interleaved, as:
+  * no agent;
+  * cpu=samples,interval=10 (the same agent, no push);
+  * the same with push=http://127.0.0.1:PORT,pushinterval=10 to a loopback
+    recorder in this script that answers every post (target <= 1.02x of no
+    agent, and of cpu=samples);
+  * async-profiler (event=cpu,interval=10ms, collapsed to a file) when a
+    build is found: it has no push to Pyroscope of its own (Pyroscope's
+    Java agent wraps it), so its plain CPU mode is the comparable mode.
+    It is taken from $ASYNC_PROFILER_HOME (a directory with
+    lib/libasyncProfiler.so), by default .cache/async-profiler; without it
+    that row says so.
+
+Wall time and process CPU (user + system, all threads), median of N runs
+each. The posts the recorder received are counted and printed.
+
+The default 8000 rounds make runs of about 35 s on a 2-core machine, so
+each pushes three full 10-s intervals and the last partial one; a run
+shorter than the interval measures only the last post.
+
+Usage: bench/push.py [runs] [rounds]"""
+import http.server
+import os
+import statistics
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    posts = 0
+    bytes = 0
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        self.rfile.read(n)
+        Recorder.posts += 1
+        Recorder.bytes += n
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def async_profiler():
+    home = os.environ.get("ASYNC_PROFILER_HOME") or os.path.join(harness.ROOT, ".cache", "async-profiler")
+    lib = os.path.join(home, "lib", "libasyncProfiler.so")
+    return lib if os.path.isfile(lib) else None
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    rounds = sys.argv[2] if len(sys.argv) > 2 else "8000"
+    agent = harness.build_agent()
+    classes = harness.compile_fixtures()
+    work = tempfile.mkdtemp(prefix="hprof-bench-push-")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    program = ["-cp", classes, "CpuSplit", "0", rounds]
+    out = os.path.join(work, "out.txt")
+    sides = {
+        "no agent": ["java"] + program,
+        "cpu=samples": ["java", f"-agentpath:{agent}=cpu=samples,interval=10,file={out}"] + program,
+        "cpu=samples+push": ["java", f"-agentpath:{agent}=cpu=samples,interval=10,file={out},"
+                             f"push=http://127.0.0.1:{port},pushinterval=10"] + program,
+    }
+    ap = async_profiler()
+    if ap:
+        sides["async-profiler cpu"] = ["java", f"-agentpath:{ap}=start,event=cpu,interval=10ms,collapsed,"
+                                       f"file={os.path.join(work, 'ap.txt')}"] + program
+    else:
+        print("async-profiler: not found (set ASYNC_PROFILER_HOME to a directory with lib/libasyncProfiler.so); "
+              "its row is left out")
+    harness.timed(sides["no agent"], work)  # warm-up
+    wall = {k: [] for k in sides}
+    cpu = {k: [] for k in sides}
+    for _ in range(runs):
+        for k, cmd in sides.items():
+            # One run gives both: CPU of the waited-for child, wall around it.
+            t0 = harness.time.perf_counter()
+            cpu[k].append(harness.timed(cmd, work, "cpu"))
+            wall[k].append(harness.time.perf_counter() - t0)
+    med = {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in sides}
+    for k in sides:
+        print(f"{k}: wall median {med[k][0]:.3f} s {harness.fmt(wall[k])}, "
+              f"process CPU median {med[k][1]:.3f} s {harness.fmt(cpu[k])}")
+    base = med["no agent"]
+    for k in sides:
+        if k != "no agent":
+            print(f"ratio {k} / no agent: wall {med[k][0] / base[0]:.3f}, CPU {med[k][1] / base[1]:.3f}")
+    p, s = med["cpu=samples+push"], med["cpu=samples"]
+    print(f"ratio push / cpu=samples (the push itself): wall {p[0] / s[0]:.3f}, CPU {p[1] / s[1]:.3f}")
+    if ap:
+        a = med["async-profiler cpu"]
+        print(f"ratio push / async-profiler cpu: wall {p[0] / a[0]:.3f}, CPU {p[1] / a[1]:.3f}")
+    print(f"recorder: {Recorder.posts} posts, {Recorder.bytes} bytes "
+          f"({Recorder.posts / runs:.1f} per run; target >= 1 per 10 s of run)")
+
+
+if __name__ == "__main__":
+    main()
