@@ -144,16 +144,7 @@ pub fn connect(args: ConnectArgs) -> CliResult<()> {
         .map(|s| parse_step(s))
         .collect::<Result<_, _>>()?;
     let token = match &args.token_file {
-        Some(path) => {
-            let text = std::fs::read(path)
-                .map_err(|e| format!("cannot read the token file {path}: {e}"))?;
-            let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.is_empty() {
-                return Err(format!("the token file {path} has an empty first line"));
-            }
-            Some(line.to_vec())
-        }
+        Some(path) => Some(read_token_file(path)?),
         None => None,
     };
     use std::net::ToSocketAddrs;
@@ -190,6 +181,19 @@ pub fn connect(args: ConnectArgs) -> CliResult<()> {
         interactive: args.interactive,
     };
     record(stream, &listen_args, script)
+}
+
+/// The secret in the first line of the token file `path` (as the agent's
+/// `tokenfile=` reads it).
+pub fn read_token_file(path: &str) -> CliResult<Vec<u8>> {
+    let text =
+        std::fs::read(path).map_err(|e| format!("cannot read the token file {path}: {e}"))?;
+    let line = text.split(|&b| b == b'\n').next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() {
+        return Err(format!("the token file {path} has an empty first line"));
+    }
+    Ok(line.to_vec())
 }
 
 /// Record and summarise the agent's stream on `stream` until it ends,

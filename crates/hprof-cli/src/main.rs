@@ -120,6 +120,11 @@ Example:
         /// The agent's interval= in ms (the stream does not carry it).
         #[arg(long, value_name = "MS")]
         sampling_interval: Option<u32>,
+        /// File whose first line is the secret the agent must send first
+        /// (its tokenfile=); default: a new secret in a private directory,
+        /// printed with the agent options to use.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<String>,
     },
     /// Print the commands `listen` can send.
     Commands,
@@ -421,6 +426,7 @@ fn main() {
             app,
             labels,
             sampling_interval,
+            token_file,
         } => cli::push::run(cli::push::PushArgs {
             host,
             port,
@@ -429,6 +435,7 @@ fn main() {
             app,
             labels,
             sampling_ms: sampling_interval,
+            token_file,
         }),
         Cmd::Commands => {
             println!(

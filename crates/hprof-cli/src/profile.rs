@@ -276,7 +276,7 @@ impl Recorder {
         std::thread::Builder::new()
             .name("profile-recorder".into())
             .spawn(move || {
-                let r = accept_proven(&listener, secret.as_bytes(), within)
+                let r = accept_proven(&listener, secret.as_bytes(), within, "hprof-rs profile")
                     .and_then(|(stream, first)| copy_stream(stream, &first, file));
                 flag.store(true, Ordering::Release);
                 let _ = tx.send(r);
@@ -301,10 +301,14 @@ impl Recorder {
     }
 }
 
-fn accept_proven(
+/// The first connection on `listener` that proves `secret` (its first
+/// line), within `within`: the stream and what was read past the secret.
+/// Others are turned away and said on stderr as `who`'s.
+pub(crate) fn accept_proven(
     listener: &TcpListener,
     secret: &[u8],
     within: Duration,
+    who: &str,
 ) -> CliResult<(TcpStream, Vec<u8>)> {
     listener
         .set_nonblocking(true)
@@ -316,10 +320,7 @@ fn accept_proven(
                 let _ = stream.set_nonblocking(false);
                 match hprof_ui::gate::prove(stream, secret) {
                     Ok(p) => return Ok((p.stream, p.leftover)),
-                    Err(r) => eprintln!(
-                        "hprof-rs profile: refused a connection from {peer}: {}",
-                        r.why()
-                    ),
+                    Err(r) => eprintln!("{who}: refused a connection from {peer}: {}", r.why()),
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {

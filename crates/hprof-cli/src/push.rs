@@ -1,6 +1,9 @@
 //! `hprof-rs push` (docs/push.md): the agent's `push=` done by the tool
 //! from a stream. It waits for one agent started with
-//! `net=HOST:PORT,format=b`, reads its stream into a session, and every
+//! `net=HOST:PORT,tokenfile=FILE,format=b` that proves the secret of FILE
+//! (a new one in a private directory, printed, or `--token-file`'s):
+//! whoever connects without it is turned away, so another local user
+//! cannot feed the fleet's server. It reads the stream into a session, and every
 //! interval asks the agent for its CPU SAMPLES (and ALLOC SITES when the
 //! stream says sites are tracked), takes the difference from the previous
 //! answer, and posts it as gzipped pprof to a Pyroscope-compatible
@@ -21,7 +24,7 @@ use hprof_core::ingest;
 use hprof_core::options::push as values;
 use hprof_core::pprof::Builder;
 use std::collections::HashMap;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -34,6 +37,8 @@ pub struct PushArgs {
     pub labels: Option<String>,
     /// The agent's `interval=` in ms, when the user says it.
     pub sampling_ms: Option<u32>,
+    /// The agent's token file (else a new secret in a private directory).
+    pub token_file: Option<String>,
 }
 
 /// Longest wait for the agent's answer to the interval's requests.
@@ -203,15 +208,41 @@ pub fn run(a: PushArgs) -> CliResult<()> {
     }
     let name = ingest::app_name_with_labels(&app, &labels);
     let period_ns = a.sampling_ms.map(|ms| i64::from(ms) * 1_000_000);
+    // The agent proves a secret before its stream is read: a port that
+    // takes anyone's stream lets another local user push what they like.
+    let (secret, own) = match &a.token_file {
+        Some(f) => (super::listen::read_token_file(f)?, None),
+        None => {
+            let s = hprof_ui::secrets::Secrets::create()?;
+            (s.agents.clone().into_bytes(), Some(s))
+        }
+    };
+    let token_file = a.token_file.clone().unwrap_or_else(|| {
+        own.as_ref()
+            .map_or_else(String::new, |s| s.agents_file.display().to_string())
+    });
     let listener = super::listen::bind(&a.host, a.port)?;
-    let (stream, peer) = listener
-        .accept()
-        .map_err(|e| format!("accept failed: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("start the agent with net={local},tokenfile={token_file},format=b (and cpu=samples or heap=sites)");
+    let accepted =
+        super::profile::accept_proven(&listener, &secret, Duration::MAX, "hprof-rs push");
+    let (stream, first) = match accepted {
+        Ok(x) => x,
+        Err(e) => {
+            own.iter().for_each(|s| s.remove());
+            return Err(e);
+        }
+    };
+    // The token file has served: the secret is not needed any more.
+    own.iter().for_each(|s| s.remove());
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "the agent".to_string(), |p| p.to_string());
     eprintln!("agent connected from {peer}; pushing to {}", target.url);
     let session = Arc::new(Mutex::new(Session::new(0, Kind::Listen, peer.to_string())));
     let reader = {
         let s = session.clone();
-        let r = stream.try_clone().map_err(|e| e.to_string())?;
+        let r = std::io::Cursor::new(first).chain(stream.try_clone().map_err(|e| e.to_string())?);
         std::thread::spawn(move || {
             if let Err(e) = read_binary(&s, BufReader::with_capacity(1 << 16, r), false) {
                 lock(&s).fail(e);

@@ -566,9 +566,30 @@ fn the_tool_pushes_the_intervals_of_a_net_stream() {
         .next()
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("port in {first:?}"));
+    // "start the agent with net=127.0.0.1:PORT,tokenfile=FILE,format=b ..."
+    let mut second = String::new();
+    std::io::BufRead::read_line(&mut lines, &mut second).unwrap();
+    let token_file = second
+        .split("tokenfile=")
+        .nth(1)
+        .and_then(|t| t.split(',').next())
+        .unwrap_or_else(|| panic!("tokenfile in {second:?}"))
+        .to_string();
+    // Another local user gets there first, without the secret: turned
+    // away, and the agent that proves it is still taken.
+    {
+        let mut impostor = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        std::io::Write::write_all(&mut impostor, b"guessed\nJAVA PROFILE 1.0.2\0").unwrap();
+        let mut refused = String::new();
+        std::io::BufRead::read_line(&mut lines, &mut refused).unwrap();
+        assert!(
+            refused.contains("hprof-rs push: refused a connection"),
+            "{refused}"
+        );
+    }
     let r = common::run_with_agent_bounded(
         &dir,
-        &format!("cpu=samples,format=b,net=127.0.0.1:{port}"),
+        &format!("cpu=samples,format=b,net=127.0.0.1:{port},tokenfile={token_file}"),
         "CpuSplit",
         &["4.5"],
         LIMIT,
