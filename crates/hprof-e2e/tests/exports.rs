@@ -209,26 +209,34 @@ fn monitor_time_of_a_text_report_becomes_monitor_enter_events() {
         assert!(r.output.status.success(), "{}", common::stderr(&r.output));
         common::stderr(&r.output)
     };
-    assert!(
-        said.contains("30 contended monitor entries as jdk.JavaMonitorEnter"),
-        "{said}"
-    );
+    // Every contended entry of the report: the fixture's 30 on HotLock,
+    // and any the JVM met elsewhere (the waiter taking WaitBox back after
+    // its notify may find main still holding it: JDK 25 did).
+    let all: u64 = said
+        .split(" contended monitor entries")
+        .next()
+        .and_then(|x| x.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(all >= entries, "{said}");
     let events = jfr_events(&jfr, "jdk.JavaMonitorEnter");
-    assert_eq!(
-        events.len() as u64,
-        entries,
-        "one event per contended entry"
-    );
+    assert_eq!(events.len() as u64, all, "one event per contended entry");
     let mut ns = 0;
+    let mut hot = 0;
     let mut threads = std::collections::BTreeSet::new();
     for e in &events {
         let v = &e["values"];
-        assert_eq!(v["monitorClass"]["name"], "Contention$HotLock", "{e}");
+        ns += duration_ns(&v["duration"]);
+        if v["monitorClass"]["name"] != "Contention$HotLock" {
+            eprintln!("another contended entry: {e}");
+            continue;
+        }
+        hot += 1;
         let frames = v["stackTrace"]["frames"].as_array().unwrap();
         assert_eq!(frame_name(&frames[0]), "Contention.blockOnHot", "{e}");
         threads.insert(v["eventThread"]["javaName"].as_str().unwrap().to_string());
-        ns += duration_ns(&v["duration"]);
     }
+    assert_eq!(hot, entries, "the fixture's contended entries on HotLock");
     assert_eq!(
         threads.into_iter().collect::<Vec<_>>(),
         ["worker-0", "worker-1", "worker-2"]
@@ -246,11 +254,11 @@ fn monitor_time_of_a_text_report_becomes_monitor_enter_events() {
             share.trim_end_matches('%').parse::<f64>().unwrap() / 100.0
         })
         .collect();
-    assert_eq!(rows.len(), 3, "one row per worker's trace: {text}");
+    assert!(rows.len() >= 3, "a row per worker's trace at least: {text}");
     let total_ns = (total_ms * 1_000_000) as f64;
     let shown = rows.iter().sum::<f64>() * total_ns;
     assert!(
-        (ns as f64 - shown).abs() <= 3.0 * (0.00005 * total_ns + 1.0),
+        (ns as f64 - shown).abs() <= rows.len() as f64 * (0.00005 * total_ns + 1.0),
         "events {ns} ns, the rows' shares of {total_ms} ms: {shown} ns"
     );
 }
