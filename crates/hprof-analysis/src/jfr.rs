@@ -703,10 +703,8 @@ fn monitor_entries(p: &Session) -> u64 {
 /// `hprof-rs export FILE --jfr OUT`, of a binary file or a text report:
 /// what was written.
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
+    // An empty input is refused by read_input ("empty stream").
     let (form, r) = crate::input::open(input)?;
-    if form == crate::input::Form::Empty {
-        return Err(format!("{input}: empty stream: no HPROF header"));
-    }
     let p =
         crate::session::feed::read_input(input, form, r).map_err(|e| format!("{input}: {e}"))?;
     let bytes = encode(&p)?;
