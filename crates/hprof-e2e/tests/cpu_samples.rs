@@ -582,6 +582,18 @@ fn wall_samples_take_every_thread_where_it_runs_or_waits() {
         err.contains("cpusampler=wall") || !err.contains("cpusampler="),
         "{err}"
     );
+    // The JVM's service threads get no wall timer: JDK 14+'s Notification
+    // Thread, with no Java frame, took one sample a period ("no Java
+    // frame" as many as the worker's samples).
+    let no_frame: u64 = err
+        .split("no Java frame ")
+        .nth(1)
+        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+        .map_or(0, |n| n.parse().unwrap());
+    assert!(
+        no_frame * 10 < worker,
+        "{no_frame} samples with no Java frame, worker {worker}: {err}"
+    );
 }
 
 /// `cpusampler=runnable` keeps the original's rule: every RUNNABLE thread,

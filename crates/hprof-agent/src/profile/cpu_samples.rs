@@ -571,7 +571,16 @@ impl CpuSamples {
         let Some(serial) = threads::known_serial(ctx, thread) else {
             return;
         };
-        if ctx.tables.threads.get(serial).is_none_or(|r| r.agent) {
+        let Some(rec) = ctx.tables.threads.get(serial).filter(|r| !r.agent) else {
+            return;
+        };
+        // Wall-clock samples leave the JVM's service threads alone (group
+        // `system`, as at an attach): they wait all their lives, most with
+        // no Java frame at all (JDK 14+'s Notification Thread), and would
+        // add a sample that shows nothing to every period
+        // (docs/cpu-samples.md, "Wall-clock samples").
+        if ctx.opts.cpu_sampler == CpuSampler::Wall && rec.group.as_deref() == Some("system") {
+            rec.sampled.store(false, Ordering::Relaxed);
             return;
         }
         if let Err(e) = ctx.cpu_timers.register_current(jni, serial, true) {
