@@ -28,11 +28,6 @@ pub struct EntrySnapshot {
     pub nanos: u64,
 }
 
-/// Nanoseconds to whole milliseconds, rounded to nearest.
-pub fn nanos_to_ms(n: u64) -> u64 {
-    (n + 500_000) / 1_000_000
-}
-
 /// MONITOR DUMP: every thread with its state and trace, then the monitors
 /// owned; the traces they name first.
 pub fn write_dump(ctx: &Context, threads: Vec<MonitorThread>, monitors: Vec<OwnedMonitor>) {
@@ -64,18 +59,18 @@ pub fn write_time(ctx: &Context, entries: Vec<EntrySnapshot>, cutoff: f64) {
         .submit(move |f, out| f.monitor_time(out, at, &time_report(&entries, cutoff)));
 }
 
-/// MONITOR TIME data: rows per entry in ms, total = all contention time.
+/// MONITOR TIME data: rows per entry in ns, total = all contention time.
 fn time_report(entries: &[EntrySnapshot], cutoff: f64) -> MonitorTimeReport<'_> {
     MonitorTimeReport {
         cutoff,
-        total_ms: nanos_to_ms(entries.iter().map(|e| e.nanos).sum()),
+        total_ns: entries.iter().map(|e| e.nanos).sum(),
         rows: entries
             .iter()
             .map(|e| MonitorTimeRow {
                 trace_serial: e.trace_serial,
                 class_sig: &e.class.signature,
                 count: e.count,
-                time_ms: nanos_to_ms(e.nanos),
+                time_ns: e.nanos,
             })
             .collect(),
     }
@@ -110,10 +105,10 @@ mod tests {
             },
         ];
         let r = time_report(&entries, 0.0001);
-        assert_eq!(r.total_ms, 1635);
+        assert_eq!(r.total_ns, 1_635_000_000);
         assert_eq!(
-            r.rows.iter().map(|r| r.time_ms).collect::<Vec<_>>(),
-            [1234, 401]
+            r.rows.iter().map(|r| r.time_ns).collect::<Vec<_>>(),
+            [1_234_400_000, 400_600_000]
         );
         let mut f = AsciiFormat::new(AsciiOptions::default());
         let mut out = Vec::new();
@@ -124,16 +119,44 @@ mod tests {
             lines[0].starts_with("MONITOR TIME BEGIN (total = 1635 ms) "),
             "{text}"
         );
-        assert_eq!(lines[2], "   1 75.47% 75.47%      12 300004 Hot (Java)");
-        assert_eq!(lines[3], "   2 24.53% 100.00%       3 300007 Hot (Java)");
+        assert_eq!(lines[2], "   1 75.50% 75.50%      12 300004 Hot (Java)");
+        assert_eq!(lines[3], "   2 24.50% 100.00%       3 300007 Hot (Java)");
         assert_eq!(lines[4], "MONITOR TIME END");
     }
 
+    /// Shares come from nanoseconds: 200 waits of 0.4 ms each beside one
+    /// of 120 ms are 40 % of the time, not nothing (rounded to whole ms
+    /// first, each was 0 ms and the printed shares summed to 60 %).
     #[test]
-    fn ms_rounding() {
-        assert_eq!(nanos_to_ms(0), 0);
-        assert_eq!(nanos_to_ms(499_999), 0);
-        assert_eq!(nanos_to_ms(500_000), 1);
-        assert_eq!(nanos_to_ms(2_400_000_000), 2400);
+    fn short_waits_keep_their_share() {
+        let class = Arc::new(ClassEntry {
+            serial: 100_001,
+            signature: "LHot;".into(),
+            object_id: 1,
+            load_trace: 300_000,
+            source_file: None,
+        });
+        let entry = |trace_serial, nanos| EntrySnapshot {
+            trace_serial,
+            class: class.clone(),
+            count: 1,
+            nanos,
+        };
+        let mut entries = vec![entry(300_001, 120_000_000)];
+        entries.extend((0..200).map(|i| entry(300_002 + i, 400_000)));
+        let r = time_report(&entries, 0.0001);
+        let mut f = AsciiFormat::new(AsciiOptions::default());
+        let mut out = Vec::new();
+        f.monitor_time(&mut out, Stamp::default(), &r);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("MONITOR TIME BEGIN (total = 200 ms) "),
+            "{text}"
+        );
+        assert_eq!(lines[2], "   1 60.00% 60.00%       1 300001 Hot (Java)");
+        assert_eq!(lines[3], "   2  0.20% 60.20%       1 300002 Hot (Java)");
+        assert_eq!(lines.len(), 2 + 201 + 1, "{text}");
+        assert!(lines[202].contains(" 0.20% 100.00% "), "{}", lines[202]);
     }
 }

@@ -389,8 +389,11 @@ pub struct MonitorTimeRow<'a> {
     pub class_sig: &'a str,
     /// Number of contended entries (not reset between dumps).
     pub count: u32,
-    /// Contention time since the last reset, in ms.
-    pub time_ms: u64,
+    /// Contention time since the last reset, in ns: shares and order come
+    /// from it, so entries of less than a millisecond still count (the
+    /// report shows shares only; rounded to ms, many short waits summed to
+    /// 99.85 % of the total).
+    pub time_ns: u64,
 }
 
 /// MONITOR TIME (text only). Rows in any order (see
@@ -398,8 +401,8 @@ pub struct MonitorTimeRow<'a> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MonitorTimeReport<'a> {
     pub cutoff: f64,
-    /// Sum of `time_ms` over all entries, in ms.
-    pub total_ms: u64,
+    /// Sum of `time_ns` over all entries, in ns (shown in ms).
+    pub total_ns: u64,
     pub rows: Vec<MonitorTimeRow<'a>>,
 }
 

@@ -143,12 +143,12 @@ pub fn select_cpu<'r>(report: &'r CpuReport<'_>) -> Vec<Ranked<'r, CpuRow<'r>>> 
 pub fn select_monitor_time<'r>(
     report: &'r MonitorTimeReport<'_>,
 ) -> Vec<Ranked<'r, MonitorTimeRow<'r>>> {
-    let total = report.total_ms as f64;
+    let total = report.total_ns as f64;
     let cutoff = report.cutoff;
     rank_rows(
         &report.rows,
-        |a, b| b.time_ms.cmp(&a.time_ms).then(b.count.cmp(&a.count)),
-        |r| share(r.time_ms as f64, total),
+        |a, b| b.time_ns.cmp(&a.time_ns).then(b.count.cmp(&a.count)),
+        |r| share(r.time_ns as f64, total),
         |r, ratio| r.count != 0 && !below(ratio, cutoff),
     )
 }
@@ -328,15 +328,15 @@ mod tests {
 
     #[test]
     fn monitor_time_sorts_by_time_then_count() {
-        let row = |t, c, ms| MonitorTimeRow {
+        let row = |t, c, ns| MonitorTimeRow {
             trace_serial: t,
             class_sig: "LX;",
             count: c,
-            time_ms: ms,
+            time_ns: ns,
         };
         let r = MonitorTimeReport {
             cutoff: 0.0,
-            total_ms: 30,
+            total_ns: 30,
             rows: vec![
                 row(1, 1, 10),
                 row(2, 5, 10),

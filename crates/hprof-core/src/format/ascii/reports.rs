@@ -178,10 +178,11 @@ pub fn monitor_time(
     r: &MonitorTimeReport<'_>,
     legacy_units: bool,
 ) {
+    let total_ms = r.total_ns.saturating_add(500_000) / 1_000_000;
     let shown_total = if legacy_units {
-        r.total_ms / 1_000_000
+        total_ms / 1_000_000
     } else {
-        r.total_ms
+        total_ms
     };
     if shown_total == 0 {
         return;

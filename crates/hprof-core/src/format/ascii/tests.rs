@@ -739,19 +739,19 @@ fn thread_status_from_jvmti_bits() {
 fn monitor_report(total_ms: u64) -> MonitorTimeReport<'static> {
     MonitorTimeReport {
         cutoff: 0.0001,
-        total_ms,
+        total_ns: total_ms * 1_000_000,
         rows: vec![
             MonitorTimeRow {
                 trace_serial: 300011,
                 class_sig: "[I",
                 count: 1,
-                time_ms: total_ms / 4,
+                time_ns: total_ms / 4 * 1_000_000,
             },
             MonitorTimeRow {
                 trace_serial: 300010,
                 class_sig: "Ljava/lang/Object;",
                 count: 3,
-                time_ms: total_ms / 4 * 3,
+                time_ns: total_ms / 4 * 3 * 1_000_000,
             },
         ],
     }

@@ -321,7 +321,7 @@ fn text_only_records_write_nothing() {
     let mut out = Vec::new();
     f.cpu_old(&mut out, at_us(0), &OldProfReport::default());
     f.monitor_dump(&mut out, at_us(0), &MonitorDump::default());
-    f.monitor_time(&mut out, at_us(0), &MonitorTimeReport { total_ms: 10, ..Default::default() });
+    f.monitor_time(&mut out, at_us(0), &MonitorTimeReport { total_ns: 10_000_000, ..Default::default() });
     f.monitor_wait(&mut out, at_us(0), &MonitorWait::default());
     f.monitor_waited(&mut out, at_us(0), &MonitorWaited::default());
     assert!(out.is_empty());
