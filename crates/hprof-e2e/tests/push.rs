@@ -541,25 +541,35 @@ fn https_and_values_out_of_range_are_refused_at_start() {
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
 }
 
-/// `hprof-rs push` from a `net=` stream: every interval it asks the agent
-/// for its CPU samples and sends the difference; the split is CpuSplit's.
-#[test]
-fn the_tool_pushes_the_intervals_of_a_net_stream() {
-    let _only_jvm = common::exclusive();
-    let dir = common::scratch("push_tool");
-    let rec = Recorder::start(0);
+/// `hprof-rs push` to the recorder on `rec_port`, named `tool{via=stream}`,
+/// with `args` saying where the stream comes from; its stderr by lines.
+fn push_tool(
+    rec_port: u16,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+) {
     let mut tool = std::process::Command::new(common::target_profile_dir().join("hprof-rs"))
-        .args(["push", "--port", "0", "--interval", "1s", "--app", "tool"])
+        .arg("push")
+        .args(args)
+        .args(["--interval", "1s", "--app", "tool"])
         .args(["--sampling-interval", "10", "--labels", "via:stream"])
         .arg("--url")
-        .arg(format!("http://127.0.0.1:{}", rec.port))
+        .arg(format!("http://127.0.0.1:{rec_port}"))
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("hprof-rs push starts");
+    let lines = std::io::BufReader::new(tool.stderr.take().unwrap());
+    (tool, lines)
+}
+
+/// With `--port 0`: the port and token file the tool says to give the
+/// agent.
+fn net_agent_options(lines: &mut impl std::io::BufRead) -> (u16, String) {
     // "listening on 127.0.0.1:PORT"
-    let mut lines = std::io::BufReader::new(tool.stderr.take().unwrap());
     let mut first = String::new();
-    std::io::BufRead::read_line(&mut lines, &mut first).unwrap();
+    lines.read_line(&mut first).unwrap();
     let port: u16 = first
         .trim()
         .rsplit(':')
@@ -568,13 +578,51 @@ fn the_tool_pushes_the_intervals_of_a_net_stream() {
         .unwrap_or_else(|| panic!("port in {first:?}"));
     // "start the agent with net=127.0.0.1:PORT,tokenfile=FILE,format=b ..."
     let mut second = String::new();
-    std::io::BufRead::read_line(&mut lines, &mut second).unwrap();
+    lines.read_line(&mut second).unwrap();
     let token_file = second
         .split("tokenfile=")
         .nth(1)
         .and_then(|t| t.split(',').next())
         .unwrap_or_else(|| panic!("tokenfile in {second:?}"))
         .to_string();
+    (port, token_file)
+}
+
+/// The tool's end: it succeeded; what it said.
+fn tool_ends(
+    mut tool: std::process::Child,
+    mut lines: std::io::BufReader<std::process::ChildStderr>,
+) -> String {
+    let status = tool.wait().unwrap();
+    let mut err = String::new();
+    lines.read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{err}");
+    err
+}
+
+/// What the tool pushed from CpuSplit's stream: CPU profiles under its
+/// name with the period it was told, following one another, with the
+/// fixture's split.
+fn check_tool_cpu(posts: &[Post], err: &str, at_least: usize) {
+    let cpu = series(posts, "cpu", 1);
+    assert!(cpu.len() >= at_least, "{} profiles; {err}", cpu.len());
+    assert!(consecutive(&cpu), "{err}");
+    for (p, d) in &cpu {
+        assert_eq!(q(p, "name"), "tool{via=stream}");
+        assert_eq!(d.period, 10_000_000);
+    }
+    check_split(&cpu);
+}
+
+/// `hprof-rs push` from a `net=` stream: every interval it asks the agent
+/// for its CPU samples and sends the difference; the split is CpuSplit's.
+#[test]
+fn the_tool_pushes_the_intervals_of_a_net_stream() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_tool");
+    let rec = Recorder::start(0);
+    let (tool, mut lines) = push_tool(rec.port, &["--port", "0"]);
+    let (port, token_file) = net_agent_options(&mut lines);
     // Another local user gets there first, without the secret: turned
     // away, and the agent that proves it is still taken.
     {
@@ -595,17 +643,144 @@ fn the_tool_pushes_the_intervals_of_a_net_stream() {
         LIMIT,
     );
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
-    let status = tool.wait().unwrap();
-    let mut err = String::new();
-    lines.read_to_string(&mut err).unwrap();
-    assert!(status.success(), "{err}");
-    let posts = rec.close();
-    let cpu = series(&posts, "cpu", 1);
-    assert!(cpu.len() >= 3, "{} profiles; {err}", cpu.len());
-    assert!(consecutive(&cpu));
-    for (p, d) in &cpu {
-        assert_eq!(q(p, "name"), "tool{via=stream}");
-        assert_eq!(d.period, 10_000_000);
+    let err = tool_ends(tool, lines);
+    check_tool_cpu(&rec.close(), &err, 3);
+}
+
+/// `hprof-rs push --connect` to an agent started with `listen=` (and a
+/// token): the tool waits for the JVM's port, proves the token, and
+/// pushes as from `net=`.
+#[test]
+fn the_tool_pushes_the_intervals_of_a_listen_stream() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_tool_listen");
+    let rec = Recorder::start(0);
+    let token = dir.join("agent.token");
+    std::fs::write(&token, "listen-secret-4711\n").unwrap();
+    let port = common::free_port();
+    let opts = format!(
+        "cpu=samples,format=b,listen={port},tokenfile={}",
+        token.display()
+    );
+    let d = dir.clone();
+    let jvm = std::thread::spawn(move || {
+        common::run_with_agent_bounded(&d, &opts, "CpuSplit", &["3.5"], LIMIT)
+    });
+    let addr = format!("127.0.0.1:{port}");
+    let token = token.display().to_string();
+    let (tool, lines) = push_tool(
+        rec.port,
+        &[
+            "--connect",
+            &addr,
+            "--token-file",
+            &token,
+            "--timeout",
+            "60",
+        ],
+    );
+    let r = jvm.join().unwrap();
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let err = tool_ends(tool, lines);
+    assert!(err.contains(&format!("connected to {addr}")), "{err}");
+    check_tool_cpu(&rec.close(), &err, 2);
+}
+
+/// The tool's queue: the server answers, stalls (accepts, never answers),
+/// is gone, comes back. Nothing is lost: the profiles made meanwhile wait
+/// and arrive after the restart, every interval from the first to the
+/// last, one second each, following one another; the ticks kept time
+/// (each full interval holds about a second of samples, not several or
+/// none); the JVM, whose stream the tool reads, did as much work as the
+/// same program beside it with no push.
+#[test]
+fn the_tools_queue_keeps_what_a_stalled_server_did_not_take() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_tool_stall");
+    let seconds = "7";
+    let dir1 = dir.clone();
+    let plain = std::thread::spawn(move || {
+        common::run_with_agent_bounded(
+            &dir1,
+            "cpu=samples,file=plain.txt",
+            "CpuSplit",
+            &[seconds],
+            LIMIT,
+        )
+    });
+    let rec = Recorder::start(0);
+    let rec_port = rec.port;
+    let (tool, mut lines) = push_tool(rec_port, &["--port", "0"]);
+    let (port, token_file) = net_agent_options(&mut lines);
+    let opts = format!("cpu=samples,format=b,net=127.0.0.1:{port},tokenfile={token_file}");
+    let dir2 = dir.clone();
+    let jvm = std::thread::spawn(move || {
+        common::run_with_agent_bounded(&dir2, &opts, "CpuSplit", &[seconds], LIMIT)
+    });
+    let start = Instant::now();
+    while rec.posts.lock().unwrap().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no profiles arrive"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
-    check_split(&cpu);
+    rec.mode.store(STALL, Ordering::Release);
+    std::thread::sleep(Duration::from_millis(2000));
+    let mut posts = rec.close();
+    std::thread::sleep(Duration::from_millis(1000));
+    let back_at = now_s();
+    let rec = Recorder::start(rec_port);
+    let r = jvm.join().unwrap();
+    let plain = plain.join().unwrap();
+    assert!(plain.output.status.success());
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let err = tool_ends(tool, lines);
+    let after = rec.close();
+    assert!(
+        after.iter().filter(|p| p.at >= back_at).count() >= 3,
+        "what was queued, and what came after, arrives after the restart; {err}"
+    );
+    posts.extend(after);
+    assert_eq!(
+        err.matches("push: cannot send profiles to").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("takes profiles again; 0 profile(s) were dropped")
+            .count(),
+        1,
+        "{err}"
+    );
+    check_tool_cpu(&posts, &err, 6);
+    let cpu = series(&posts, "cpu", 1);
+    let full = &cpu[1..cpu.len() - 1];
+    for (p, _) in full {
+        let (from, until): (i64, i64) = (
+            q(p, "from").parse().unwrap(),
+            q(p, "until").parse().unwrap(),
+        );
+        assert_eq!(until - from, 1, "every interval is one second; {err}");
+    }
+    // A tick held up by a post would leave an interval without samples and
+    // put several seconds' into the next.
+    let mut counts: Vec<i64> = full
+        .iter()
+        .map(|(_, d)| d.samples.iter().map(|s| s.1[1]).sum())
+        .collect();
+    let shown = counts.clone();
+    counts.sort_unstable();
+    let median = counts[counts.len() / 2] as f64;
+    assert!(
+        counts
+            .iter()
+            .all(|&n| n as f64 >= 0.4 * median && n as f64 <= 1.6 * median),
+        "samples per interval {shown:?}"
+    );
+    let (a, b) = (rounds(&plain.output), rounds(&r.output));
+    assert!(
+        b >= 0.8 * a,
+        "{b} rounds with the stalling server, {a} without push"
+    );
 }

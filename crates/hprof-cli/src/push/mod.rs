@@ -1,20 +1,27 @@
 //! `hprof-rs push` (docs/push.md): the agent's `push=` done by the tool
-//! from a stream. It waits for one agent started with
-//! `net=HOST:PORT,tokenfile=FILE,format=b` that proves the secret of FILE
-//! (a new one in a private directory, printed, or `--token-file`'s):
-//! whoever connects without it is turned away, so another local user
-//! cannot feed the fleet's server. It reads the stream into a session, and every
-//! interval asks the agent for its CPU SAMPLES (and ALLOC SITES when the
-//! stream says sites are tracked), takes the difference from the previous
-//! answer, and posts it as gzipped pprof to a Pyroscope-compatible
-//! server's `/ingest`, with the same request as the agent's
-//! (`hprof_core::ingest`).
+//! from a stream. The stream comes from an agent started with
+//! `net=HOST:PORT,tokenfile=FILE,format=b` that connects to the tool and
+//! proves the secret of FILE (a new one in a private directory, printed,
+//! or `--token-file`'s): whoever connects without it is turned away, so
+//! another local user cannot feed the fleet's server. Or, with
+//! `--connect`, from an agent started with `listen=`, reached as
+//! `hprof-rs connect` reaches it (`listen::dial`, its token first).
+//!
+//! It reads the stream into a session, and every interval asks the agent
+//! for its CPU SAMPLES (and ALLOC SITES when the stream says sites are
+//! tracked), takes the difference from the previous answer, and queues it
+//! as gzipped pprof for a Pyroscope-compatible server's `/ingest`, with
+//! the same request as the agent's (`hprof_core::ingest`). The posts are
+//! [`outbox`]'s, on their own thread: neither the ticks nor the reader of
+//! the stream wait for the server.
 //!
 //! What an HPROF stream does not carry: the sampling interval (CONTROL
 //! SETTINGS has the depth and flags only), so the CPU profile is typed
 //! `cpu/nanoseconds` only when `--sampling-interval` says it, else
 //! `samples/count`; allocation counters are 32-bit in the records (they
 //! saturate as in the SITES report).
+
+pub mod outbox;
 
 use super::CliResult;
 use crate::protocol::Command;
@@ -25,27 +32,37 @@ use hprof_core::options::push as values;
 use hprof_core::pprof::Builder;
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Where the stream comes from.
+pub enum Source {
+    /// Wait on HOST:PORT for an agent started with `net=`.
+    Listen { host: String, port: u16 },
+    /// Connect to an agent started with `listen=` at HOST:PORT, waiting
+    /// at most this long for it to take the connection.
+    Connect { addr: String, within: Duration },
+}
+
 pub struct PushArgs {
-    pub host: String,
-    pub port: u16,
+    pub source: Source,
     pub url: String,
     pub interval: Duration,
     pub app: String,
     pub labels: Option<String>,
     /// The agent's `interval=` in ms, when the user says it.
     pub sampling_ms: Option<u32>,
-    /// The agent's token file (else a new secret in a private directory).
+    /// The agent's token file (for `net=`, without it: a new secret in a
+    /// private directory).
     pub token_file: Option<String>,
 }
 
 /// Longest wait for the agent's answer to the interval's requests.
 const ANSWER_WITHIN: Duration = Duration::from_secs(5);
-/// Longest a post may take.
-const POST_WITHIN: Duration = Duration::from_secs(6);
-const STEP: Duration = Duration::from_secs(3);
+/// At the end: how long what is queued may take to send.
+const FINAL_WITHIN: Duration = Duration::from_secs(5);
 
 fn unix_ns() -> i64 {
     SystemTime::now()
@@ -154,43 +171,6 @@ fn stack(b: &mut Builder, s: &Session, trace: u32, leaf: Option<(u64, String)>) 
     locs
 }
 
-/// Whether the server took the last post (one line each way).
-struct Reach {
-    down: bool,
-    dropped: u64,
-}
-
-impl Reach {
-    fn post(&mut self, target: &values::PushTarget, query: &str, raw: &[u8]) {
-        let body = match hprof_core::pprof::gzip(raw) {
-            Ok(b) => b,
-            Err(e) => return eprintln!("push: cannot compress a profile: {e}"),
-        };
-        let req = ingest::request(target, query, &body);
-        match ingest::post(target, &req, Instant::now() + POST_WITHIN, STEP) {
-            Ok(()) if self.down => {
-                self.down = false;
-                eprintln!(
-                    "push: {} takes profiles again; {} profile(s) were dropped while it did not",
-                    target.url,
-                    std::mem::take(&mut self.dropped)
-                );
-            }
-            Ok(()) => {}
-            Err(e) => {
-                self.dropped += 1;
-                if !self.down {
-                    self.down = true;
-                    eprintln!(
-                        "push: cannot send profiles to {}: {e}; dropping them until it answers",
-                        target.url
-                    );
-                }
-            }
-        }
-    }
-}
-
 pub fn run(a: PushArgs) -> CliResult<()> {
     let target = values::target(Some(&a.url)).map_err(|e| format!("--url: {e}"))?;
     let app = values::app(Some(&a.app)).map_err(|e| format!("--app: {e}"))?;
@@ -208,41 +188,27 @@ pub fn run(a: PushArgs) -> CliResult<()> {
     }
     let name = ingest::app_name_with_labels(&app, &labels);
     let period_ns = a.sampling_ms.map(|ms| i64::from(ms) * 1_000_000);
-    // The agent proves a secret before its stream is read: a port that
-    // takes anyone's stream lets another local user push what they like.
-    let (secret, own) = match &a.token_file {
-        Some(f) => (super::listen::read_token_file(f)?, None),
-        None => {
-            let s = hprof_ui::secrets::Secrets::create()?;
-            (s.agents.clone().into_bytes(), Some(s))
+    let (stream, first, peer) = match &a.source {
+        Source::Listen { host, port } => accept_agent(host, *port, a.token_file.as_deref())?,
+        Source::Connect { addr, within } => {
+            let token = match &a.token_file {
+                Some(f) => Some(super::listen::read_token_file(f)?),
+                None => None,
+            };
+            let (s, first) = super::listen::dial(addr, token, *within)?;
+            eprintln!("connected to {addr}; pushing to {}", target.url);
+            (s, first, addr.clone())
         }
     };
-    let token_file = a.token_file.clone().unwrap_or_else(|| {
-        own.as_ref()
-            .map_or_else(String::new, |s| s.agents_file.display().to_string())
-    });
-    let listener = super::listen::bind(&a.host, a.port)?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("start the agent with net={local},tokenfile={token_file},format=b (and cpu=samples or heap=sites)");
-    let accepted =
-        super::profile::accept_proven(&listener, &secret, Duration::MAX, "hprof-rs push");
-    let (stream, first) = match accepted {
-        Ok(x) => x,
-        Err(e) => {
-            own.iter().for_each(|s| s.remove());
-            return Err(e);
-        }
-    };
-    // The token file has served: the secret is not needed any more.
-    own.iter().for_each(|s| s.remove());
-    let peer = stream
-        .peer_addr()
-        .map_or_else(|_| "the agent".to_string(), |p| p.to_string());
-    eprintln!("agent connected from {peer}; pushing to {}", target.url);
-    let session = Arc::new(Mutex::new(Session::new(0, Kind::Listen, peer.to_string())));
+    let session = Arc::new(Mutex::new(Session::new(0, Kind::Listen, peer.clone())));
+    let quiet = Arc::new(Quiet::default());
     let reader = {
-        let s = session.clone();
-        let r = std::io::Cursor::new(first).chain(stream.try_clone().map_err(|e| e.to_string())?);
+        let (s, q) = (session.clone(), quiet.clone());
+        let r = Noting {
+            inner: std::io::Cursor::new(first)
+                .chain(stream.try_clone().map_err(|e| e.to_string())?),
+            quiet: q,
+        };
         std::thread::spawn(move || {
             if let Err(e) = read_binary(&s, BufReader::with_capacity(1 << 16, r), false) {
                 lock(&s).fail(e);
@@ -253,13 +219,32 @@ pub fn run(a: PushArgs) -> CliResult<()> {
             }
         })
     };
-    let mut out = stream;
-    let mut deltas = Deltas::default();
-    let mut reach = Reach {
-        down: false,
-        dropped: 0,
+    let mut agent = Agent {
+        out: stream,
+        serial: 0,
+        session: session.clone(),
     };
-    let mut serial = 0u32;
+    let mut deltas = Deltas::default();
+    if matches!(a.source, Source::Connect { .. }) {
+        // An agent with listen= sends its stream from the first byte: the
+        // answers to earlier front-ends' requests, and counts from before
+        // this connection. The first answer after the history is the
+        // baseline, not an interval.
+        quiet.wait(Duration::from_millis(200), ANSWER_WITHIN);
+        agent.ask();
+        let g = lock(&session);
+        deltas.cpu(&g, (0, 0), None);
+        deltas.alloc(&g, (0, 0));
+    }
+    let outbox = outbox::Outbox::start(target.clone(), outbox::BOUNDS);
+    let queue =
+        |kind: &'static str, query: String, raw: Vec<u8>| match hprof_core::pprof::gzip(&raw) {
+            Ok(body) => outbox.send(outbox::Pending {
+                kind,
+                request: ingest::request(&target, &query, &body),
+            }),
+            Err(e) => eprintln!("push: cannot compress a profile: {e}"),
+        };
     let start = Instant::now();
     // Interval k ends at start + k x interval; `from`/`until` in whole
     // seconds count from start's second, so they follow one another.
@@ -273,43 +258,7 @@ pub fn run(a: PushArgs) -> CliResult<()> {
         while Instant::now() < tick && lock(&session).state == State::Live {
             std::thread::sleep(Duration::from_millis(50));
         }
-        let live = lock(&session).state == State::Live;
-        let (cpu_before, sites_before, sites_wanted) = {
-            let g = lock(&session);
-            let flags = g.control.map_or(0, |c| c.0);
-            (g.cpu_sections, g.sites_reports, flags & 0x1 != 0)
-        };
-        if live {
-            let mut req = Command::CpuSamples {
-                ignored: 0,
-                cutoff: 0.0,
-            }
-            .encode(serial);
-            serial += 1;
-            if sites_wanted {
-                req.extend(
-                    Command::AllocSites {
-                        flags: 0,
-                        cutoff: 0.0,
-                    }
-                    .encode(serial),
-                );
-                serial += 1;
-            }
-            if out.write_all(&req).is_ok() {
-                let until = Instant::now() + ANSWER_WITHIN;
-                while Instant::now() < until {
-                    let g = lock(&session);
-                    let done = g.cpu_sections > cpu_before
-                        && (!sites_wanted || g.sites_reports > sites_before);
-                    if done || g.state != State::Live {
-                        break;
-                    }
-                    drop(g);
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            }
-        }
+        let live = agent.ask();
         let (until_ns, until_s) = if live {
             (
                 start_ns + (k as i64) * a.interval.as_nanos() as i64,
@@ -327,22 +276,170 @@ pub fn run(a: PushArgs) -> CliResult<()> {
             )
         };
         if let Some(raw) = cpu {
-            let q = ingest::query(&name, from_s, until_s, "hprof-rs", period_ns);
-            reach.post(&target, &q, &raw);
+            queue(
+                "cpu",
+                ingest::query(&name, from_s, until_s, "hprof-rs", period_ns),
+                raw,
+            );
         }
         if let Some(raw) = alloc {
-            let q = ingest::query(&name, from_s, until_s, "hprof-rs", None);
-            reach.post(&target, &q, &raw);
+            queue(
+                "alloc",
+                ingest::query(&name, from_s, until_s, "hprof-rs", None),
+                raw,
+            );
         }
         (from_ns, from_s) = (until_ns, until_s);
         if !live {
             break;
         }
     }
+    outbox.finish(FINAL_WITHIN);
     let _ = reader.join();
     let g = lock(&session);
     match &g.error {
         Some(e) => Err(format!("the stream from {peer}: {e}")),
         None => Ok(()),
+    }
+}
+
+/// `net=`: the first agent on HOST:PORT that proves the secret, its first
+/// bytes and its address.
+fn accept_agent(
+    host: &str,
+    port: u16,
+    token_file: Option<&str>,
+) -> CliResult<(TcpStream, Vec<u8>, String)> {
+    // The agent proves a secret before its stream is read: a port that
+    // takes anyone's stream lets another local user push what they like.
+    let (secret, own) = match token_file {
+        Some(f) => (super::listen::read_token_file(f)?, None),
+        None => {
+            let s = hprof_ui::secrets::Secrets::create()?;
+            (s.agents.clone().into_bytes(), Some(s))
+        }
+    };
+    let token_file = token_file.map(str::to_string).unwrap_or_else(|| {
+        own.as_ref()
+            .map_or_else(String::new, |s| s.agents_file.display().to_string())
+    });
+    let listener = super::listen::bind(host, port)?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("start the agent with net={local},tokenfile={token_file},format=b (and cpu=samples or heap=sites)");
+    let accepted =
+        super::profile::accept_proven(&listener, &secret, Duration::MAX, "hprof-rs push");
+    // Whatever came of it, the secret is not needed any more.
+    own.iter().for_each(|s| s.remove());
+    let (stream, first) = accepted?;
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "the agent".to_string(), |p| p.to_string());
+    eprintln!("agent connected from {peer}");
+    Ok((stream, first, peer))
+}
+
+/// The agent's side of the session: requests go out on `out`, answers
+/// come into `session` through the reader.
+struct Agent {
+    out: TcpStream,
+    serial: u32,
+    session: Arc<Mutex<Session>>,
+}
+
+impl Agent {
+    /// Ask for CPU SAMPLES (and ALLOC SITES when the stream says sites are
+    /// tracked) and wait for the answers (at most [`ANSWER_WITHIN`]).
+    /// False once the stream has ended.
+    fn ask(&mut self) -> bool {
+        let (live, cpu_before, sites_before, sites_wanted) = {
+            let g = lock(&self.session);
+            let flags = g.control.map_or(0, |c| c.0);
+            (
+                g.state == State::Live,
+                g.cpu_sections,
+                g.sites_reports,
+                flags & 0x1 != 0,
+            )
+        };
+        if !live {
+            return false;
+        }
+        let mut req = Command::CpuSamples {
+            ignored: 0,
+            cutoff: 0.0,
+        }
+        .encode(self.serial);
+        self.serial += 1;
+        if sites_wanted {
+            req.extend(
+                Command::AllocSites {
+                    flags: 0,
+                    cutoff: 0.0,
+                }
+                .encode(self.serial),
+            );
+            self.serial += 1;
+        }
+        if self.out.write_all(&req).is_ok() {
+            let until = Instant::now() + ANSWER_WITHIN;
+            while Instant::now() < until {
+                let g = lock(&self.session);
+                let done = g.cpu_sections > cpu_before
+                    && (!sites_wanted || g.sites_reports > sites_before);
+                if done || g.state != State::Live {
+                    break;
+                }
+                drop(g);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        true
+    }
+}
+
+/// When the stream last brought bytes (ms since `at`).
+struct Quiet {
+    at: Instant,
+    last_ms: AtomicU64,
+}
+
+impl Default for Quiet {
+    fn default() -> Self {
+        Quiet {
+            at: Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Quiet {
+    /// Wait until nothing has come for `gap` (the history a `listen=`
+    /// agent sends first has been read), at most `within`.
+    fn wait(&self, gap: Duration, within: Duration) {
+        let end = Instant::now() + within;
+        while Instant::now() < end {
+            let last = self.at + Duration::from_millis(self.last_ms.load(Ordering::Acquire));
+            if last.elapsed() >= gap {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The stream, noting when bytes come.
+struct Noting<R> {
+    inner: R,
+    quiet: Arc<Quiet>,
+}
+
+impl<R: Read> Read for Noting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            let ms = self.quiet.at.elapsed().as_millis() as u64;
+            self.quiet.last_ms.store(ms, Ordering::Release);
+        }
+        Ok(n)
     }
 }
