@@ -8,6 +8,10 @@ CpuSplit (CPU-bound, a fixed number of rounds) timed, interleaved, as:
   * the same with push=http://127.0.0.1:PORT,pushinterval=10 to a loopback
     recorder in this script that answers every post (target <= 1.02x of no
     agent, and of cpu=samples);
+  * cpu=samples,format=b,net=... to `hprof-rs push --interval 10s` posting
+    to the same recorder (the tool's push: the JVM's cost of a stream read
+    by the tool, which asks for CPU SAMPLES every interval; the tool's own
+    CPU is printed apart);
   * async-profiler (event=cpu,interval=10ms, collapsed to a file) when a
     build is found: it has no push to Pyroscope of its own (Pyroscope's
     Java agent wraps it), so its plain CPU mode is the comparable mode.
@@ -26,6 +30,7 @@ Usage: bench/push.py [runs] [rounds]"""
 import http.server
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -74,6 +79,21 @@ def main():
         "cpu=samples+push": ["java", f"-agentpath:{agent}=cpu=samples,interval=10,file={out},"
                              f"push=http://127.0.0.1:{port},pushinterval=10"] + program,
     }
+    tool = harness.build_tool()
+    TOOL = "cpu=samples+hprof-rs push"
+    sides[TOOL] = None  # its command names the port the tool chose, per run
+
+    def tool_run():
+        p = subprocess.Popen([tool, "push", "--port", "0", "--url", f"http://127.0.0.1:{port}",
+                              "--interval", "10s", "--app", "bench", "--sampling-interval", "10"],
+                             stderr=subprocess.PIPE, text=True)
+        p.stderr.readline()  # listening on ...
+        said = p.stderr.readline()  # start the agent with net=...,tokenfile=...,format=b
+        net = said.split("net=")[1].split(",")[0]
+        token = said.split("tokenfile=")[1].split(",")[0]
+        return p, ["java", f"-agentpath:{agent}=cpu=samples,interval=10,format=b,net={net},"
+                           f"tokenfile={token}"] + program
+    tool_cpu = []
     ap = async_profiler()
     if ap:
         sides["async-profiler cpu"] = ["java", f"-agentpath:{ap}=start,event=cpu,interval=10ms,collapsed,"
@@ -86,10 +106,19 @@ def main():
     cpu = {k: [] for k in sides}
     for _ in range(runs):
         for k, cmd in sides.items():
+            pusher = None
+            if k == TOOL:
+                pusher, cmd = tool_run()
             # One run gives both: CPU of the waited-for child, wall around it.
             t0 = harness.time.perf_counter()
             cpu[k].append(harness.timed(cmd, work, "cpu"))
             wall[k].append(harness.time.perf_counter() - t0)
+            if pusher:
+                c0 = harness.children_cpu()
+                pusher.communicate()
+                if pusher.returncode != 0:
+                    sys.exit("hprof-rs push failed")
+                tool_cpu.append(harness.children_cpu() - c0)
     med = {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in sides}
     for k in sides:
         print(f"{k}: wall median {med[k][0]:.3f} s {harness.fmt(wall[k])}, "
@@ -100,6 +129,10 @@ def main():
             print(f"ratio {k} / no agent: wall {med[k][0] / base[0]:.3f}, CPU {med[k][1] / base[1]:.3f}")
     p, s = med["cpu=samples+push"], med["cpu=samples"]
     print(f"ratio push / cpu=samples (the push itself): wall {p[0] / s[0]:.3f}, CPU {p[1] / s[1]:.3f}")
+    t = med[TOOL]
+    print(f"ratio hprof-rs push / cpu=samples (the tool's push, the JVM's side): wall {t[0] / s[0]:.3f}, "
+          f"CPU {t[1] / s[1]:.3f}; the tool's own CPU median {statistics.median(tool_cpu):.3f} s")
+    print(f"ratio hprof-rs push / push= (tool vs agent): wall {t[0] / p[0]:.3f}, CPU {t[1] / p[1]:.3f}")
     if ap:
         a = med["async-profiler cpu"]
         print(f"ratio push / async-profiler cpu: wall {p[0] / a[0]:.3f}, CPU {p[1] / a[1]:.3f}")

@@ -117,7 +117,7 @@ pub fn serve(
         Some(limit) => accept_before(&listener, limit)?,
     };
     eprintln!("agent connected from {peer}");
-    record(stream, args, script)
+    record(stream, Vec::new(), args, script)
 }
 
 /// `hprof-rs connect`.
@@ -147,31 +147,7 @@ pub fn connect(args: ConnectArgs) -> CliResult<()> {
         Some(path) => Some(read_token_file(path)?),
         None => None,
     };
-    use std::net::ToSocketAddrs;
-    let addrs: Vec<_> = args
-        .addr
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {}: {e}", args.addr))?
-        .collect();
-    let mut last = format!("{} has no address", args.addr);
-    let mut stream = None;
-    for a in addrs {
-        match TcpStream::connect_timeout(&a, args.timeout) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(e) => last = format!("cannot connect to {}: {e}", args.addr),
-        }
-    }
-    let mut stream = stream.ok_or(last)?;
-    if let Some(t) = token {
-        let mut line = t;
-        line.push(b'\n');
-        stream
-            .write_all(&line)
-            .map_err(|e| format!("cannot send the token: {e}"))?;
-    }
+    let (stream, first) = dial(&args.addr, token, args.timeout)?;
     eprintln!("connected to {}", args.addr);
     let listen_args = ListenArgs {
         host: String::new(),
@@ -180,7 +156,77 @@ pub fn connect(args: ConnectArgs) -> CliResult<()> {
         send: args.send,
         interactive: args.interactive,
     };
-    record(stream, &listen_args, script)
+    record(stream, first, &listen_args, script)
+}
+
+/// Connects to an agent started with `listen=` at `addr` (retrying while
+/// the port refuses, until `within` has passed: its JVM may be starting)
+/// and sends `token`'s line first. Returns the stream and its first bytes,
+/// once they show it is a stream and not the agent's refusal (one line,
+/// docs/socket-protocol.md), which becomes the error.
+pub fn dial(
+    addr: &str,
+    token: Option<Vec<u8>>,
+    within: Duration,
+) -> CliResult<(TcpStream, Vec<u8>)> {
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<_> = addr
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {addr}: {e}"))?
+        .collect();
+    let start = std::time::Instant::now();
+    let mut stream = None;
+    while stream.is_none() {
+        let mut last = format!("{addr} has no address");
+        for a in &addrs {
+            let left = within
+                .saturating_sub(start.elapsed())
+                .max(Duration::from_millis(1));
+            match TcpStream::connect_timeout(a, left) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last = format!("cannot connect to {addr}: {e}"),
+            }
+        }
+        if stream.is_none() {
+            if start.elapsed() >= within {
+                return Err(last);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let mut stream = stream.ok_or("unreachable")?;
+    if let Some(mut line) = token {
+        line.push(b'\n');
+        stream
+            .write_all(&line)
+            .map_err(|e| format!("cannot send the token: {e}"))?;
+    }
+    // A stream starts with "JAVA PROFILE", a refusal with REFUSED.
+    let mut head = vec![0u8; 19];
+    let mut got = 0;
+    while got < head.len() {
+        match stream.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("reading from the agent: {e}")),
+        }
+    }
+    head.truncate(got);
+    let refused = head.starts_with(REFUSED) || (got > 0 && REFUSED.starts_with(&head));
+    if refused {
+        let _ = stream.read_to_end(&mut head);
+        let text = String::from_utf8_lossy(&head);
+        let text = text.trim_end();
+        return Err(format!(
+            "the agent refused the connection: {}",
+            text.strip_prefix("HPROF-RS REFUSED: ").unwrap_or(text)
+        ));
+    }
+    Ok((stream, head))
 }
 
 /// The secret in the first line of the token file `path` (as the agent's
@@ -198,7 +244,12 @@ pub fn read_token_file(path: &str) -> CliResult<Vec<u8>> {
 
 /// Record and summarise the agent's stream on `stream` until it ends,
 /// sending it `script` (and, with `--interactive`, typed commands).
-fn record(stream: TcpStream, args: &ListenArgs, script: Vec<Step>) -> CliResult<()> {
+fn record(
+    stream: TcpStream,
+    first: Vec<u8>,
+    args: &ListenArgs,
+    script: Vec<Step>,
+) -> CliResult<()> {
     let file = File::create(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out))?;
     let sender = stream.try_clone().map_err(|e| e.to_string())?;
     let interactive = args.interactive;
@@ -207,12 +258,17 @@ fn record(stream: TcpStream, args: &ListenArgs, script: Vec<Step>) -> CliResult<
     let mut tee = Tee {
         inner: stream,
         file: BufWriter::new(file),
-        bytes: 0,
+        bytes: first.len() as u64,
     };
+    tee.file
+        .write_all(&first)
+        .map_err(|e| format!("cannot write {}: {e}", args.out))?;
     // Text starts with "JAVA PROFILE 1.0.1, created", binary with "JAVA
     // PROFILE 1.0.1" or "1.0.2" and a NUL: the 19th byte tells them apart.
     let mut head = [0u8; 19];
-    let mut got = 0;
+    let mut got = first.len().min(head.len());
+    head[..got].copy_from_slice(&first[..got]);
+    let past_head = first[got..].to_vec();
     while got < head.len() {
         match tee.read(&mut head[got..]) {
             Ok(0) => break,
@@ -220,24 +276,9 @@ fn record(stream: TcpStream, args: &ListenArgs, script: Vec<Step>) -> CliResult<
             Err(e) => return Err(format!("reading from the agent: {e}")),
         }
     }
-    let refused = head[..got].starts_with(REFUSED)
-        || (got > 0 && got < REFUSED.len() && REFUSED.starts_with(&head[..got]));
-    if refused {
-        // An agent with listen= turned the connection away: its one line.
-        let mut rest = Vec::new();
-        let _ = tee.inner.read_to_end(&mut rest);
-        let mut line = head[..got].to_vec();
-        line.extend_from_slice(&rest);
-        let text = String::from_utf8_lossy(&line);
-        let _ = tee.file.flush();
-        return Err(format!(
-            "the agent refused the connection: {}",
-            text.trim_end()
-                .strip_prefix("HPROF-RS REFUSED: ")
-                .unwrap_or(text.trim_end())
-        ));
-    }
-    let start = io::Cursor::new(head[..got].to_vec());
+    let mut start = head[..got].to_vec();
+    start.extend_from_slice(&past_head);
+    let start = io::Cursor::new(start);
     let outcome = if head[..got] == *crate::reader::TEXT_REPORT_START {
         summarize_text(start.chain(&mut tee))
     } else if got == 0 {

@@ -87,24 +87,36 @@ Example:
         #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
         timeout: Duration,
     },
-    /// Wait for an agent started with net=HOST:PORT,format=b and send,
+    /// Take the stream of an agent (started with net=HOST:PORT, or with
+    /// listen=PORT and reached with --connect; binary format) and send,
     /// every interval, the CPU samples (and allocations) of that interval
     /// to a Pyroscope-compatible server (docs/push.md). The agent's own
     /// push= needs no tool; this is for a stream.
     #[command(after_help = "\
 An HPROF stream does not say the agent's sampling interval: give it with
 --sampling-interval to have CPU profiles typed cpu/nanoseconds (else they
-are samples/count).
+are samples/count). Profiles the server does not take wait in a bounded
+queue (oldest dropped first) and are retried; the agent is never held.
 
-Example:
+Examples:
   hprof-rs push --port 9000 --url http://pyroscope:4040 --interval 10s --app shop --sampling-interval 10 &
-  java -agentpath:$(hprof-rs agent-path)=cpu=samples,heap=sites,format=b,net=127.0.0.1:9000 -jar app.jar")]
+  (it prints the agent options to use, with the secret the agent must prove:)
+  java -agentpath:$(hprof-rs agent-path)=cpu=samples,heap=sites,format=b,net=127.0.0.1:9000,tokenfile=FILE -jar app.jar
+
+  java -agentpath:$(hprof-rs agent-path)=cpu=samples,format=b,listen=9000,tokenfile=$HOME/.hprof.token -jar app.jar &
+  hprof-rs push --connect 127.0.0.1:9000 --token-file ~/.hprof.token --url http://pyroscope:4040 --app shop")]
     Push {
-        #[arg(long, default_value = "127.0.0.1")]
+        #[arg(long, default_value = "127.0.0.1", conflicts_with = "connect")]
         host: String,
-        /// Port to listen on for the agent (0: any free port; printed).
-        #[arg(long)]
-        port: u16,
+        /// Port to listen on for an agent with net= (0: any free port; printed).
+        #[arg(long, required_unless_present = "connect", conflicts_with = "connect")]
+        port: Option<u16>,
+        /// HOST:PORT of an agent started with listen= (instead of --port).
+        #[arg(long, value_name = "HOST:PORT", value_parser = host_port)]
+        connect: Option<String>,
+        /// With --connect: seconds to wait for the agent to take the connection.
+        #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds, requires = "connect")]
+        timeout: Duration,
         /// The server's base URL (http:// only); profiles go to URL/ingest.
         #[arg(long)]
         url: String,
@@ -120,9 +132,10 @@ Example:
         /// The agent's interval= in ms (the stream does not carry it).
         #[arg(long, value_name = "MS")]
         sampling_interval: Option<u32>,
-        /// File whose first line is the secret the agent must send first
-        /// (its tokenfile=); default: a new secret in a private directory,
-        /// printed with the agent options to use.
+        /// File whose first line is the agent's secret (its tokenfile=).
+        /// With --port: the secret the agent must send first (default: a
+        /// new one in a private directory, printed with the agent options
+        /// to use); with --connect: the token sent to the agent.
         #[arg(long, value_name = "FILE")]
         token_file: Option<String>,
     },
@@ -421,6 +434,8 @@ fn main() {
         Cmd::Push {
             host,
             port,
+            connect,
+            timeout,
             url,
             interval,
             app,
@@ -428,8 +443,16 @@ fn main() {
             sampling_interval,
             token_file,
         } => cli::push::run(cli::push::PushArgs {
-            host,
-            port,
+            source: match connect {
+                Some(addr) => cli::push::Source::Connect {
+                    addr,
+                    within: timeout,
+                },
+                None => cli::push::Source::Listen {
+                    host,
+                    port: port.unwrap_or_default(),
+                },
+            },
             url,
             interval,
             app,

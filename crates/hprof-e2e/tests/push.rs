@@ -395,38 +395,34 @@ fn rounds(out: &std::process::Output) -> f64 {
         .unwrap_or_else(|| panic!("rounds= in {s}"))
 }
 
-/// The server answers, then stalls (accepts, never answers), then is gone,
-/// then comes back on its port. The program does as much work as the same
-/// program beside it, at the same time, with the same agent and no push: a
-/// push thread that made the program wait for the server (3 s of its 8)
-/// would cost it more than a third of its rounds.
-#[test]
-fn a_stalling_then_restarted_server_costs_the_program_nothing() {
-    let _only_jvm = common::exclusive();
-    let dir = common::scratch("push_stall");
-    let seconds = "8";
-    // The run without push goes at the same time, so that what else the
-    // machine does weighs on both alike.
-    let dir1 = dir.clone();
-    let plain = std::thread::spawn(move || {
-        common::run_with_agent_bounded(
-            &dir1,
-            "cpu=samples,file=plain.txt",
-            "CpuSplit",
-            &[seconds],
-            LIMIT,
-        )
-    });
-    let rec = Recorder::start(0);
+/// CpuSplit for `seconds` with the agent's `opts`, in a thread (beside
+/// another run, or while the test plays the server or the tool).
+fn cpusplit_in_thread(
+    dir: &std::path::Path,
+    opts: String,
+    seconds: &'static str,
+) -> std::thread::JoinHandle<common::BoundedRun> {
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        common::run_with_agent_bounded(&dir, &opts, "CpuSplit", &[seconds], LIMIT)
+    })
+}
+
+/// CpuSplit with cpu=samples and no push, run at the same time as the one
+/// that pushes, so that what else the machine does weighs on both alike.
+fn beside(
+    dir: &std::path::Path,
+    seconds: &'static str,
+) -> std::thread::JoinHandle<common::BoundedRun> {
+    cpusplit_in_thread(dir, "cpu=samples,file=plain.txt".into(), seconds)
+}
+
+/// The server's trouble, in phases that follow what the recorder sees
+/// (the JVMs may start slowly): two profiles taken, then 2 s of stalling
+/// (at least one post held), 1 s closed, then back on the same port.
+/// What came before, when it came back, and the recorder again.
+fn stall_gone_back(rec: Recorder) -> (Vec<Post>, f64, Recorder) {
     let port = rec.port;
-    let opts = format!("cpu=samples,file=out.txt,push=http://127.0.0.1:{port},pushinterval=1");
-    let dir2 = dir.clone();
-    let jvm = std::thread::spawn(move || {
-        common::run_with_agent_bounded(&dir2, &opts, "CpuSplit", &[seconds], LIMIT)
-    });
-    // Phases follow what the recorder sees (the JVMs may start slowly):
-    // two profiles taken, then 2 s of stalling (at least one post held),
-    // 1 s closed, then back.
     let start = Instant::now();
     while rec.posts.lock().unwrap().len() < 2 {
         assert!(
@@ -439,8 +435,25 @@ fn a_stalling_then_restarted_server_costs_the_program_nothing() {
     std::thread::sleep(Duration::from_millis(2000));
     let before = rec.close();
     std::thread::sleep(Duration::from_millis(1000));
-    let back_at = now_s();
-    let rec = Recorder::start(port);
+    (before, now_s(), Recorder::start(port))
+}
+
+/// The server answers, then stalls (accepts, never answers), then is gone,
+/// then comes back on its port. The program does as much work as the same
+/// program beside it, at the same time, with the same agent and no push: a
+/// push thread that made the program wait for the server (3 s of its 8)
+/// would cost it more than a third of its rounds.
+#[test]
+fn a_stalling_then_restarted_server_costs_the_program_nothing() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_stall");
+    let seconds = "8";
+    let plain = beside(&dir, seconds);
+    let rec = Recorder::start(0);
+    let port = rec.port;
+    let opts = format!("cpu=samples,file=out.txt,push=http://127.0.0.1:{port},pushinterval=1");
+    let jvm = cpusplit_in_thread(&dir, opts, seconds);
+    let (before, back_at, rec) = stall_gone_back(rec);
     let r = jvm.join().unwrap();
     let plain = plain.join().unwrap();
     assert!(plain.output.status.success());
@@ -541,25 +554,35 @@ fn https_and_values_out_of_range_are_refused_at_start() {
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
 }
 
-/// `hprof-rs push` from a `net=` stream: every interval it asks the agent
-/// for its CPU samples and sends the difference; the split is CpuSplit's.
-#[test]
-fn the_tool_pushes_the_intervals_of_a_net_stream() {
-    let _only_jvm = common::exclusive();
-    let dir = common::scratch("push_tool");
-    let rec = Recorder::start(0);
+/// `hprof-rs push` to the recorder on `rec_port`, named `tool{via=stream}`,
+/// with `args` saying where the stream comes from; its stderr by lines.
+fn push_tool(
+    rec_port: u16,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+) {
     let mut tool = std::process::Command::new(common::target_profile_dir().join("hprof-rs"))
-        .args(["push", "--port", "0", "--interval", "1s", "--app", "tool"])
+        .arg("push")
+        .args(args)
+        .args(["--interval", "1s", "--app", "tool"])
         .args(["--sampling-interval", "10", "--labels", "via:stream"])
         .arg("--url")
-        .arg(format!("http://127.0.0.1:{}", rec.port))
+        .arg(format!("http://127.0.0.1:{rec_port}"))
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("hprof-rs push starts");
+    let lines = std::io::BufReader::new(tool.stderr.take().unwrap());
+    (tool, lines)
+}
+
+/// With `--port 0`: the port and token file the tool says to give the
+/// agent.
+fn net_agent_options(lines: &mut impl std::io::BufRead) -> (u16, String) {
     // "listening on 127.0.0.1:PORT"
-    let mut lines = std::io::BufReader::new(tool.stderr.take().unwrap());
     let mut first = String::new();
-    std::io::BufRead::read_line(&mut lines, &mut first).unwrap();
+    lines.read_line(&mut first).unwrap();
     let port: u16 = first
         .trim()
         .rsplit(':')
@@ -568,13 +591,54 @@ fn the_tool_pushes_the_intervals_of_a_net_stream() {
         .unwrap_or_else(|| panic!("port in {first:?}"));
     // "start the agent with net=127.0.0.1:PORT,tokenfile=FILE,format=b ..."
     let mut second = String::new();
-    std::io::BufRead::read_line(&mut lines, &mut second).unwrap();
+    lines.read_line(&mut second).unwrap();
     let token_file = second
         .split("tokenfile=")
         .nth(1)
         .and_then(|t| t.split(',').next())
         .unwrap_or_else(|| panic!("tokenfile in {second:?}"))
         .to_string();
+    (port, token_file)
+}
+
+/// The tool's end: it succeeded; what it said.
+fn tool_ends(
+    mut tool: std::process::Child,
+    mut lines: std::io::BufReader<std::process::ChildStderr>,
+) -> String {
+    let status = tool.wait().unwrap();
+    let mut err = String::new();
+    lines.read_to_string(&mut err).unwrap();
+    assert!(status.success(), "{err}");
+    err
+}
+
+/// What the tool pushed from CpuSplit's stream: CPU profiles under its
+/// name with the period it was told, following one another.
+fn check_tool_cpu<'a>(
+    posts: &'a [Post],
+    err: &str,
+    at_least: usize,
+) -> Vec<(&'a Post, pprof::Profile)> {
+    let cpu = series(posts, "cpu", 1);
+    assert!(cpu.len() >= at_least, "{} profiles; {err}", cpu.len());
+    assert!(consecutive(&cpu), "{err}");
+    for (p, d) in &cpu {
+        assert_eq!(q(p, "name"), "tool{via=stream}");
+        assert_eq!(d.period, 10_000_000);
+    }
+    cpu
+}
+
+/// `hprof-rs push` from a `net=` stream: every interval it asks the agent
+/// for its CPU samples and sends the difference; the split is CpuSplit's.
+#[test]
+fn the_tool_pushes_the_intervals_of_a_net_stream() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_tool");
+    let rec = Recorder::start(0);
+    let (tool, mut lines) = push_tool(rec.port, &["--port", "0"]);
+    let (port, token_file) = net_agent_options(&mut lines);
     // Another local user gets there first, without the secret: turned
     // away, and the agent that proves it is still taken.
     {
@@ -595,17 +659,118 @@ fn the_tool_pushes_the_intervals_of_a_net_stream() {
         LIMIT,
     );
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
-    let status = tool.wait().unwrap();
-    let mut err = String::new();
-    lines.read_to_string(&mut err).unwrap();
-    assert!(status.success(), "{err}");
-    let posts = rec.close();
-    let cpu = series(&posts, "cpu", 1);
-    assert!(cpu.len() >= 3, "{} profiles; {err}", cpu.len());
-    assert!(consecutive(&cpu));
-    for (p, d) in &cpu {
-        assert_eq!(q(p, "name"), "tool{via=stream}");
-        assert_eq!(d.period, 10_000_000);
+    let err = tool_ends(tool, lines);
+    check_split(&check_tool_cpu(&rec.close(), &err, 3));
+}
+
+/// `hprof-rs push --connect` to an agent started with `listen=` (and a
+/// token): the tool waits for the JVM's port, proves the token, and
+/// pushes as from `net=`.
+#[test]
+fn the_tool_pushes_the_intervals_of_a_listen_stream() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_tool_listen");
+    let rec = Recorder::start(0);
+    let token = dir.join("agent.token");
+    std::fs::write(&token, "listen-secret-4711\n").unwrap();
+    let port = common::free_port();
+    let opts = format!(
+        "cpu=samples,format=b,listen={port},tokenfile={}",
+        token.display()
+    );
+    let jvm = cpusplit_in_thread(&dir, opts, "4.5");
+    let addr = format!("127.0.0.1:{port}");
+    let token = token.display().to_string();
+    let (tool, lines) = push_tool(
+        rec.port,
+        &[
+            "--connect",
+            &addr,
+            "--token-file",
+            &token,
+            "--timeout",
+            "60",
+        ],
+    );
+    let r = jvm.join().unwrap();
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let err = tool_ends(tool, lines);
+    assert!(err.contains(&format!("connected to {addr}")), "{err}");
+    // The samples after the connection (a second fewer than net='s):
+    // about 350, enough for the split's bound.
+    check_split(&check_tool_cpu(&rec.close(), &err, 3));
+}
+
+/// The tool's queue: the server answers, stalls (accepts, never answers),
+/// is gone, comes back. Nothing is lost: the profiles made meanwhile wait
+/// and arrive after the restart, every interval from the first to the
+/// last, one second each, following one another; the ticks kept time
+/// (each full interval holds about a second of samples, not several or
+/// none); the JVM, whose stream the tool reads, did as much work as the
+/// same program beside it with no push.
+#[test]
+fn the_tools_queue_keeps_what_a_stalled_server_did_not_take() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("push_tool_stall");
+    let seconds = "6";
+    let plain = beside(&dir, seconds);
+    let rec = Recorder::start(0);
+    let (tool, mut lines) = push_tool(rec.port, &["--port", "0"]);
+    let (port, token_file) = net_agent_options(&mut lines);
+    let opts = format!("cpu=samples,format=b,net=127.0.0.1:{port},tokenfile={token_file}");
+    let jvm = cpusplit_in_thread(&dir, opts, seconds);
+    let (mut posts, back_at, rec) = stall_gone_back(rec);
+    let r = jvm.join().unwrap();
+    let plain = plain.join().unwrap();
+    assert!(plain.output.status.success());
+    assert!(r.output.status.success(), "{}", common::stderr(&r.output));
+    let err = tool_ends(tool, lines);
+    let after = rec.close();
+    assert!(
+        after.iter().filter(|p| p.at >= back_at).count() >= 3,
+        "what was queued, and what came after, arrives after the restart; {err}"
+    );
+    posts.extend(after);
+    assert_eq!(
+        err.matches("push: cannot send profiles to").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("takes profiles again; 0 profile(s) were dropped")
+            .count(),
+        1,
+        "{err}"
+    );
+    // The split is not checked here: two JVMs share the machine, and the
+    // samples are too few for its bound; this test is about the queue.
+    let cpu = check_tool_cpu(&posts, &err, 5);
+    let full = &cpu[1..cpu.len() - 1];
+    for (p, _) in full {
+        let (from, until): (i64, i64) = (
+            q(p, "from").parse().unwrap(),
+            q(p, "until").parse().unwrap(),
+        );
+        assert_eq!(until - from, 1, "every interval is one second; {err}");
     }
-    check_split(&cpu);
+    // A tick held up by a post would leave an interval without samples and
+    // put several seconds' into the next.
+    let mut counts: Vec<i64> = full
+        .iter()
+        .map(|(_, d)| d.samples.iter().map(|s| s.1[1]).sum())
+        .collect();
+    let shown = counts.clone();
+    counts.sort_unstable();
+    let median = counts[counts.len() / 2] as f64;
+    assert!(
+        counts
+            .iter()
+            .all(|&n| n as f64 >= 0.4 * median && n as f64 <= 1.6 * median),
+        "samples per interval {shown:?}"
+    );
+    let (a, b) = (rounds(&plain.output), rounds(&r.output));
+    assert!(
+        b >= 0.8 * a,
+        "{b} rounds with the stalling server, {a} without push"
+    );
 }
