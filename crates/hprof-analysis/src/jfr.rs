@@ -705,8 +705,9 @@ fn monitor_entries(p: &Session) -> u64 {
 pub fn export(input: &str, out: &str) -> ToolResult<String> {
     // An empty input is refused by read_input ("empty stream").
     let (form, r) = crate::input::open(input)?;
-    let p =
+    let mut p =
         crate::session::feed::read_input(input, form, r).map_err(|e| format!("{input}: {e}"))?;
+    crate::session::feed::date_by_file(&mut p, std::path::Path::new(input));
     let bytes = encode(&p)?;
     crate::output::write(out, &bytes)?;
     Ok(format!(

@@ -609,7 +609,8 @@ fn write_output(
         } else {
             hprof_analysis::input::Form::Binary
         };
-        let session = hprof_analysis::session::feed::read_input(&shown, form, open()?)?;
+        let mut session = hprof_analysis::session::feed::read_input(&shown, form, open()?)?;
+        hprof_analysis::session::feed::date_by_file(&mut session, stream);
         if format == Format::Jfr {
             write(&hprof_analysis::jfr::encode(&session)?)?;
             return Ok("a JFR recording".into());

@@ -221,6 +221,16 @@ fn monitor_time_of_a_text_report_becomes_monitor_enter_events() {
     assert!(all >= entries, "{said}");
     let events = jfr_events(&jfr, "jdk.JavaMonitorEnter");
     assert_eq!(events.len() as u64, all, "one event per contended entry");
+    // A text report has no time of its own: its events are dated by the
+    // file's last write (not 1970), to the second as `date -r` prints it.
+    let written = Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%S", "-r"])
+        .arg(dir.join("m.txt"))
+        .output()
+        .unwrap();
+    let written = String::from_utf8(written.stdout).unwrap();
+    let start = events[0]["values"]["startTime"].as_str().unwrap();
+    assert!(start.starts_with(written.trim()), "{start} vs {written}");
     let mut ns = 0;
     let mut hot = 0;
     let mut threads = std::collections::BTreeSet::new();

@@ -68,6 +68,20 @@ pub fn read_input(name: &str, form: Form, r: impl Read) -> Result<Session, Strin
     Ok(s.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
+/// A text report carries no time a reader can use (its header's date is
+/// local time, in words): date a session read from one by the file's last
+/// write, the end of the run that wrote it (docs/jfr.md, "Times"). Binary
+/// streams keep their header's time; standard input has no file.
+pub fn date_by_file(s: &mut Session, path: &std::path::Path) {
+    if s.times.start_ms != 0 || path.as_os_str() == "-" {
+        return;
+    }
+    let modified = std::fs::metadata(path).and_then(|m| m.modified());
+    if let Ok(d) = modified.map(|t| t.duration_since(std::time::UNIX_EPOCH)) {
+        s.times.start_ms = d.map_or(0, |d| d.as_millis() as u64);
+    }
+}
+
 /// Read a binary stream (not gzipped) into a session; its heap dumps are
 /// counted into class histograms when `histograms`, else passed over.
 pub fn read_binary(s: &Mutex<Session>, r: impl Read, histograms: bool) -> Result<(), String> {
