@@ -81,28 +81,43 @@ mod tests {
     use super::*;
     use crate::format::{AsciiFormat, AsciiOptions, ProfileFormat, Stamp};
 
-    #[test]
-    fn monitor_time_reports_real_milliseconds() {
-        let hot = Arc::new(ClassEntry {
+    fn hot() -> Arc<ClassEntry> {
+        Arc::new(ClassEntry {
             serial: 100_001,
             signature: "LHot;".into(),
             object_id: 1,
             load_trace: 300_000,
             source_file: None,
-        });
-        let entries = vec![
-            EntrySnapshot {
-                trace_serial: 300_004,
-                class: hot.clone(),
-                count: 12,
-                nanos: 1_234_400_000,
-            },
-            EntrySnapshot {
-                trace_serial: 300_007,
-                class: hot,
-                count: 3,
-                nanos: 400_600_000,
-            },
+        })
+    }
+
+    fn entry(class: &Arc<ClassEntry>, trace_serial: u32, count: u32, nanos: u64) -> EntrySnapshot {
+        EntrySnapshot {
+            trace_serial,
+            class: class.clone(),
+            count,
+            nanos,
+        }
+    }
+
+    /// The section as printed, a line each.
+    fn printed(entries: &[EntrySnapshot]) -> Vec<String> {
+        let mut f = AsciiFormat::new(AsciiOptions::default());
+        let mut out = Vec::new();
+        f.monitor_time(&mut out, Stamp::default(), &time_report(entries, 0.0001));
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn monitor_time_reports_real_milliseconds() {
+        let hot = hot();
+        let entries = [
+            entry(&hot, 300_004, 12, 1_234_400_000),
+            entry(&hot, 300_007, 3, 400_600_000),
         ];
         let r = time_report(&entries, 0.0001);
         assert_eq!(r.total_ns, 1_635_000_000);
@@ -110,14 +125,10 @@ mod tests {
             r.rows.iter().map(|r| r.time_ns).collect::<Vec<_>>(),
             [1_234_400_000, 400_600_000]
         );
-        let mut f = AsciiFormat::new(AsciiOptions::default());
-        let mut out = Vec::new();
-        f.monitor_time(&mut out, Stamp::default(), &r);
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
+        let lines = printed(&entries);
         assert!(
             lines[0].starts_with("MONITOR TIME BEGIN (total = 1635 ms) "),
-            "{text}"
+            "{lines:?}"
         );
         assert_eq!(lines[2], "   1 75.50% 75.50%      12 300004 Hot (Java)");
         assert_eq!(lines[3], "   2 24.50% 100.00%       3 300007 Hot (Java)");
@@ -129,34 +140,17 @@ mod tests {
     /// first, each was 0 ms and the printed shares summed to 60 %).
     #[test]
     fn short_waits_keep_their_share() {
-        let class = Arc::new(ClassEntry {
-            serial: 100_001,
-            signature: "LHot;".into(),
-            object_id: 1,
-            load_trace: 300_000,
-            source_file: None,
-        });
-        let entry = |trace_serial, nanos| EntrySnapshot {
-            trace_serial,
-            class: class.clone(),
-            count: 1,
-            nanos,
-        };
-        let mut entries = vec![entry(300_001, 120_000_000)];
-        entries.extend((0..200).map(|i| entry(300_002 + i, 400_000)));
-        let r = time_report(&entries, 0.0001);
-        let mut f = AsciiFormat::new(AsciiOptions::default());
-        let mut out = Vec::new();
-        f.monitor_time(&mut out, Stamp::default(), &r);
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
+        let hot = hot();
+        let mut entries = vec![entry(&hot, 300_001, 1, 120_000_000)];
+        entries.extend((0..200).map(|i| entry(&hot, 300_002 + i, 1, 400_000)));
+        let lines = printed(&entries);
         assert!(
             lines[0].starts_with("MONITOR TIME BEGIN (total = 200 ms) "),
-            "{text}"
+            "{lines:?}"
         );
         assert_eq!(lines[2], "   1 60.00% 60.00%       1 300001 Hot (Java)");
         assert_eq!(lines[3], "   2  0.20% 60.20%       1 300002 Hot (Java)");
-        assert_eq!(lines.len(), 2 + 201 + 1, "{text}");
+        assert_eq!(lines.len(), 2 + 201 + 1, "{lines:?}");
         assert!(lines[202].contains(" 0.20% 100.00% "), "{}", lines[202]);
     }
 }
