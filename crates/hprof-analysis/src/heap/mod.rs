@@ -9,6 +9,7 @@
 //! * `queries` answers with plain types (no JSON here: the command line
 //!   and the UI render them).
 
+mod alloc;
 mod cache;
 mod collect;
 mod csr;

@@ -14,7 +14,7 @@ use crate::vocab::Value;
 
 use super::csr::WEAK;
 use super::ids::NONE;
-use super::index::HeapIndex;
+use super::index::{HeapIndex, SUSPECT_TOPS};
 use super::meta::{ClassInfo, ClassKind, RootKind};
 use super::records::{Dump, Record, Want};
 
@@ -969,28 +969,20 @@ impl Heap {
         let total = self.ix.meta.total_shallow.max(1);
         let big = |r: u64| r as f64 >= threshold * total as f64;
         let mut objects = Vec::new();
-        let (_, top) = self.ix.dominated(None, 0, 64)?;
-        for s in top {
+        let (_, top) = self.ix.dominated(None, 0, SUSPECT_TOPS as u64)?;
+        let points = self.ix.accumulation_points()?;
+        for (i, s) in top.into_iter().enumerate() {
             let row = self.row(s)?;
             if !big(row.retained) {
                 break;
             }
-            // Down the tree in preorder numbers (what the tree's arrays
-            // hold): three reads a level.
-            let mut acc = self.ix.preorder(s)?;
-            let mut acc_retained = row.retained;
-            for _ in 0..self.ix.meta.objects {
-                let Some((c, r)) = self.ix.biggest_child_at(acc)? else {
-                    break;
-                };
-                if (r as f64) < 0.8 * acc_retained as f64 {
-                    break;
-                }
-                acc = c;
-                acc_retained = r;
-            }
-            let acc = self.ix.object_at(acc)?.ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidData, "damaged index: dominator tree")
+            // Found at index build: the walk down a linked list's chain
+            // of dominators is as long as the list.
+            let acc = points.get(i).copied().flatten().ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "damaged index: accumulation points",
+                )
             })?;
             objects.push(Suspect {
                 share: row.retained as f64 / total as f64,

@@ -14,6 +14,7 @@
 
 use std::io;
 
+use super::alloc::{filled, push, with_room, NoMemory};
 use super::csr::{Bits, Csr, WEAK};
 use super::ids::NONE;
 use super::meta::{RefKind, RootEntry, RootKind};
@@ -22,10 +23,11 @@ use super::store::{Reader, SectionId};
 /// Distance of every object from the nearest of `roots` ([`NONE`] when
 /// none reaches it); with `follow_weak` off, referent references are not
 /// followed.
-pub fn distances(fwd: &Csr, roots: &[u32], follow_weak: bool) -> Vec<u32> {
+pub fn distances(fwd: &Csr, roots: &[u32], follow_weak: bool) -> Result<Vec<u32>, NoMemory> {
     let n = fwd.rows();
-    let mut dist = vec![NONE; n];
-    let mut queue: Vec<u32> = Vec::with_capacity(n.min(1 << 20));
+    let mut dist = filled(n, NONE, "distances from GC roots")?;
+    // Each object enters the queue once.
+    let mut queue: Vec<u32> = with_room(n, "objects to visit")?;
     for &r in roots {
         if dist[r as usize] == NONE {
             dist[r as usize] = 0;
@@ -48,7 +50,7 @@ pub fn distances(fwd: &Csr, roots: &[u32], follow_weak: bool) -> Vec<u32> {
             }
         }
     }
-    dist
+    Ok(dist)
 }
 
 /// The preorder numbering and its DFS tree.
@@ -92,23 +94,28 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn first_visit(&mut self, s: u32, parent: u32) {
+    fn first_visit(&mut self, s: u32, parent: u32) -> Result<(), NoMemory> {
         self.num[s as usize] = self.next;
+        // Room for every object was made at the start.
         self.parent.push(parent);
         self.next += 1;
         let c = self.hints.class_of[s as usize];
         if (c as usize) < self.hints.class_object.len() && !self.live_class.get(c) {
             self.live_class.set(c);
-            self.class_queue.push(c);
+            push(&mut self.class_queue, c, "classes")?;
         }
-        self.stack.push((s, self.fwd.offsets[s as usize]));
+        push(
+            &mut self.stack,
+            (s, self.fwd.offsets[s as usize]),
+            "levels of a depth-first walk",
+        )
     }
 
-    fn visit(&mut self, root: u32) {
+    fn visit(&mut self, root: u32) -> Result<(), NoMemory> {
         if self.num[root as usize] != NONE {
-            return;
+            return Ok(());
         }
-        self.first_visit(root, 0);
+        self.first_visit(root, 0)?;
         while let Some(top) = self.stack.last_mut() {
             let (v, e) = *top;
             if e == self.fwd.offsets[v as usize + 1] {
@@ -119,15 +126,16 @@ impl Walk<'_> {
             let t = self.fwd.targets[e as usize];
             if t & WEAK != 0 {
                 if self.queue_weak {
-                    self.weak_queue.push((t & !WEAK, e));
+                    push(&mut self.weak_queue, (t & !WEAK, e), "referents")?;
                 }
                 continue;
             }
             if self.num[t as usize] == NONE {
                 let p = self.num[v as usize];
-                self.first_visit(t, p);
+                self.first_visit(t, p)?;
             }
         }
+        Ok(())
     }
 
     fn weak_kind(&self, position: u32) -> RefKind {
@@ -141,24 +149,24 @@ impl Walk<'_> {
 
 /// Numbers every object (see the module notes); `roots` are the GC roots'
 /// objects.
-pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
+pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Result<Numbering, NoMemory> {
     let n = fwd.rows();
     let classes = hints.class_object.len();
     let mut w = Walk {
         fwd,
         hints,
-        num: vec![NONE; n],
-        parent: Vec::with_capacity(n + 1),
+        num: filled(n, NONE, "preorder numbers")?,
+        parent: with_room(n + 1, "preorder numbers")?,
         next: 1,
         stack: Vec::new(),
-        live_class: Bits::new(classes),
+        live_class: Bits::new(classes)?,
         class_queue: Vec::new(),
         weak_queue: Vec::new(),
         queue_weak: true,
     };
     w.parent.push(0);
     for &r in roots {
-        w.visit(r);
+        w.visit(r)?;
     }
     let mut added = Vec::new();
     let mut strong_end = None;
@@ -166,21 +174,23 @@ pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
         if let Some(c) = w.class_queue.pop() {
             if let Some(o) = w.hints.class_object[c as usize] {
                 if w.num[o as usize] == NONE {
-                    added.push(RootEntry {
+                    let entry = RootEntry {
                         object: o,
                         kind: RootKind::ClassOfLiveInstances,
-                    });
-                    w.visit(o);
+                    };
+                    push(&mut added, entry, "entry points")?;
+                    w.visit(o)?;
                 }
             }
         } else if let Some((t, e)) = w.weak_queue.pop() {
             strong_end.get_or_insert(w.next);
             if w.num[t as usize] == NONE {
-                added.push(RootEntry {
+                let entry = RootEntry {
                     object: t,
                     kind: RootKind::Referent(w.weak_kind(e)),
-                });
-                w.visit(t);
+                };
+                push(&mut added, entry, "entry points")?;
+                w.visit(t)?;
             }
         } else {
             break;
@@ -190,7 +200,7 @@ pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
     // Unreachable objects: first those no other unreachable object refers
     // to, then what is left (cycles), in file order.
     w.queue_weak = false;
-    let mut referred = Bits::new(n);
+    let mut referred = Bits::new(n)?;
     for s in 0..n as u32 {
         if w.num[s as usize] == NONE {
             for &t in fwd.row(s) {
@@ -204,26 +214,27 @@ pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
     for pass in 0..2 {
         for s in 0..n as u32 {
             if w.num[s as usize] == NONE && (pass == 1 || !referred.get(s)) {
-                added.push(RootEntry {
+                let entry = RootEntry {
                     object: s,
                     kind: RootKind::Unreachable,
-                });
-                w.visit(s);
+                };
+                push(&mut added, entry, "entry points")?;
+                w.visit(s)?;
             }
         }
     }
-    let mut from_root = Bits::new(n + 1);
+    let mut from_root = Bits::new(n + 1)?;
     // Every GC root hangs from the virtual root, reached first or not.
     for s in roots.iter().copied().chain(added.iter().map(|r| r.object)) {
         from_root.set(w.num[s as usize]);
     }
-    Numbering {
+    Ok(Numbering {
         num: w.num,
         parent: w.parent,
         from_root,
         added,
         strong_end,
-    }
+    })
 }
 
 /// The strong referrers of every object in preorder numbers (row `k` for
@@ -254,7 +265,7 @@ pub fn preorder_preds(
             *t += 1;
         }
     };
-    let mut starts = vec![0u32; n + 2];
+    let mut starts = filled(n + 2, 0u32, "objects' referrers")?;
     let mut t = 0usize;
     r.for_each::<u32>(tgt, |first, run| {
         for (i, &p) in run.iter().enumerate() {
@@ -267,7 +278,7 @@ pub fn preorder_preds(
     for k in 1..starts.len() {
         starts[k] += starts[k - 1];
     }
-    let mut targets = vec![0u32; starts[n + 1] as usize];
+    let mut targets = filled(starts[n + 1] as usize, 0u32, "references")?;
     let mut t = 0usize;
     r.for_each::<u32>(tgt, |first, run| {
         for (i, &p) in run.iter().enumerate() {
