@@ -20,8 +20,9 @@
 //! IDS u64 identifier · OFFSETS u64 file offset of the sub-record · CLASS
 //! u32 class number · LENGTH u32 array length · TRACE u32 trace serial ·
 //! SHALLOW u32 shallow size / 8 · PERM u32 rank of identifier -> object ·
-//! FWD/REV offsets and targets (flag [`WEAK`]) · DIST_ALL, DIST_STRONG u32
-//! distance from a GC root · NUM u32 object -> preorder · ORDER u32
+//! FWD/REV offsets and targets (flag [`WEAK`]) · PARENT_ALL, PARENT_STRONG
+//! u32 referrer one step closer to a GC root (itself for a root, [`NONE`]
+//! when none reaches it) · NUM u32 object -> preorder · ORDER u32
 //! preorder -> object · IDOM u32 preorder -> preorder · RETAINED u64 per
 //! preorder · DOM children per preorder · MEMBERS each class's objects
 //! (preorder numbers), biggest retained first · ACCUMULATION u32 preorder
@@ -58,8 +59,8 @@ pub const SEC_FWD_OFF: SectionId = 8;
 pub const SEC_FWD_TGT: SectionId = 9;
 pub const SEC_REV_OFF: SectionId = 10;
 pub const SEC_REV_TGT: SectionId = 11;
-pub const SEC_DIST_ALL: SectionId = 12;
-pub const SEC_DIST_STRONG: SectionId = 13;
+pub const SEC_PARENT_ALL: SectionId = 12;
+pub const SEC_PARENT_STRONG: SectionId = 13;
 pub const SEC_NUM: SectionId = 14;
 pub const SEC_ORDER: SectionId = 15;
 pub const SEC_IDOM: SectionId = 16;
@@ -282,8 +283,8 @@ impl<'a> Builder<'a> {
             self.w.put(SEC_REV_TGT, &rev.targets)?;
         }
         self.progress.stage("paths from GC roots", 0);
-        for (sec, follow_weak) in [(SEC_DIST_ALL, true), (SEC_DIST_STRONG, false)] {
-            let d = reach::distances(&fwd, &root_objects, follow_weak)?;
+        for (sec, follow_weak) in [(SEC_PARENT_ALL, true), (SEC_PARENT_STRONG, false)] {
+            let d = reach::shortest_parents(&fwd, &root_objects, follow_weak)?;
             self.w.put(sec, &d)?;
         }
         self.progress.stage("dominator tree", 0);
@@ -713,8 +714,8 @@ impl HeapIndex {
             (SEC_SHALLOW, n),
             (SEC_FWD_OFF, n + 1),
             (SEC_REV_OFF, n + 1),
-            (SEC_DIST_ALL, n),
-            (SEC_DIST_STRONG, n),
+            (SEC_PARENT_ALL, n),
+            (SEC_PARENT_STRONG, n),
             (SEC_NUM, n),
             (SEC_ORDER, n + 1),
             (SEC_IDOM, n + 1),
@@ -906,14 +907,19 @@ impl HeapIndex {
         self.row(SEC_FWD_OFF, SEC_FWD_TGT, u64::from(s), skip, limit)
     }
 
-    /// Distance from the nearest GC root ([`NONE`]: none), over every
-    /// reference or strong ones only.
-    pub fn distance(&self, s: u32, strong: bool) -> io::Result<u32> {
+    /// The referrer one step closer to the nearest GC root, over every
+    /// reference or strong ones only: `Some(s)` for a root, `None` when
+    /// no root reaches it.
+    pub fn parent(&self, s: u32, strong: bool) -> io::Result<Option<u32>> {
         let sec = if strong {
-            SEC_DIST_STRONG
+            SEC_PARENT_STRONG
         } else {
-            SEC_DIST_ALL
+            SEC_PARENT_ALL
         };
-        self.r.get(sec, u64::from(s))
+        let p: u32 = self.r.get(sec, u64::from(s))?;
+        if p == NONE {
+            return Ok(None);
+        }
+        self.object(p, "shortest paths").map(Some)
     }
 }

@@ -731,10 +731,9 @@ impl Heap {
 
     fn path_of(&self, s: u32, exclude_weak: bool) -> QueryResult<GcPath> {
         let ix = &self.ix;
-        let mut d = ix.distance(s, exclude_weak)?;
-        if d == NONE {
-            let any = ix.distance(s, false)?;
-            return Err(QueryError::NoAnswer(if exclude_weak && any != NONE {
+        if ix.parent(s, exclude_weak)?.is_none() {
+            let any = ix.parent(s, false)?;
+            return Err(QueryError::NoAnswer(if exclude_weak && any.is_some() {
                 format!(
                     "0x{:x} is reachable only through the referent of a soft, weak, final or phantom reference (try without --exclude-weak)",
                     ix.id(s)?
@@ -743,37 +742,27 @@ impl Heap {
                 format!("0x{:x} is not reachable from any GC root", ix.id(s)?)
             }));
         }
+        // Saved at index build: each object's referrer one step closer.
         let mut chain = vec![s];
         let mut cur = s;
-        while d > 0 {
-            let mut next = None;
-            let mut skip = 0u64;
-            'rows: loop {
-                let (total, batch) = ix.referrers(cur, skip, 4096)?;
-                for &p in &batch {
-                    if exclude_weak && p & WEAK != 0 {
-                        continue;
-                    }
-                    let p = p & !WEAK;
-                    if ix.distance(p, exclude_weak)? == d - 1 {
-                        next = Some(p);
-                        break 'rows;
-                    }
-                }
-                skip += batch.len() as u64;
-                if batch.is_empty() || skip >= total {
-                    break;
-                }
-            }
-            let Some(p) = next else {
+        loop {
+            let Some(p) = ix.parent(cur, exclude_weak)? else {
                 return Err(QueryError::Io(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    "damaged index: no referrer one step closer to a root",
+                    "damaged index: a shortest path that ends nowhere",
                 )));
             };
+            if p == cur {
+                break;
+            }
+            if chain.len() as u64 > ix.meta.objects {
+                return Err(QueryError::Io(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "damaged index: a shortest path in a loop",
+                )));
+            }
             chain.push(p);
             cur = p;
-            d -= 1;
         }
         chain.reverse();
         let root = *chain.first().expect("the object itself");
