@@ -133,4 +133,11 @@ mod tests {
         b.set(69);
         assert!(b.get(69) && !b.get(68));
     }
+
+    #[test]
+    fn sizes_beyond_the_allocator_are_errors() {
+        let rows = Csr::group_by(0, usize::MAX / 8, |_| NONE).unwrap_err();
+        assert_eq!(rows.what, "rows");
+        assert!(Bits::new(usize::MAX).is_err());
+    }
 }
