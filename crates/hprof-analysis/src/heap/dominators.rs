@@ -79,6 +79,7 @@ fn compress(
 
 #[cfg(test)]
 mod tests {
+    use super::super::Rng;
     use super::*;
 
     /// Dominators by the definition: `d` dominates `v` iff `v` is not
@@ -183,17 +184,6 @@ mod tests {
                 }
             })
             .collect()
-    }
-
-    /// A small deterministic generator (no dependency for tests).
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
     }
 
     #[test]

@@ -48,3 +48,17 @@ impl Progress for Quiet {
     fn stage(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64) {}
 }
+
+/// A small deterministic generator for the modules' tests (no dependency).
+#[cfg(test)]
+struct Rng(u64);
+
+#[cfg(test)]
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}

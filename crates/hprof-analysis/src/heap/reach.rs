@@ -327,6 +327,7 @@ pub fn preorder_preds(
 
 #[cfg(test)]
 mod tests {
+    use super::super::Rng;
     use super::*;
 
     /// The rule `path` followed before the parents were saved: distances
@@ -371,26 +372,22 @@ mod tests {
 
     #[test]
     fn shortest_parents_are_the_lowest_referrer_one_step_closer() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut below = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for round in 0..2000 {
-            let n = 1 + below(30) as usize;
-            let mut edges: Vec<(u32, u32, bool)> = (0..below(3 * n as u64))
+            let n = rng.below(30) as usize + 1;
+            let mut edges: Vec<(u32, u32, bool)> = (0..rng.below(3 * n as u64))
                 .map(|_| {
                     (
-                        below(n as u64) as u32,
-                        below(n as u64) as u32,
-                        below(4) == 0,
+                        rng.below(n as u64) as u32,
+                        rng.below(n as u64) as u32,
+                        rng.below(4) == 0,
                     )
                 })
                 .collect();
             edges.sort_by_key(|e| e.0);
-            let roots: Vec<u32> = (0..below(3)).map(|_| below(n as u64) as u32).collect();
+            let roots: Vec<u32> = (0..rng.below(3))
+                .map(|_| rng.below(n as u64) as u32)
+                .collect();
             let key: Vec<u32> = edges.iter().map(|e| e.0).collect();
             let by = Csr::group(&key, n).unwrap();
             let fwd = Csr {

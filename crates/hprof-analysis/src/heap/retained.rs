@@ -127,6 +127,7 @@ pub fn set_retained(
 
 #[cfg(test)]
 mod tests {
+    use super::super::Rng;
     use super::*;
 
     #[test]
@@ -163,13 +164,8 @@ mod tests {
 
     #[test]
     fn accumulation_points_agree_with_a_walk_level_by_level_on_random_trees() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut below = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut below = |n: u64| rng.below(n);
         for round in 0..2000 {
             let n = 2 + below(40) as usize;
             // Dominators precede what they dominate; often a chain (a
