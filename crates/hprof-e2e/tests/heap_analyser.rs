@@ -290,6 +290,20 @@ fn check_shapes(h: &Heap, histos: Option<(&Histo, &Histo)>, addresses: bool) {
     // The list's tail, 200 000 dominators deep.
     let d = h.dominated(Some(head.id), 0, 5).unwrap();
     assert_eq!((d.total, d.objects[0].id), (1, second.id));
+    // Leak suspects: the list's bytes accumulate at the first node whose
+    // next retains less than 80 % of it: 3 of 4 nodes, the fourth-last
+    // (value 199 996), found below whichever top retainer holds the list.
+    let sus = h.suspects(0.1).unwrap();
+    let in_list: Vec<&heap::Suspect> = sus
+        .objects
+        .iter()
+        .filter(|s| s.accumulation.class == "HeapShapes$Node")
+        .collect();
+    assert_eq!(in_list.len(), 1, "{:?}", sus.objects);
+    assert!(in_list[0].object.retained >= head.retained);
+    let acc = h.object(in_list[0].accumulation.id, 10).unwrap();
+    assert_eq!(field(&acc, "value"), Value::Int(199_996));
+    assert_eq!(acc.retained, 4 * head.shallow);
     // A cycle of three.
     let c1 = h.object(reference(&main, "cycle"), 10).unwrap();
     let c2 = h.object(reference(&c1, "next"), 10).unwrap();

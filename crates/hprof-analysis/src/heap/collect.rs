@@ -20,7 +20,8 @@ use crate::reader::{
     InstanceView, ReadError, ReadOptions, RecordBody, Root, SkipForward,
 };
 
-use super::ids::{grow, KeyVec};
+use super::alloc::grow;
+use super::ids::KeyVec;
 use super::meta::{FrameInfo, RefKind, TraceInfo};
 use super::store::{Sink, Writer};
 use super::Progress;
@@ -600,11 +601,10 @@ impl<'w> Collector<'w> {
             held: s as usize,
             offset,
         };
-        self.keys.room().map_err(refused)?;
         grow(&mut self.class_of).map_err(refused)?;
         grow(&mut self.length).map_err(refused)?;
         grow(&mut self.fwd_offsets).map_err(refused)?;
-        self.keys.push(id);
+        self.keys.push(id).map_err(refused)?;
         self.class_of.push(class);
         self.length.push(length);
         self.offsets.push(self.out, offset)?;
@@ -620,12 +620,11 @@ impl<'w> Collector<'w> {
                 return Err(Stop::TooMany(u64::from(u32::MAX)));
             }
             let (held, offset) = (self.fwd_keys.len(), self.at);
-            self.fwd_keys.room().map_err(|_| Stop::Memory {
+            self.fwd_keys.push(id).map_err(|_| Stop::Memory {
                 what: "references",
                 held,
                 offset,
             })?;
-            self.fwd_keys.push(id);
         }
         Ok(())
     }
@@ -700,6 +699,12 @@ impl<'w> Collector<'w> {
             if id != 0 {
                 if let Some((r, kind)) = referent.filter(|&(r, _)| r == at) {
                     debug_assert_eq!(r, at);
+                    let (held, offset) = (self.weak.len(), self.at);
+                    grow(&mut self.weak).map_err(|_| Stop::Memory {
+                        what: "references' referents",
+                        held,
+                        offset,
+                    })?;
                     self.weak.push((self.fwd_keys.len() as u32, kind));
                 }
                 self.reference(id)?;

@@ -3,6 +3,7 @@
 //! 2^31; the top bit marks a reference through the referent of a
 //! `java.lang.ref.Reference` (a weak, soft, phantom or final one).
 
+use super::alloc::{filled, NoMemory};
 use super::ids::NONE;
 
 /// The flag of a referent edge in a target.
@@ -29,16 +30,16 @@ impl Csr {
 
     /// The reverse adjacency: row `t` lists every `v` with an edge to `t`,
     /// in increasing order, the edge's flag kept.
-    pub fn transpose(&self) -> Csr {
+    pub fn transpose(&self) -> Result<Csr, NoMemory> {
         let n = self.rows();
-        let mut offsets = vec![0u32; n + 1];
+        let mut offsets = filled(n + 1, 0u32, "objects' referrers")?;
         for &t in &self.targets {
             offsets[(t & !WEAK) as usize + 1] += 1;
         }
         for i in 1..=n {
             offsets[i] += offsets[i - 1];
         }
-        let mut targets = vec![0u32; self.targets.len()];
+        let mut targets = filled(self.targets.len(), 0u32, "references")?;
         // Each row's start serves as its cursor, then is shifted back.
         for v in 0..n as u32 {
             for &t in self.row(v) {
@@ -51,14 +52,14 @@ impl Csr {
             offsets[i] = offsets[i - 1];
         }
         offsets[0] = 0;
-        Csr { offsets, targets }
+        Ok(Csr { offsets, targets })
     }
 
     /// Rows grouped by a key: `key(v)` for `v` below `n` (below `keys`,
     /// or [`NONE`] to leave `v` out) names the row `v` goes to. Rows list
     /// their members in increasing order.
-    pub fn group_by(n: usize, keys: usize, key: impl Fn(usize) -> u32) -> Csr {
-        let mut offsets = vec![0u32; keys + 1];
+    pub fn group_by(n: usize, keys: usize, key: impl Fn(usize) -> u32) -> Result<Csr, NoMemory> {
+        let mut offsets = filled(keys + 1, 0u32, "rows")?;
         for v in 0..n {
             let k = key(v);
             if k != NONE {
@@ -68,7 +69,7 @@ impl Csr {
         for i in 1..=keys {
             offsets[i] += offsets[i - 1];
         }
-        let mut targets = vec![0u32; offsets[keys] as usize];
+        let mut targets = filled(offsets[keys] as usize, 0u32, "row entries")?;
         // Each row's start serves as its cursor, then is shifted back.
         for v in 0..n {
             let k = key(v);
@@ -82,11 +83,11 @@ impl Csr {
             offsets[i] = offsets[i - 1];
         }
         offsets[0] = 0;
-        Csr { offsets, targets }
+        Ok(Csr { offsets, targets })
     }
 
     /// [`Csr::group_by`] with the keys in a slice.
-    pub fn group(key: &[u32], keys: usize) -> Csr {
+    pub fn group(key: &[u32], keys: usize) -> Result<Csr, NoMemory> {
         Self::group_by(key.len(), keys, |v| key[v])
     }
 }
@@ -96,8 +97,8 @@ impl Csr {
 pub struct Bits(Vec<u64>);
 
 impl Bits {
-    pub fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
+    pub fn new(n: usize) -> Result<Bits, NoMemory> {
+        Ok(Bits(filled(n.div_ceil(64), 0, "bits of a set")?))
     }
 
     #[inline]
@@ -121,15 +122,22 @@ mod tests {
             offsets: vec![0, 2, 3, 3],
             targets: vec![1, 2 | WEAK, 2],
         };
-        let r = g.transpose();
+        let r = g.transpose().unwrap();
         assert_eq!(r.row(0), &[] as &[u32]);
         assert_eq!(r.row(1), &[0]);
         assert_eq!(r.row(2), &[WEAK, 1]);
-        let by = Csr::group(&[1, NONE, 1, 0], 2);
+        let by = Csr::group(&[1, NONE, 1, 0], 2).unwrap();
         assert_eq!(by.row(0), &[3]);
         assert_eq!(by.row(1), &[0, 2]);
-        let mut b = Bits::new(70);
+        let mut b = Bits::new(70).unwrap();
         b.set(69);
         assert!(b.get(69) && !b.get(68));
+    }
+
+    #[test]
+    fn sizes_beyond_the_allocator_are_errors() {
+        let rows = Csr::group_by(0, usize::MAX / 8, |_| NONE).unwrap_err();
+        assert_eq!(rows.what, "rows");
+        assert!(Bits::new(usize::MAX).is_err());
     }
 }

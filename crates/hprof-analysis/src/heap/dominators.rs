@@ -9,6 +9,7 @@
 //! dominates everything; `preds` lists each vertex's predecessors in that
 //! numbering (edges from the virtual root are the `from_root` set).
 
+use super::alloc::{collected, filled, push, NoMemory};
 use super::csr::{Bits, Csr};
 use super::ids::NONE;
 
@@ -16,12 +17,12 @@ use super::ids::NONE;
 /// (`parent[v] < v` for every `v > 0`, `parent[0] = 0`), each vertex's
 /// predecessors, and the vertices the virtual root points to. Consumes
 /// `parent` for the result.
-pub fn semi_nca(preds: &Csr, from_root: &Bits, parent: Vec<u32>) -> Vec<u32> {
+pub fn semi_nca(preds: &Csr, from_root: &Bits, parent: Vec<u32>) -> Result<Vec<u32>, NoMemory> {
     let n = parent.len();
-    let mut semi: Vec<u32> = (0..n as u32).collect();
+    let mut semi = collected(0..n as u32, "semidominators")?;
     // Smallest semidominator on the compressed path up from a vertex.
-    let mut label: Vec<u32> = (0..n as u32).collect();
-    let mut ancestor = vec![NONE; n];
+    let mut label = collected(0..n as u32, "semidominators")?;
+    let mut ancestor = filled(n, NONE, "semidominators")?;
     let mut path = Vec::new();
     for w in (1..n).rev() {
         let mut s = if from_root.get(w as u32) { 0 } else { w as u32 };
@@ -30,7 +31,7 @@ pub fn semi_nca(preds: &Csr, from_root: &Bits, parent: Vec<u32>) -> Vec<u32> {
             let candidate = if ancestor[v] == NONE {
                 v as u32
             } else {
-                compress(v, &mut ancestor, &mut label, &mut path);
+                compress(v, &mut ancestor, &mut label, &mut path)?;
                 label[v]
             };
             s = s.min(candidate);
@@ -49,15 +50,20 @@ pub fn semi_nca(preds: &Csr, from_root: &Bits, parent: Vec<u32>) -> Vec<u32> {
         }
         idom[w] = d;
     }
-    idom
+    Ok(idom)
 }
 
 /// Path compression from `v` to the root of its tree, without recursion.
-fn compress(v: usize, ancestor: &mut [u32], label: &mut [u32], path: &mut Vec<u32>) {
+fn compress(
+    v: usize,
+    ancestor: &mut [u32],
+    label: &mut [u32],
+    path: &mut Vec<u32>,
+) -> Result<(), NoMemory> {
     path.clear();
     let mut x = v;
     while ancestor[ancestor[x] as usize] != NONE {
-        path.push(x as u32);
+        push(path, x as u32, "semidominators")?;
         x = ancestor[x] as usize;
     }
     while let Some(y) = path.pop() {
@@ -68,10 +74,12 @@ fn compress(v: usize, ancestor: &mut [u32], label: &mut [u32], path: &mut Vec<u3
         }
         ancestor[y] = ancestor[a];
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::Rng;
     use super::*;
 
     /// Dominators by the definition: `d` dominates `v` iff `v` is not
@@ -146,7 +154,7 @@ mod tests {
         let m = order.len();
         let mut key = Vec::new();
         let mut src = Vec::new();
-        let mut from_root = Bits::new(m);
+        let mut from_root = Bits::new(m).unwrap();
         for (v, ts) in succ.iter().enumerate() {
             for &t in ts {
                 if num[v] == NONE || num[t] == NONE {
@@ -161,12 +169,12 @@ mod tests {
             }
         }
         // preds grouped by target, listing sources
-        let by = Csr::group(&key, m);
+        let by = Csr::group(&key, m).unwrap();
         let preds = Csr {
             offsets: by.offsets,
             targets: by.targets.iter().map(|&e| src[e as usize]).collect(),
         };
-        let idom = semi_nca(&preds, &from_root, parent);
+        let idom = semi_nca(&preds, &from_root, parent).unwrap();
         (0..n)
             .map(|v| {
                 if num[v] == NONE {
@@ -176,17 +184,6 @@ mod tests {
                 }
             })
             .collect()
-    }
-
-    /// A small deterministic generator (no dependency for tests).
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
     }
 
     #[test]

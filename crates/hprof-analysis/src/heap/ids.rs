@@ -18,6 +18,10 @@
 //!   per lookup, no sorting); a sorted array when the identifiers are too
 //!   sparse for a bitmap.
 
+use std::collections::TryReserveError;
+
+use super::alloc::{collected, filled, grow, with_room, NoMemory};
+
 /// "No such entry" in the `u32` arrays of this module and its users.
 pub const NONE: u32 = u32::MAX;
 
@@ -40,49 +44,46 @@ impl KeyVec {
         }
     }
 
-    /// Room for one more identifier without growing, or the allocator's
-    /// refusal (instead of the abort a refused `push` would be).
+    /// Appends `id`, or reports the allocator's refusal (instead of the
+    /// abort a refused `Vec::push` would be).
     #[inline]
-    pub fn room(&mut self) -> Result<(), std::collections::TryReserveError> {
+    pub fn push(&mut self, id: u64) -> Result<(), TryReserveError> {
         if let Some(w) = self.wide.as_mut() {
-            return grow(w);
-        }
-        grow(&mut self.lo)?;
-        if !self.hi.is_empty() {
-            grow(&mut self.hi)?;
-        }
-        Ok(())
-    }
-
-    #[inline]
-    pub fn push(&mut self, id: u64) {
-        if let Some(w) = self.wide.as_mut() {
+            grow(w)?;
             w.push(id);
-            return;
+            return Ok(());
         }
         let high = (id >> 32) as u32;
         let slot = match self.highs.iter().position(|&h| h == high) {
             Some(i) => i,
             None if self.highs.len() < 256 => {
                 if self.highs.len() == 1 {
-                    self.hi = vec![0; self.lo.len()];
+                    let mut hi = Vec::new();
+                    hi.try_reserve(self.lo.len() + 1)?;
+                    hi.resize(self.lo.len(), 0);
+                    self.hi = hi;
                 }
                 self.highs.push(high);
                 self.highs.len() - 1
             }
             None => {
-                let mut w: Vec<u64> = (0..self.lo.len()).map(|i| self.get(i)).collect();
+                let mut w = Vec::new();
+                w.try_reserve(self.lo.len() + 1)?;
+                w.extend((0..self.lo.len()).map(|i| self.get(i)));
                 w.push(id);
                 self.wide = Some(w);
                 self.lo = Vec::new();
                 self.hi = Vec::new();
-                return;
+                return Ok(());
             }
         };
+        grow(&mut self.lo)?;
         self.lo.push(id as u32);
         if self.highs.len() > 1 {
+            grow(&mut self.hi)?;
             self.hi.push(slot as u8);
         }
+        Ok(())
     }
 
     #[inline]
@@ -100,9 +101,9 @@ impl KeyVec {
 
     /// Replaces every identifier by `f(position, identifier)`, reusing
     /// the storage of the low halves where it can.
-    pub fn map_into_u32(self, mut f: impl FnMut(usize, u64) -> u32) -> Vec<u32> {
+    pub fn map_into_u32(self, mut f: impl FnMut(usize, u64) -> u32) -> Result<Vec<u32>, NoMemory> {
         match self.wide {
-            Some(w) => w.iter().enumerate().map(|(i, &id)| f(i, id)).collect(),
+            Some(w) => collected(w.iter().enumerate().map(|(i, &id)| f(i, id)), "references"),
             None => {
                 let KeyVec {
                     mut lo, hi, highs, ..
@@ -115,21 +116,10 @@ impl KeyVec {
                     };
                     *v = f(i, (u64::from(h) << 32) | u64::from(*v));
                 }
-                lo
+                Ok(lo)
             }
         }
     }
-}
-
-/// Room for one more element in `v`: when it is full, its capacity
-/// doubles as a `push` would double it, but a refused allocation is an
-/// error rather than an abort of the process.
-#[inline]
-pub fn grow<T>(v: &mut Vec<T>) -> Result<(), std::collections::TryReserveError> {
-    if v.len() == v.capacity() {
-        v.try_reserve(v.len().max(64))?;
-    }
-    Ok(())
 }
 
 /// Slots per bitmap block (a power of two): 8 KiB of bits.
@@ -176,10 +166,10 @@ impl IdMap {
     /// Builds the map of `keys` and the permutation from rank to position
     /// in `keys`. Identifiers given twice keep their first position; the
     /// count of such duplicates is returned too.
-    pub fn build(keys: &KeyVec) -> (IdMap, Vec<u32>, u64) {
+    pub fn build(keys: &KeyVec) -> Result<(IdMap, Vec<u32>, u64), NoMemory> {
         let n = keys.len();
         if n == 0 {
-            return (IdMap::Sorted(Vec::new()), Vec::new(), 0);
+            return Ok((IdMap::Sorted(Vec::new()), Vec::new(), 0));
         }
         let (mut min, mut max) = (u64::MAX, 0u64);
         for i in 0..n {
@@ -196,7 +186,7 @@ impl IdMap {
         // A block directory at most as long as there are objects, and bits
         // at most 16 bytes per object: beyond that a sorted array is smaller.
         if range_blocks <= (n as u64).max(1 << 12) {
-            let mut dir = vec![NONE; range_blocks as usize];
+            let mut dir = filled(range_blocks as usize, NONE, "identifier blocks")?;
             let mut used = 0u32;
             for i in 0..n {
                 let blk = (((keys.get(i) - min) >> shift) / BLOCK_BITS) as usize;
@@ -223,13 +213,13 @@ impl IdMap {
         shift: u32,
         dir: Vec<u32>,
         blocks: usize,
-    ) -> (IdMap, Vec<u32>, u64) {
+    ) -> Result<(IdMap, Vec<u32>, u64), NoMemory> {
         let n = keys.len();
         let mut bm = Bitmap {
             min,
             shift,
             dir,
-            words: vec![0; blocks * WORDS_PER_BLOCK],
+            words: filled(blocks * WORDS_PER_BLOCK, 0, "identifier bitmap words")?,
             word_rank: Vec::new(),
             block_rank: Vec::new(),
         };
@@ -239,8 +229,8 @@ impl IdMap {
                 .expect("the directory covers every key");
             bm.words[w] |= 1 << bit;
         }
-        bm.word_rank = Vec::with_capacity(bm.words.len());
-        bm.block_rank = Vec::with_capacity(blocks);
+        bm.word_rank = with_room(bm.words.len(), "identifier bitmap words")?;
+        bm.block_rank = with_room(blocks, "identifier blocks")?;
         let mut total = 0u32;
         for block in bm.words.chunks(WORDS_PER_BLOCK) {
             bm.block_rank.push(total);
@@ -252,7 +242,7 @@ impl IdMap {
             total += within;
         }
         let map = IdMap::Bitmap(bm);
-        let mut perm = vec![NONE; total as usize];
+        let mut perm = filled(total as usize, NONE, "objects")?;
         let mut duplicates = 0;
         for i in 0..n {
             let r = map.rank(keys.get(i)).expect("every key is in the map") as usize;
@@ -262,18 +252,18 @@ impl IdMap {
                 duplicates += 1;
             }
         }
-        (map, perm, duplicates)
+        Ok((map, perm, duplicates))
     }
 
-    fn sorted(keys: &KeyVec) -> (IdMap, Vec<u32>, u64) {
-        let mut pairs: Vec<(u64, u32)> = (0..keys.len()).map(|i| (keys.get(i), i as u32)).collect();
+    fn sorted(keys: &KeyVec) -> Result<(IdMap, Vec<u32>, u64), NoMemory> {
+        let mut pairs = collected((0..keys.len()).map(|i| (keys.get(i), i as u32)), "objects")?;
         pairs.sort_unstable();
         let before = pairs.len();
         pairs.dedup_by_key(|p| p.0);
         let duplicates = (before - pairs.len()) as u64;
-        let perm = pairs.iter().map(|p| p.1).collect();
-        let ids = pairs.into_iter().map(|p| p.0).collect();
-        (IdMap::Sorted(ids), perm, duplicates)
+        let perm = collected(pairs.iter().map(|p| p.1), "objects")?;
+        let ids = collected(pairs.into_iter().map(|p| p.0), "objects")?;
+        Ok((IdMap::Sorted(ids), perm, duplicates))
     }
 
     /// The rank of `id` among the identifiers, if it is one of them.
@@ -353,7 +343,7 @@ mod tests {
     fn keys(ids: &[u64]) -> KeyVec {
         let mut k = KeyVec::default();
         for &id in ids {
-            k.push(id);
+            k.push(id).unwrap();
         }
         k
     }
@@ -363,7 +353,7 @@ mod tests {
         for (i, &id) in ids.iter().enumerate() {
             assert_eq!(k.get(i), id);
         }
-        let (map, perm, dups) = IdMap::build(&k);
+        let (map, perm, dups) = IdMap::build(&k).unwrap();
         let mut sorted: Vec<u64> = ids.to_vec();
         sorted.sort_unstable();
         sorted.dedup();
@@ -412,12 +402,12 @@ mod tests {
     #[test]
     fn key_vec_goes_from_four_to_five_to_eight_bytes() {
         let mut k = KeyVec::default();
-        k.push(0x7_0000_0010);
+        k.push(0x7_0000_0010).unwrap();
         assert!(k.hi.is_empty());
-        k.push(0x8_0000_0010);
+        k.push(0x8_0000_0010).unwrap();
         assert_eq!(k.hi.len(), 2);
         for i in 0..300u64 {
-            k.push(i << 40);
+            k.push(i << 40).unwrap();
         }
         assert!(k.wide.is_some());
         assert_eq!(k.get(0), 0x7_0000_0010);
@@ -425,12 +415,14 @@ mod tests {
         assert_eq!(k.get(301), 299 << 40);
         assert_eq!(k.len(), 302);
         let mut narrow = KeyVec::default();
-        narrow.push(0x7_0000_0010);
-        narrow.push(0x8_0000_0020);
+        narrow.push(0x7_0000_0010).unwrap();
+        narrow.push(0x8_0000_0020).unwrap();
         assert_eq!(
-            narrow.map_into_u32(|i, id| (id >> 4) as u32 + i as u32),
+            narrow
+                .map_into_u32(|i, id| (id >> 4) as u32 + i as u32)
+                .unwrap(),
             vec![0x7000_0001, 0x8000_0003]
         );
-        assert_eq!(k.map_into_u32(|_, id| (id >> 40) as u32)[301], 299);
+        assert_eq!(k.map_into_u32(|_, id| (id >> 40) as u32).unwrap()[301], 299);
     }
 }

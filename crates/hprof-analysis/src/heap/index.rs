@@ -20,11 +20,14 @@
 //! IDS u64 identifier · OFFSETS u64 file offset of the sub-record · CLASS
 //! u32 class number · LENGTH u32 array length · TRACE u32 trace serial ·
 //! SHALLOW u32 shallow size / 8 · PERM u32 rank of identifier -> object ·
-//! FWD/REV offsets and targets (flag [`WEAK`]) · DIST_ALL, DIST_STRONG u32
-//! distance from a GC root · NUM u32 object -> preorder · ORDER u32
+//! FWD/REV offsets and targets (flag [`WEAK`]) · PARENT_ALL, PARENT_STRONG
+//! u32 referrer one step closer to a GC root (itself for a root, [`NONE`]
+//! when none reaches it) · NUM u32 object -> preorder · ORDER u32
 //! preorder -> object · IDOM u32 preorder -> preorder · RETAINED u64 per
 //! preorder · DOM children per preorder · MEMBERS each class's objects
-//! (preorder numbers), biggest retained first · META, IDENTITY bytes.
+//! (preorder numbers), biggest retained first · ACCUMULATION u32 preorder
+//! number where the bytes of each of the first [`SUSPECT_TOPS`] children
+//! of the virtual root accumulate · META, IDENTITY bytes.
 
 use std::fs::File;
 use std::io;
@@ -34,6 +37,7 @@ use rustc_hash::FxHashMap;
 
 use crate::reader::BasicType;
 
+use super::alloc::{filled, with_room};
 use super::collect::{
     self, kind_of_name, Collected, Kind, RawClass, SEC_OFFSETS, SEC_TRACE, UNSET,
 };
@@ -55,8 +59,8 @@ pub const SEC_FWD_OFF: SectionId = 8;
 pub const SEC_FWD_TGT: SectionId = 9;
 pub const SEC_REV_OFF: SectionId = 10;
 pub const SEC_REV_TGT: SectionId = 11;
-pub const SEC_DIST_ALL: SectionId = 12;
-pub const SEC_DIST_STRONG: SectionId = 13;
+pub const SEC_PARENT_ALL: SectionId = 12;
+pub const SEC_PARENT_STRONG: SectionId = 13;
 pub const SEC_NUM: SectionId = 14;
 pub const SEC_ORDER: SectionId = 15;
 pub const SEC_IDOM: SectionId = 16;
@@ -65,11 +69,25 @@ pub const SEC_DOM_OFF: SectionId = 18;
 pub const SEC_DOM_TGT: SectionId = 19;
 pub const SEC_MEMBERS_OFF: SectionId = 20;
 pub const SEC_MEMBERS_TGT: SectionId = 21;
+pub const SEC_ACCUMULATION: SectionId = 22;
 pub const SEC_META: SectionId = 30;
 pub const SEC_IDENTITY: SectionId = 31;
 
-fn io_err(e: io::Error) -> String {
-    format!("index file: {e}")
+/// How many of the biggest retainers the `suspects` query considers
+/// (those retaining a large share of the heap are among the first few).
+pub const SUSPECT_TOPS: usize = 64;
+
+fn io_err(path: &Path) -> impl Fn(io::Error) -> String + '_ {
+    move |e| {
+        if e.kind() == io::ErrorKind::OutOfMemory {
+            format!(
+                "{}: out of memory while indexing: {e} (the dump holds more than this process may allocate)",
+                path.display()
+            )
+        } else {
+            format!("index file: {e}")
+        }
+    }
 }
 
 /// Builds the index of dump number `dump` of `path` into `file` (which it
@@ -81,14 +99,15 @@ pub fn build(
     identity: &[u8],
     progress: &dyn Progress,
 ) -> Result<File, String> {
-    let mut w = Writer::new(file).map_err(io_err)?;
+    let io_err = io_err(path);
+    let mut w = Writer::new(file).map_err(&io_err)?;
     let c = collect::collect(path, dump, &mut w, progress)?;
-    let mut b = Builder::new(c, &mut w, progress).map_err(io_err)?;
-    b.run().map_err(io_err)?;
+    let mut b = Builder::new(c, &mut w, progress).map_err(&io_err)?;
+    b.run().map_err(&io_err)?;
     let Builder { meta, .. } = b;
-    w.put::<u8>(SEC_META, &meta.encode()).map_err(io_err)?;
-    w.put::<u8>(SEC_IDENTITY, identity).map_err(io_err)?;
-    w.finish().map_err(io_err)
+    w.put::<u8>(SEC_META, &meta.encode()).map_err(&io_err)?;
+    w.put::<u8>(SEC_IDENTITY, identity).map_err(&io_err)?;
+    w.finish().map_err(&io_err)
 }
 
 /// The fields of a class and its superclasses as the VM lays them out,
@@ -200,7 +219,7 @@ impl<'a> Builder<'a> {
         for &(s, _) in &self.c.class_objects {
             self.c.class_of[s as usize] = self.jlc;
         }
-        let (map, perm, duplicates) = IdMap::build(&self.c.keys);
+        let (map, perm, duplicates) = IdMap::build(&self.c.keys)?;
         if duplicates > 0 {
             self.meta.warnings.push(format!(
                 "{duplicates} object ID(s) appear twice: the first object of each is kept"
@@ -233,18 +252,18 @@ impl<'a> Builder<'a> {
             ));
         }
         let root_objects: Vec<u32> = {
-            let mut seen = Bits::new(n);
-            gc_roots
-                .iter()
-                .filter_map(|r| {
-                    let first = !seen.get(r.object);
+            let mut seen = Bits::new(n)?;
+            let mut first = with_room(gc_roots.len(), "GC roots")?;
+            for r in &gc_roots {
+                if !seen.get(r.object) {
                     seen.set(r.object);
-                    first.then_some(r.object)
-                })
-                .collect()
+                    first.push(r.object);
+                }
+            }
+            first
         };
         self.progress.stage("resolving references", 0);
-        let (fwd, weak) = self.resolve(&find);
+        let (fwd, weak) = self.resolve(&find)?;
         drop(map);
         self.meta.references = fwd.targets.len() as u64;
         self.progress.stage("computing sizes", 0);
@@ -259,13 +278,13 @@ impl<'a> Builder<'a> {
         self.w.put(SEC_FWD_OFF, &fwd.offsets)?;
         self.w.put(SEC_FWD_TGT, &fwd.targets)?;
         {
-            let rev = fwd.transpose();
+            let rev = fwd.transpose()?;
             self.w.put(SEC_REV_OFF, &rev.offsets)?;
             self.w.put(SEC_REV_TGT, &rev.targets)?;
         }
         self.progress.stage("paths from GC roots", 0);
-        for (sec, follow_weak) in [(SEC_DIST_ALL, true), (SEC_DIST_STRONG, false)] {
-            let d = reach::distances(&fwd, &root_objects, follow_weak);
+        for (sec, follow_weak) in [(SEC_PARENT_ALL, true), (SEC_PARENT_STRONG, false)] {
+            let d = reach::shortest_parents(&fwd, &root_objects, follow_weak)?;
             self.w.put(sec, &d)?;
         }
         self.progress.stage("dominator tree", 0);
@@ -278,7 +297,7 @@ impl<'a> Builder<'a> {
                 class_object: &class_object,
                 weak: &weak,
             },
-        );
+        )?;
         drop((fwd, weak, class_object));
         // Parked until the retained sizes (SEC_CLASS holds it).
         self.c.class_of = Vec::new();
@@ -303,7 +322,7 @@ impl<'a> Builder<'a> {
             strong_end,
         )?;
         drop(num);
-        let idom = dominators::semi_nca(&preds, &from_root, parent);
+        let idom = dominators::semi_nca(&preds, &from_root, parent)?;
         drop(preds);
         self.w.put(SEC_IDOM, &idom)?;
         self.progress.stage("retained sizes", 0);
@@ -312,7 +331,10 @@ impl<'a> Builder<'a> {
 
     /// References as object numbers, those naming no object dropped;
     /// referent ones flagged, with their positions and kinds.
-    fn resolve(&mut self, find: &impl Fn(u64) -> Option<u32>) -> (Csr, Vec<(u32, RefKind)>) {
+    fn resolve(
+        &mut self,
+        find: &impl Fn(u64) -> Option<u32>,
+    ) -> io::Result<(Csr, Vec<(u32, RefKind)>)> {
         let keys = std::mem::take(&mut self.c.fwd_keys);
         let mut offsets = std::mem::take(&mut self.c.fwd_offsets);
         let weak_in = std::mem::take(&mut self.c.weak);
@@ -325,8 +347,8 @@ impl<'a> Builder<'a> {
                 0
             };
             find(id).map_or(NONE, |t| t | flag)
-        });
-        let mut weak_out = Vec::with_capacity(weak_in.len());
+        })?;
+        let mut weak_out = with_room(weak_in.len(), "referents")?;
         let mut wi = 0;
         let (mut out, mut read) = (0usize, 0usize);
         for s in 0..offsets.len() - 1 {
@@ -355,7 +377,7 @@ impl<'a> Builder<'a> {
                 "{dangling} reference(s) to IDs that are no object of the dump (left out)"
             ));
         }
-        (Csr { offsets, targets }, weak_out)
+        Ok((Csr { offsets, targets }, weak_out))
     }
 
     /// Chooses the size model, then writes every object's shallow size and
@@ -377,7 +399,7 @@ impl<'a> Builder<'a> {
                 .map(|ch| ch.as_ref().map(|ch| m.instance_size(ch)))
                 .collect()
         };
-        let mut is_class_object = Bits::new(self.c.class_of.len());
+        let mut is_class_object = Bits::new(self.c.class_of.len())?;
         for &(s, _) in &self.c.class_objects {
             is_class_object.set(s);
         }
@@ -550,7 +572,7 @@ impl<'a> Builder<'a> {
         let r = self.w.reader()?;
         let num: Vec<u32> = r.all(SEC_NUM)?;
         let n = num.len();
-        let mut ret = vec![0u64; n + 1];
+        let mut ret = filled(n + 1, 0u64, "retained sizes")?;
         r.for_each::<u32>(SEC_SHALLOW, |first, run| {
             for (i, &sh) in run.iter().enumerate() {
                 ret[num[first as usize + i] as usize] = u64::from(sh) * 8;
@@ -561,7 +583,7 @@ impl<'a> Builder<'a> {
         }
         retained::retained(&idom, &mut ret);
         {
-            let mut order = vec![0u32; n + 1];
+            let mut order = filled(n + 1, 0u32, "preorder numbers")?;
             for (s, &k) in num.iter().enumerate() {
                 order[k as usize] = s as u32;
             }
@@ -569,7 +591,7 @@ impl<'a> Builder<'a> {
             self.w.put(SEC_ORDER, &order)?;
         }
         let classes = self.meta.classes.len();
-        let mut class_k = vec![NONE; n + 1];
+        let mut class_k = filled(n + 1, NONE, "objects' classes")?;
         r.for_each::<u32>(SEC_CLASS, |first, run| {
             for (i, &c) in run.iter().enumerate() {
                 if (c as usize) < classes {
@@ -585,7 +607,7 @@ impl<'a> Builder<'a> {
                 .enumerate()
                 .map(|(i, s)| (s.trace, i as u32))
                 .collect();
-            let mut v = vec![NONE; n + 1];
+            let mut v = filled(n + 1, NONE, "objects' allocation sites")?;
             r.for_each::<u32>(SEC_TRACE, |first, run| {
                 for (i, t) in run.iter().enumerate() {
                     v[num[first as usize + i] as usize] = site.get(t).copied().unwrap_or(NONE);
@@ -596,22 +618,26 @@ impl<'a> Builder<'a> {
             None
         };
         drop(num);
-        let tree = retained::children(&idom, &ret);
+        let tree = retained::children(&idom, &ret)?;
         drop(idom);
         self.w.put(SEC_DOM_OFF, &tree.offsets)?;
         self.w.put(SEC_DOM_TGT, &tree.targets)?;
-        let by_class = retained::set_retained(&tree, &ret, &class_k, classes);
+        self.w.put(
+            SEC_ACCUMULATION,
+            &retained::accumulation_points(&tree, &ret, SUSPECT_TOPS),
+        )?;
+        let by_class = retained::set_retained(&tree, &ret, &class_k, classes)?;
         for (c, v) in self.meta.classes.iter_mut().zip(by_class) {
             c.retained = v;
         }
         if let Some(site_k) = site_k {
-            let by_site = retained::set_retained(&tree, &ret, &site_k, self.meta.sites.len());
+            let by_site = retained::set_retained(&tree, &ret, &site_k, self.meta.sites.len())?;
             for (s, v) in self.meta.sites.iter_mut().zip(by_site) {
                 s.retained = v;
             }
         }
         drop(tree);
-        let members = retained::by_retained(&class_k, classes, &ret);
+        let members = retained::by_retained(&class_k, classes, &ret)?;
         drop(class_k);
         self.w.put(SEC_MEMBERS_OFF, &members.offsets)?;
         self.w.put(SEC_MEMBERS_TGT, &members.targets)?;
@@ -688,8 +714,8 @@ impl HeapIndex {
             (SEC_SHALLOW, n),
             (SEC_FWD_OFF, n + 1),
             (SEC_REV_OFF, n + 1),
-            (SEC_DIST_ALL, n),
-            (SEC_DIST_STRONG, n),
+            (SEC_PARENT_ALL, n),
+            (SEC_PARENT_STRONG, n),
             (SEC_NUM, n),
             (SEC_ORDER, n + 1),
             (SEC_IDOM, n + 1),
@@ -706,6 +732,9 @@ impl HeapIndex {
         }
         if r.len(SEC_PERM) > n {
             return Err(bad("identifier ranks"));
+        }
+        if r.len(SEC_ACCUMULATION) > SUSPECT_TOPS as u64 {
+            return Err(bad("accumulation points"));
         }
         Ok((HeapIndex { meta, r }, identity))
     }
@@ -829,19 +858,12 @@ impl HeapIndex {
         Ok((total, self.r.range(tgt, from, count)?))
     }
 
-    /// The biggest dominator tree child of the object of preorder number
-    /// `k`, as a preorder number with its retained size: three reads, for
-    /// walks down long chains (a linked list's tree is as deep as the list).
-    pub fn biggest_child_at(&self, k: u32) -> io::Result<Option<(u32, u64)>> {
-        let ab: Vec<u32> = self.r.range(SEC_DOM_OFF, u64::from(k), 2)?;
-        if ab[1] < ab[0] || u64::from(ab[1]) > self.r.len(SEC_DOM_TGT) {
-            return Err(bad("adjacency offsets"));
-        }
-        if ab[0] == ab[1] {
-            return Ok(None);
-        }
-        let c: u32 = self.r.get(SEC_DOM_TGT, u64::from(ab[0]))?;
-        Ok(Some((c, self.r.get(SEC_RETAINED, u64::from(c))?)))
+    /// Where the bytes of each of the first [`SUSPECT_TOPS`] biggest
+    /// retainers accumulate (`retained::accumulation_points`), in the
+    /// order of [`HeapIndex::dominated`]`(None, ..)`.
+    pub fn accumulation_points(&self) -> io::Result<Vec<Option<u32>>> {
+        let ks: Vec<u32> = self.r.all(SEC_ACCUMULATION)?;
+        ks.into_iter().map(|k| self.object_at(k)).collect()
     }
 
     /// Dominator tree children of an object (`None`: of the virtual root),
@@ -885,14 +907,19 @@ impl HeapIndex {
         self.row(SEC_FWD_OFF, SEC_FWD_TGT, u64::from(s), skip, limit)
     }
 
-    /// Distance from the nearest GC root ([`NONE`]: none), over every
-    /// reference or strong ones only.
-    pub fn distance(&self, s: u32, strong: bool) -> io::Result<u32> {
+    /// The referrer one step closer to the nearest GC root, over every
+    /// reference or strong ones only: `Some(s)` for a root, `None` when
+    /// no root reaches it.
+    pub fn parent(&self, s: u32, strong: bool) -> io::Result<Option<u32>> {
         let sec = if strong {
-            SEC_DIST_STRONG
+            SEC_PARENT_STRONG
         } else {
-            SEC_DIST_ALL
+            SEC_PARENT_ALL
         };
-        self.r.get(sec, u64::from(s))
+        let p: u32 = self.r.get(sec, u64::from(s))?;
+        if p == NONE {
+            return Ok(None);
+        }
+        self.object(p, "shortest paths").map(Some)
     }
 }

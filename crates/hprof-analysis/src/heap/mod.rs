@@ -9,6 +9,7 @@
 //! * `queries` answers with plain types (no JSON here: the command line
 //!   and the UI render them).
 
+mod alloc;
 mod cache;
 mod collect;
 mod csr;
@@ -46,4 +47,18 @@ pub struct Quiet;
 impl Progress for Quiet {
     fn stage(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64) {}
+}
+
+/// A small deterministic generator for the modules' tests (no dependency).
+#[cfg(test)]
+struct Rng(u64);
+
+#[cfg(test)]
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
 }

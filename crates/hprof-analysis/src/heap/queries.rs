@@ -14,7 +14,7 @@ use crate::vocab::Value;
 
 use super::csr::WEAK;
 use super::ids::NONE;
-use super::index::HeapIndex;
+use super::index::{HeapIndex, SUSPECT_TOPS};
 use super::meta::{ClassInfo, ClassKind, RootKind};
 use super::records::{Dump, Record, Want};
 
@@ -731,10 +731,9 @@ impl Heap {
 
     fn path_of(&self, s: u32, exclude_weak: bool) -> QueryResult<GcPath> {
         let ix = &self.ix;
-        let mut d = ix.distance(s, exclude_weak)?;
-        if d == NONE {
-            let any = ix.distance(s, false)?;
-            return Err(QueryError::NoAnswer(if exclude_weak && any != NONE {
+        if ix.parent(s, exclude_weak)?.is_none() {
+            let any = ix.parent(s, false)?;
+            return Err(QueryError::NoAnswer(if exclude_weak && any.is_some() {
                 format!(
                     "0x{:x} is reachable only through the referent of a soft, weak, final or phantom reference (try without --exclude-weak)",
                     ix.id(s)?
@@ -743,37 +742,27 @@ impl Heap {
                 format!("0x{:x} is not reachable from any GC root", ix.id(s)?)
             }));
         }
+        // Saved at index build: each object's referrer one step closer.
         let mut chain = vec![s];
         let mut cur = s;
-        while d > 0 {
-            let mut next = None;
-            let mut skip = 0u64;
-            'rows: loop {
-                let (total, batch) = ix.referrers(cur, skip, 4096)?;
-                for &p in &batch {
-                    if exclude_weak && p & WEAK != 0 {
-                        continue;
-                    }
-                    let p = p & !WEAK;
-                    if ix.distance(p, exclude_weak)? == d - 1 {
-                        next = Some(p);
-                        break 'rows;
-                    }
-                }
-                skip += batch.len() as u64;
-                if batch.is_empty() || skip >= total {
-                    break;
-                }
-            }
-            let Some(p) = next else {
+        loop {
+            let Some(p) = ix.parent(cur, exclude_weak)? else {
                 return Err(QueryError::Io(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    "damaged index: no referrer one step closer to a root",
+                    "damaged index: a shortest path that ends nowhere",
                 )));
             };
+            if p == cur {
+                break;
+            }
+            if chain.len() as u64 > ix.meta.objects {
+                return Err(QueryError::Io(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "damaged index: a shortest path in a loop",
+                )));
+            }
             chain.push(p);
             cur = p;
-            d -= 1;
         }
         chain.reverse();
         let root = *chain.first().expect("the object itself");
@@ -969,28 +958,20 @@ impl Heap {
         let total = self.ix.meta.total_shallow.max(1);
         let big = |r: u64| r as f64 >= threshold * total as f64;
         let mut objects = Vec::new();
-        let (_, top) = self.ix.dominated(None, 0, 64)?;
-        for s in top {
+        let (_, top) = self.ix.dominated(None, 0, SUSPECT_TOPS as u64)?;
+        let points = self.ix.accumulation_points()?;
+        for (i, s) in top.into_iter().enumerate() {
             let row = self.row(s)?;
             if !big(row.retained) {
                 break;
             }
-            // Down the tree in preorder numbers (what the tree's arrays
-            // hold): three reads a level.
-            let mut acc = self.ix.preorder(s)?;
-            let mut acc_retained = row.retained;
-            for _ in 0..self.ix.meta.objects {
-                let Some((c, r)) = self.ix.biggest_child_at(acc)? else {
-                    break;
-                };
-                if (r as f64) < 0.8 * acc_retained as f64 {
-                    break;
-                }
-                acc = c;
-                acc_retained = r;
-            }
-            let acc = self.ix.object_at(acc)?.ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidData, "damaged index: dominator tree")
+            // Found at index build: the walk down a linked list's chain
+            // of dominators is as long as the list.
+            let acc = points.get(i).copied().flatten().ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "damaged index: accumulation points",
+                )
             })?;
             objects.push(Suspect {
                 share: row.retained as f64 / total as f64,

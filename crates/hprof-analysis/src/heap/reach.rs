@@ -1,8 +1,10 @@
 //! Walks of the reference graph from the GC roots, without recursion:
 //!
-//! * [`distances`]: each object's distance from the nearest GC root
-//!   (breadth first), over every reference or over strong ones only; a
-//!   shortest path back to a root follows referrers one step closer each.
+//! * [`shortest_parents`]: for each object, the referrer one step closer
+//!   to the nearest GC root (breadth first), over every reference or over
+//!   strong ones only: a shortest path back to a root follows them, one
+//!   read a step (an object held by thousands of arrays needs no scan of
+//!   its referrers).
 //! * [`number`]: the depth-first preorder the dominator computation works
 //!   in, from a virtual root above every entry point of the heap: the GC
 //!   roots, then (each once nothing else reaches them) class objects kept by
@@ -14,18 +16,21 @@
 
 use std::io;
 
+use super::alloc::{filled, push, with_room, NoMemory};
 use super::csr::{Bits, Csr, WEAK};
 use super::ids::NONE;
 use super::meta::{RefKind, RootEntry, RootKind};
 use super::store::{Reader, SectionId};
 
-/// Distance of every object from the nearest of `roots` ([`NONE`] when
-/// none reaches it); with `follow_weak` off, referent references are not
-/// followed.
-pub fn distances(fwd: &Csr, roots: &[u32], follow_weak: bool) -> Vec<u32> {
+/// For every object, its referrer on a shortest path from the nearest of
+/// `roots`: among the referrers one step closer, the lowest numbered (the
+/// object itself for a root, [`NONE`] when no root reaches it); with
+/// `follow_weak` off, referent references are not followed.
+pub fn shortest_parents(fwd: &Csr, roots: &[u32], follow_weak: bool) -> Result<Vec<u32>, NoMemory> {
     let n = fwd.rows();
-    let mut dist = vec![NONE; n];
-    let mut queue: Vec<u32> = Vec::with_capacity(n.min(1 << 20));
+    let mut dist = filled(n, NONE, "distances from GC roots")?;
+    // Each object enters the queue once.
+    let mut queue: Vec<u32> = with_room(n, "objects to visit")?;
     for &r in roots {
         if dist[r as usize] == NONE {
             dist[r as usize] = 0;
@@ -48,7 +53,28 @@ pub fn distances(fwd: &Csr, roots: &[u32], follow_weak: bool) -> Vec<u32> {
             }
         }
     }
-    dist
+    drop(queue);
+    let mut parent = filled(n, NONE, "shortest paths")?;
+    for &r in roots {
+        parent[r as usize] = r;
+    }
+    // Referrers in increasing order: the first one step closer is kept.
+    for v in 0..n as u32 {
+        let d = dist[v as usize];
+        if d == NONE {
+            continue;
+        }
+        for &t in fwd.row(v) {
+            if t & WEAK != 0 && !follow_weak {
+                continue;
+            }
+            let t = (t & !WEAK) as usize;
+            if parent[t] == NONE && dist[t] == d + 1 {
+                parent[t] = v;
+            }
+        }
+    }
+    Ok(parent)
 }
 
 /// The preorder numbering and its DFS tree.
@@ -92,23 +118,28 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn first_visit(&mut self, s: u32, parent: u32) {
+    fn first_visit(&mut self, s: u32, parent: u32) -> Result<(), NoMemory> {
         self.num[s as usize] = self.next;
+        // Room for every object was made at the start.
         self.parent.push(parent);
         self.next += 1;
         let c = self.hints.class_of[s as usize];
         if (c as usize) < self.hints.class_object.len() && !self.live_class.get(c) {
             self.live_class.set(c);
-            self.class_queue.push(c);
+            push(&mut self.class_queue, c, "classes")?;
         }
-        self.stack.push((s, self.fwd.offsets[s as usize]));
+        push(
+            &mut self.stack,
+            (s, self.fwd.offsets[s as usize]),
+            "levels of a depth-first walk",
+        )
     }
 
-    fn visit(&mut self, root: u32) {
+    fn visit(&mut self, root: u32) -> Result<(), NoMemory> {
         if self.num[root as usize] != NONE {
-            return;
+            return Ok(());
         }
-        self.first_visit(root, 0);
+        self.first_visit(root, 0)?;
         while let Some(top) = self.stack.last_mut() {
             let (v, e) = *top;
             if e == self.fwd.offsets[v as usize + 1] {
@@ -119,15 +150,16 @@ impl Walk<'_> {
             let t = self.fwd.targets[e as usize];
             if t & WEAK != 0 {
                 if self.queue_weak {
-                    self.weak_queue.push((t & !WEAK, e));
+                    push(&mut self.weak_queue, (t & !WEAK, e), "referents")?;
                 }
                 continue;
             }
             if self.num[t as usize] == NONE {
                 let p = self.num[v as usize];
-                self.first_visit(t, p);
+                self.first_visit(t, p)?;
             }
         }
+        Ok(())
     }
 
     fn weak_kind(&self, position: u32) -> RefKind {
@@ -141,24 +173,24 @@ impl Walk<'_> {
 
 /// Numbers every object (see the module notes); `roots` are the GC roots'
 /// objects.
-pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
+pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Result<Numbering, NoMemory> {
     let n = fwd.rows();
     let classes = hints.class_object.len();
     let mut w = Walk {
         fwd,
         hints,
-        num: vec![NONE; n],
-        parent: Vec::with_capacity(n + 1),
+        num: filled(n, NONE, "preorder numbers")?,
+        parent: with_room(n + 1, "preorder numbers")?,
         next: 1,
         stack: Vec::new(),
-        live_class: Bits::new(classes),
+        live_class: Bits::new(classes)?,
         class_queue: Vec::new(),
         weak_queue: Vec::new(),
         queue_weak: true,
     };
     w.parent.push(0);
     for &r in roots {
-        w.visit(r);
+        w.visit(r)?;
     }
     let mut added = Vec::new();
     let mut strong_end = None;
@@ -166,21 +198,23 @@ pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
         if let Some(c) = w.class_queue.pop() {
             if let Some(o) = w.hints.class_object[c as usize] {
                 if w.num[o as usize] == NONE {
-                    added.push(RootEntry {
+                    let entry = RootEntry {
                         object: o,
                         kind: RootKind::ClassOfLiveInstances,
-                    });
-                    w.visit(o);
+                    };
+                    push(&mut added, entry, "entry points")?;
+                    w.visit(o)?;
                 }
             }
         } else if let Some((t, e)) = w.weak_queue.pop() {
             strong_end.get_or_insert(w.next);
             if w.num[t as usize] == NONE {
-                added.push(RootEntry {
+                let entry = RootEntry {
                     object: t,
                     kind: RootKind::Referent(w.weak_kind(e)),
-                });
-                w.visit(t);
+                };
+                push(&mut added, entry, "entry points")?;
+                w.visit(t)?;
             }
         } else {
             break;
@@ -190,7 +224,7 @@ pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
     // Unreachable objects: first those no other unreachable object refers
     // to, then what is left (cycles), in file order.
     w.queue_weak = false;
-    let mut referred = Bits::new(n);
+    let mut referred = Bits::new(n)?;
     for s in 0..n as u32 {
         if w.num[s as usize] == NONE {
             for &t in fwd.row(s) {
@@ -204,26 +238,27 @@ pub fn number(fwd: &Csr, roots: &[u32], hints: Hints<'_>) -> Numbering {
     for pass in 0..2 {
         for s in 0..n as u32 {
             if w.num[s as usize] == NONE && (pass == 1 || !referred.get(s)) {
-                added.push(RootEntry {
+                let entry = RootEntry {
                     object: s,
                     kind: RootKind::Unreachable,
-                });
-                w.visit(s);
+                };
+                push(&mut added, entry, "entry points")?;
+                w.visit(s)?;
             }
         }
     }
-    let mut from_root = Bits::new(n + 1);
+    let mut from_root = Bits::new(n + 1)?;
     // Every GC root hangs from the virtual root, reached first or not.
     for s in roots.iter().copied().chain(added.iter().map(|r| r.object)) {
         from_root.set(w.num[s as usize]);
     }
-    Numbering {
+    Ok(Numbering {
         num: w.num,
         parent: w.parent,
         from_root,
         added,
         strong_end,
-    }
+    })
 }
 
 /// The strong referrers of every object in preorder numbers (row `k` for
@@ -254,7 +289,7 @@ pub fn preorder_preds(
             *t += 1;
         }
     };
-    let mut starts = vec![0u32; n + 2];
+    let mut starts = filled(n + 2, 0u32, "objects' referrers")?;
     let mut t = 0usize;
     r.for_each::<u32>(tgt, |first, run| {
         for (i, &p) in run.iter().enumerate() {
@@ -267,7 +302,7 @@ pub fn preorder_preds(
     for k in 1..starts.len() {
         starts[k] += starts[k - 1];
     }
-    let mut targets = vec![0u32; starts[n + 1] as usize];
+    let mut targets = filled(starts[n + 1] as usize, 0u32, "references")?;
     let mut t = 0usize;
     r.for_each::<u32>(tgt, |first, run| {
         for (i, &p) in run.iter().enumerate() {
@@ -288,4 +323,87 @@ pub fn preorder_preds(
         offsets: starts,
         targets,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Rng;
+    use super::*;
+
+    /// The rule `path` followed before the parents were saved: distances
+    /// by relaxation, then the lowest-numbered referrer one step closer.
+    fn reference(
+        n: usize,
+        edges: &[(u32, u32, bool)],
+        roots: &[u32],
+        follow_weak: bool,
+    ) -> Vec<u32> {
+        let usable = |w: bool| follow_weak || !w;
+        let mut dist = vec![NONE; n];
+        for &r in roots {
+            dist[r as usize] = 0;
+        }
+        loop {
+            let mut changed = false;
+            for &(a, b, w) in edges {
+                let (a, b) = (a as usize, b as usize);
+                if usable(w) && dist[a] != NONE && dist[a] + 1 < dist[b] {
+                    dist[b] = dist[a] + 1;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        (0..n)
+            .map(|t| match dist[t] {
+                NONE => NONE,
+                0 => t as u32,
+                d => edges
+                    .iter()
+                    .filter(|&&(a, b, w)| b as usize == t && usable(w) && dist[a as usize] == d - 1)
+                    .map(|e| e.0)
+                    .min()
+                    .unwrap(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shortest_parents_are_the_lowest_referrer_one_step_closer() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..2000 {
+            let n = rng.below(30) as usize + 1;
+            let mut edges: Vec<(u32, u32, bool)> = (0..rng.below(3 * n as u64))
+                .map(|_| {
+                    (
+                        rng.below(n as u64) as u32,
+                        rng.below(n as u64) as u32,
+                        rng.below(4) == 0,
+                    )
+                })
+                .collect();
+            edges.sort_by_key(|e| e.0);
+            let roots: Vec<u32> = (0..rng.below(3))
+                .map(|_| rng.below(n as u64) as u32)
+                .collect();
+            let key: Vec<u32> = edges.iter().map(|e| e.0).collect();
+            let by = Csr::group(&key, n).unwrap();
+            let fwd = Csr {
+                offsets: by.offsets,
+                targets: edges
+                    .iter()
+                    .map(|&(_, b, w)| if w { b | WEAK } else { b })
+                    .collect(),
+            };
+            for follow_weak in [true, false] {
+                assert_eq!(
+                    shortest_parents(&fwd, &roots, follow_weak).unwrap(),
+                    reference(n, &edges, &roots, follow_weak),
+                    "round {round}, weak {follow_weak}: {edges:?} from {roots:?}"
+                );
+            }
+        }
+    }
 }

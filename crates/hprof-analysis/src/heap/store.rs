@@ -19,7 +19,7 @@ use std::os::unix::fs::FileExt;
 /// First bytes of every index file.
 pub const MAGIC: &[u8; 16] = b"hprof-rs heap ix";
 /// Bumped whenever what an index holds or how changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 3;
 
 const HEADER_LEN: u64 = 64;
 /// Bytes per chunk.

@@ -1,0 +1,96 @@
+//! Allocations sized by a dump's data, made fallible: a dump may hold more
+//! objects or references than this process may allocate (a capped address
+//! space, a small machine), and a refused allocation must end the build
+//! with a clear error rather than abort the process (as `Vec::push` or
+//! `vec![]` would).
+
+use std::collections::TryReserveError;
+use std::io;
+
+/// An allocation the allocator refused: how many of what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoMemory {
+    pub count: usize,
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for NoMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no memory for {} {}", self.count, self.what)
+    }
+}
+
+impl From<NoMemory> for io::Error {
+    fn from(e: NoMemory) -> io::Error {
+        io::Error::new(io::ErrorKind::OutOfMemory, e.to_string())
+    }
+}
+
+/// `n` copies of `v`, or the allocator's refusal.
+pub fn filled<T: Clone>(n: usize, v: T, what: &'static str) -> Result<Vec<T>, NoMemory> {
+    let mut out = with_room(n, what)?;
+    out.resize(n, v);
+    Ok(out)
+}
+
+/// An empty vector with room for `n` elements, or the allocator's refusal.
+pub fn with_room<T>(n: usize, what: &'static str) -> Result<Vec<T>, NoMemory> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| NoMemory { count: n, what })?;
+    Ok(out)
+}
+
+/// Room for one more element in `v`: when it is full, its capacity
+/// doubles as a `push` would double it, but a refused allocation is an
+/// error rather than an abort of the process.
+#[inline]
+pub fn grow<T>(v: &mut Vec<T>) -> Result<(), TryReserveError> {
+    if v.len() == v.capacity() {
+        v.try_reserve(v.len().max(64))?;
+    }
+    Ok(())
+}
+
+/// Pushes `x` onto `v` (growing it as [`grow`] does).
+#[inline]
+pub fn push<T>(v: &mut Vec<T>, x: T, what: &'static str) -> Result<(), NoMemory> {
+    grow(v).map_err(|_| NoMemory {
+        count: v.len() + 1,
+        what,
+    })?;
+    v.push(x);
+    Ok(())
+}
+
+/// Collects `it` (whose length is known) into a vector, or refuses.
+pub fn collected<T>(
+    it: impl ExactSizeIterator<Item = T>,
+    what: &'static str,
+) -> Result<Vec<T>, NoMemory> {
+    let mut out = with_room(it.len(), what)?;
+    out.extend(it);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_errors() {
+        assert_eq!(filled(3, 7u32, "x").unwrap(), vec![7, 7, 7]);
+        let e = filled(usize::MAX / 2, 0u64, "references").unwrap_err();
+        assert_eq!(e.what, "references");
+        let io: io::Error = e.into();
+        assert_eq!(io.kind(), io::ErrorKind::OutOfMemory);
+        assert!(io.to_string().contains("references"));
+        assert!(with_room::<u32>(usize::MAX / 2, "x").is_err());
+        let mut v = Vec::new();
+        for i in 0..100 {
+            push(&mut v, i, "x").unwrap();
+        }
+        assert_eq!(v.len(), 100);
+        assert_eq!(collected(0..4u8, "x").unwrap(), vec![0, 1, 2, 3]);
+    }
+}
