@@ -364,7 +364,9 @@ fn alloc_shows_the_allocating_method_and_class() {
     let dir = common::scratch("profile_alloc");
     // One thread for one second: ALLOC SITES counters are 32-bit (the
     // format's), and two threads for 2 s allocated past 4 GiB at one site
-    // on a quiet machine, saturating it.
+    // on a quiet machine, saturating it; one thread did too, once in a
+    // full run (the profile lasts the attach as well): the tool then says
+    // so, and the saturated rows are floors.
     let mut jvm = Jvm::start(&dir, "Churn", &["1", "2000000000", "1"]);
     let err = profile_ok(
         &dir,
@@ -395,13 +397,23 @@ fn alloc_shows_the_allocating_method_and_class() {
     eprintln!("byte[] {bytes}, ChurnDropped {dropped} of {total} bytes");
     assert!(bytes > 0 && dropped > 0, "{stacks:?}");
     assert!(
-        bytes < u64::from(u32::MAX) && dropped < u64::from(u32::MAX),
-        "a site's 32-bit counter saturated: the fixture allocates too fast for the duration"
-    );
-    assert!(
         (bytes + dropped) as f64 / total as f64 > 0.95,
         "dropOne allocates nearly everything: {stacks:?}"
     );
+    let max = u64::from(u32::MAX);
+    let saturated = u64::from(bytes == max) + u64::from(dropped == max);
+    assert!(bytes <= max && dropped <= max, "{stacks:?}");
+    if saturated > 0 {
+        assert!(
+            err.contains(&format!(
+                "{saturated} allocation site(s) reached the 32-bit counter"
+            )),
+            "saturated rows without the note: {err}"
+        );
+        assert!(jvm.running());
+        return;
+    }
+    assert!(!err.contains("32-bit counter"), "{err}");
     // One byte[64] (80 bytes) per ChurnDropped (a reference and an int:
     // 24 bytes), 3.33 times the bytes: the estimate from samples (one per
     // 512 KiB on average, thousands here) keeps the proportion.

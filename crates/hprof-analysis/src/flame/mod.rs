@@ -83,6 +83,9 @@ pub struct Flame {
     pub cut_at: Option<usize>,
     /// `all`: how many sections were cumulative and counted once.
     pub cumulative_sections: usize,
+    /// ALLOC SITES rows whose allocated bytes stand at the record's 32-bit
+    /// limit: what they show is a floor.
+    pub saturated_sites: usize,
 }
 
 /// The note for stacks cut by the agent's depth (the CLI's stderr, the
@@ -104,6 +107,12 @@ impl Flame {
             notes.push(format!(
                 "{} section(s) were cumulative (CPU samples asked for over the socket are not reset) and were counted once",
                 self.cumulative_sections
+            ));
+        }
+        if self.saturated_sites > 0 {
+            notes.push(format!(
+                "{} allocation site(s) reached the 32-bit counter of HPROF's ALLOC SITES record (4 GiB allocated at one site since the start): their bytes are a floor, not the count; profile for a shorter time (-d) to see them whole",
+                self.saturated_sites
             ));
         }
         notes
@@ -384,6 +393,7 @@ fn merge(
         measure,
         cut_at: cut_at(&lengths, depth),
         cumulative_sections,
+        saturated_sites: 0,
     })
 }
 
@@ -685,6 +695,23 @@ CPU TIME (ms) END\n";
             f.notes().iter().any(|n| n.contains("cumulative")),
             "{:?}",
             f.notes()
+        );
+    }
+
+    #[test]
+    fn saturated_sites_are_said() {
+        let f = Flame {
+            tree: StackTree::new(),
+            measure: Measure::AllocatedBytes,
+            cut_at: None,
+            cumulative_sections: 0,
+            saturated_sites: 2,
+        };
+        let notes = f.notes();
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].starts_with("2 allocation site(s) reached the 32-bit counter"),
+            "{notes:?}"
         );
     }
 

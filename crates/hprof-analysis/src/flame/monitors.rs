@@ -67,6 +67,7 @@ pub fn collapse_monitors_text(r: impl BufRead) -> ToolResult<Flame> {
         measure: Measure::BlockedMicros,
         cut_at: None,
         cumulative_sections: 0,
+        saturated_sites: 0,
     })
 }
 

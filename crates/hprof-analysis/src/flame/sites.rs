@@ -75,5 +75,10 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
         measure: Measure::AllocatedBytes,
         cut_at: super::cut_at(&lengths, depth),
         cumulative_sections: 0,
+        saturated_sites: sites
+            .sites
+            .iter()
+            .filter(|s| s.bytes_allocated == u32::MAX)
+            .count(),
     })
 }
