@@ -362,11 +362,10 @@ fn browser_search_share(page: &Path, term: &str) -> Option<f64> {
 fn alloc_shows_the_allocating_method_and_class() {
     let _only_jvm = common::exclusive();
     let dir = common::scratch("profile_alloc");
-    // One thread for one second: ALLOC SITES counters are 32-bit (the
-    // format's), and two threads for 2 s allocated past 4 GiB at one site
-    // on a quiet machine, saturating it; one thread did too, once in a
-    // full run (the profile lasts the attach as well): the tool then says
-    // so, and the saturated rows are floors.
+    // One thread for two seconds, the tool taking the allocations every
+    // 250 ms and summing them (ALLOC SITES counters are 32-bit: one
+    // thread allocated past 4 GiB at one site in one full run, before
+    // the takes).
     let mut jvm = Jvm::start(&dir, "Churn", &["1", "2000000000", "1"]);
     let err = profile_ok(
         &dir,
@@ -374,7 +373,7 @@ fn alloc_shows_the_allocating_method_and_class() {
             "-e",
             "alloc",
             "-d",
-            "1s",
+            "2s",
             &jvm.pid_arg(),
             "-o",
             "a.collapsed",
@@ -400,19 +399,9 @@ fn alloc_shows_the_allocating_method_and_class() {
         (bytes + dropped) as f64 / total as f64 > 0.95,
         "dropOne allocates nearly everything: {stacks:?}"
     );
-    let max = u64::from(u32::MAX);
-    let saturated = u64::from(bytes == max) + u64::from(dropped == max);
-    assert!(bytes <= max && dropped <= max, "{stacks:?}");
-    if saturated > 0 {
-        assert!(
-            err.contains(&format!(
-                "{saturated} allocation site(s) reached the 32-bit counter"
-            )),
-            "saturated rows without the note: {err}"
-        );
-        assert!(jvm.running());
-        return;
-    }
+    // Taken every 250 ms, no site of one thread fills a record's 32-bit
+    // counter (4 GiB in a quarter of a second), whatever the sum (8.1 GB
+    // of byte[] in one run here).
     assert!(!err.contains("32-bit counter"), "{err}");
     // One byte[64] (80 bytes) per ChurnDropped (a reference and an int:
     // 24 bytes), 3.33 times the bytes: the estimate from samples (one per

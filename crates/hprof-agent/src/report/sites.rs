@@ -3,6 +3,7 @@
 use super::traces;
 use crate::format::{
     HeapTotals, SiteRow, SitesReport, SITES_ESTIMATED, SITES_INCREMENTAL, SITES_SINCE_ATTACH,
+    SITES_TAKEN,
 };
 use crate::tables::sites::{report_instances, totals_of, SiteSnapshot};
 use crate::tables::ClassEntry;
@@ -47,12 +48,20 @@ fn report_totals(sites: &[SiteSnapshot], interval: u64) -> HeapTotals {
 pub fn write(ctx: &Context, request_flags: u16, cutoff: f64) {
     traces::submit_all_unprinted(ctx);
     let interval = ctx.tables.sites.interval();
-    let snapshot = ctx.tables.sites.snapshot();
+    let take = request_flags & SITES_TAKEN != 0;
+    let snapshot = if take {
+        ctx.tables.sites.snapshot_taking_allocations()
+    } else {
+        ctx.tables.sites.snapshot()
+    };
     ctx.tables.sites.clear_changed();
     let totals = report_totals(&snapshot, interval);
     let rows: Vec<OwnedRow> = snapshot
         .iter()
-        .filter(|s| request_flags & SITES_INCREMENTAL == 0 || s.changed)
+        // A take reports every count it restarted, changed or not.
+        .filter(|s| {
+            request_flags & SITES_INCREMENTAL == 0 || s.changed || (take && s.alloc_instances > 0)
+        })
         .filter_map(|s| {
             let class = ctx.tables.classes.get(s.class_serial)?;
             Some(OwnedRow {

@@ -225,14 +225,25 @@ impl SiteTable {
 
     /// Copies of every site's counters, in index order.
     pub fn snapshot(&self) -> Vec<SiteSnapshot> {
+        self.snapshot_with(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// The same, each site's allocated counts taken (restarted from 0 in
+    /// the same atomic step, so an allocation counted meanwhile goes to
+    /// the next take): ALLOC SITES with `SITES_TAKEN`.
+    pub fn snapshot_taking_allocations(&self) -> Vec<SiteSnapshot> {
+        self.snapshot_with(|c| c.swap(0, Ordering::Relaxed))
+    }
+
+    fn snapshot_with(&self, alloc: impl Fn(&AtomicU64) -> u64) -> Vec<SiteSnapshot> {
         self.iter()
             .enumerate()
             .map(|(i, s)| SiteSnapshot {
                 index: i as u32,
                 class_serial: s.class_serial.load(Ordering::Relaxed),
                 trace_serial: s.trace_serial.load(Ordering::Relaxed),
-                alloc_bytes: s.alloc_bytes.load(Ordering::Relaxed),
-                alloc_instances: s.alloc_instances.load(Ordering::Relaxed),
+                alloc_bytes: alloc(&s.alloc_bytes),
+                alloc_instances: alloc(&s.alloc_instances),
                 live_bytes: s.live_bytes.load(Ordering::Relaxed),
                 live_instances: s.live_instances.load(Ordering::Relaxed),
                 changed: s.changed.load(Ordering::Relaxed),
@@ -353,6 +364,24 @@ mod tests {
                 live_instances: 2
             }
         );
+    }
+
+    #[test]
+    fn a_take_restarts_the_allocated_counts_only() {
+        let t = SiteTable::default();
+        let a = t.intern(1, 2).unwrap();
+        t.allocated(a, 5_000_000_000, 3, true);
+        let taken = t.snapshot_taking_allocations();
+        assert_eq!(
+            (taken[0].alloc_bytes, taken[0].alloc_instances),
+            (5_000_000_000, 3)
+        );
+        t.allocated(a, 10, 1, true);
+        let s = t.snapshot_taking_allocations()[0];
+        assert_eq!((s.alloc_bytes, s.alloc_instances), (10, 1));
+        assert_eq!((s.live_bytes, s.live_instances), (5_000_000_010, 4));
+        let s = t.snapshot()[0];
+        assert_eq!((s.alloc_bytes, s.alloc_instances), (0, 0));
     }
 
     #[test]

@@ -111,7 +111,7 @@ impl Flame {
         }
         if self.saturated_sites > 0 {
             notes.push(format!(
-                "{} allocation site(s) reached the 32-bit counter of HPROF's ALLOC SITES record (4 GiB allocated at one site since the start): their bytes are a floor, not the count; profile for a shorter time (-d) to see them whole",
+                "{} allocation site(s) reached the 32-bit counter of HPROF's ALLOC SITES record (4 GiB allocated at one site in one report): their bytes are a floor, not the count",
                 self.saturated_sites
             ));
         }

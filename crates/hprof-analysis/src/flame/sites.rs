@@ -1,10 +1,17 @@
-//! Allocation sites as a flame graph: the last ALLOC SITES of a binary
-//! report, each site's stack (root first) topped by a frame naming the
-//! allocated class, weighted by its allocated bytes (`hprof-rs profile -e
-//! alloc`). With `heapsample=` the bytes are the agent's estimates from
-//! samples (docs/alloc_sites.md).
+//! Allocation sites as a flame graph: the allocated bytes of a binary
+//! report's ALLOC SITES, each site's stack (root first) topped by a frame
+//! naming the allocated class (`hprof-rs profile -e alloc`). With
+//! `heapsample=` the bytes are the agent's estimates from samples
+//! (docs/alloc_sites.md).
+//!
+//! Which sections count: reports asked for with `SITES_TAKEN` (each holds
+//! the allocations since the previous such report), summed in 64 bits,
+//! and the last report after them (the rest since the last take, e.g. the
+//! final report at the profile's stop). Without taken reports, each report
+//! counts from the start, so only the last one is read.
 
 use super::{learn_bounded, Flame, Measure, StackTree};
+use crate::format::SITES_TAKEN;
 use crate::reader::{java_class_name, AllocSites, HprofReader, ReadOptions, RecordBody, Retained};
 use crate::transcode::symbols::Symbols;
 use crate::ToolResult;
@@ -28,6 +35,7 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
         HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
     let mut syms = Symbols::default();
     let mut kept = Retained::default();
+    let mut taken: Vec<AllocSites> = Vec::new();
     let mut last: Option<AllocSites> = None;
     let mut depth = None;
     while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
@@ -36,18 +44,28 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
             continue;
         }
         match rec.body {
+            RecordBody::AllocSites(s) if s.flags & SITES_TAKEN != 0 => {
+                taken.push(s);
+                last = None;
+            }
             RecordBody::AllocSites(s) => last = Some(s),
             RecordBody::ControlSettings(c) => depth = Some(usize::from(c.depth)),
             _ => {}
         }
     }
-    let sites = last.ok_or(
-        "no ALLOC SITES in the stream (the agent writes them with heap=sites at its stop or exit)",
-    )?;
+    taken.extend(last);
+    if taken.is_empty() {
+        return Err(
+            "no ALLOC SITES in the stream (the agent writes them with heap=sites at its stop or exit)"
+                .into(),
+        );
+    }
     let mut tree = StackTree::new();
     let mut names: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut lengths = Vec::with_capacity(sites.sites.len());
-    for site in &sites.sites {
+    let mut lengths = Vec::new();
+    let mut saturated_sites = 0;
+    for site in taken.iter().flat_map(|s| &s.sites) {
+        saturated_sites += usize::from(site.bytes_allocated == u32::MAX);
         let frames: &[u64] = syms
             .traces
             .get(&site.trace_serial)
@@ -75,10 +93,70 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
         measure: Measure::AllocatedBytes,
         cut_at: super::cut_at(&lengths, depth),
         cumulative_sections: 0,
-        saturated_sites: sites
-            .sites
-            .iter()
-            .filter(|s| s.bytes_allocated == u32::MAX)
-            .count(),
+        saturated_sites,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{BinaryFormat, BinaryOptions, ProfileFormat, SiteRow, SitesReport, Stamp};
+
+    /// An ALLOC SITES record of two sites (class serials 1 and 2, no trace).
+    fn report(f: &mut BinaryFormat, out: &mut Vec<u8>, flags: u16, one: u32, two: u32) {
+        let row = |class_serial, alloc_bytes| SiteRow {
+            class_sig: "LA;",
+            class_serial,
+            trace_serial: 0,
+            live_bytes: 0,
+            live_instances: 0,
+            alloc_bytes,
+            alloc_instances: 1,
+        };
+        let r = SitesReport {
+            flags,
+            cutoff: 0.0,
+            rows: vec![row(1, one), row(2, two)],
+            ..Default::default()
+        };
+        f.sites(out, Stamp::default(), &r);
+    }
+
+    fn collapsed(f: &Flame) -> String {
+        let mut out = Vec::new();
+        f.write_collapsed(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn takes_are_summed_in_64_bits_with_the_rest_after_the_last() {
+        let mut f = BinaryFormat::new(BinaryOptions::default());
+        let mut out = Vec::new();
+        f.header(&mut out, Stamp::default());
+        // From the start: the first take counts these again.
+        report(&mut f, &mut out, 0, 100, 100);
+        report(&mut f, &mut out, SITES_TAKEN, 3_000_000_000, 5);
+        report(&mut f, &mut out, SITES_TAKEN, 3_000_000_000, 7);
+        // Since the last take, twice: the later one only.
+        report(&mut f, &mut out, 0, 10, 1);
+        report(&mut f, &mut out, 0, 1_000_000_000, 2);
+        let fl = collapse_sites_binary(&out[..]).unwrap();
+        assert_eq!(
+            collapsed(&fl),
+            "<class serial 1> 7000000000\n<class serial 2> 14\n"
+        );
+        assert_eq!(fl.saturated_sites, 0);
+
+        // Without takes: the last report, its saturated site said.
+        let mut out = Vec::new();
+        f.header(&mut out, Stamp::default());
+        report(&mut f, &mut out, 0, 100, 100);
+        report(&mut f, &mut out, 0, u32::MAX, 3);
+        let fl = collapse_sites_binary(&out[..]).unwrap();
+        assert_eq!(
+            collapsed(&fl),
+            "<class serial 1> 4294967295\n<class serial 2> 3\n"
+        );
+        assert_eq!(fl.saturated_sites, 1);
+    }
 }

@@ -158,6 +158,15 @@ pub const SITES_ESTIMATED: u16 = 0x8;
 /// binary: bit 0x10 of the ALLOC SITES flags.
 pub const SITES_SINCE_ATTACH: u16 = 0x10;
 
+/// SITES flag (hprof-rs extension): asked for in an ALLOC SITES request,
+/// the report's allocated counts are those made since the previous report
+/// asked for with it (the agent restarts them at each such report, in the
+/// same step, so no allocation is counted twice or lost); live counts stay
+/// whole. A peer sums such reports in 64 bits (a record's counters are 32
+/// bits: 4 GiB at one site since the start saturated them). Echoed in the
+/// record; text: `allocations since the previous report` in the title.
+pub const SITES_TAKEN: u16 = 0x20;
+
 /// One allocation site: a (class, allocation trace) pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SiteRow<'a> {
@@ -195,6 +204,10 @@ impl SitesReport<'_> {
 
     pub fn since_attach(&self) -> bool {
         self.flags & SITES_SINCE_ATTACH != 0
+    }
+
+    pub fn taken(&self) -> bool {
+        self.flags & SITES_TAKEN != 0
     }
 }
 

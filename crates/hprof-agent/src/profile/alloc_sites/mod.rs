@@ -38,7 +38,7 @@
 
 use super::{Answer, Event, Profile};
 use crate::diag;
-use crate::format::{SITES_FORCE_GC, SITES_SORT_BY_ALLOC};
+use crate::format::{SITES_FORCE_GC, SITES_SORT_BY_ALLOC, SITES_TAKEN};
 use crate::jvmti::sys::{cap, event, jvmtiCapabilities};
 use crate::jvmti::{Frame, Jni, MethodId, Obj};
 use crate::protocol::{Command, Control};
@@ -794,9 +794,15 @@ impl Profile for AllocSites {
         match *cmd {
             // ALLOC SITES: flags 0x1 changed only, 0x2 sort by allocated
             // bytes, 0x4 force a GC first (also done for every report with
-            // `gcbeforedump=y`).
+            // `gcbeforedump=y`, but for a take: 0x20, the allocations
+            // since the last take, asked for four times a second by `hprof-rs
+            // profile -e alloc`, where a GC a second would be the cost).
             Command::AllocSites { flags, cutoff } => {
-                self.prepare_report(ctx, flags & SITES_FORCE_GC != 0);
+                let take = flags & SITES_TAKEN != 0;
+                let gc = flags & SITES_FORCE_GC != 0;
+                if gc || !take {
+                    self.prepare_report(ctx, gc);
+                }
                 crate::report::sites::write(ctx, flags, f64::from(cutoff));
                 diag::verbose(ctx.opts.verbose, &self.memory_summary(ctx));
             }

@@ -23,12 +23,18 @@ pub fn sites(p: &mut Printer, out: &mut Vec<u8>, at: &Stamp, r: &SitesReport<'_>
     } else {
         ""
     };
+    let taken = if r.taken() {
+        ", allocations since the previous report"
+    } else {
+        ""
+    };
     pf!(
         p,
         out,
-        "SITES BEGIN (ordered by {}{}) {}",
+        "SITES BEGIN (ordered by {}{}{}) {}",
         order,
         since,
+        taken,
         ctime_of(at)
     );
     pf!(
