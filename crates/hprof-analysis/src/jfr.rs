@@ -604,9 +604,9 @@ pub fn encode(p: &Session) -> ToolResult<Vec<u8>> {
             }
         }
     }
-    if let Some(sites) = &p.sites {
+    if !p.allocated.is_empty() {
         let at = times.sites_us * 1000;
-        for s in &sites.sites {
+        for s in p.allocated.sites() {
             let thread = pools.thread(p, p.trace_thread(s.trace_serial));
             let trace = pools.trace(p, s.trace_serial);
             let class = pools.class(&p.site_class(s.class_serial, s.array_type));
@@ -615,7 +615,7 @@ pub fn encode(p: &Session) -> ToolResult<Vec<u8>> {
             b.varint(thread);
             b.varint(trace);
             b.varint(class);
-            b.varint(u64::from(s.bytes_allocated));
+            b.varint(s.bytes_allocated);
             event(&mut out, id::ALLOCATION_SAMPLE, &b.0);
         }
     }
@@ -710,13 +710,17 @@ pub fn export(input: &str, out: &str) -> ToolResult<String> {
     crate::session::feed::date_by_file(&mut p, std::path::Path::new(input));
     let bytes = encode(&p)?;
     crate::output::write(out, &bytes)?;
-    Ok(format!(
+    let said = format!(
         "wrote {}: {} CPU samples as jdk.ExecutionSample, {} allocation sites as jdk.ObjectAllocationSample, {} contended monitor entries as jdk.JavaMonitorEnter",
         crate::output::name(out),
         cpu_samples(&p),
-        p.sites.as_ref().map_or(0, |x| x.sites.len()),
+        p.allocated.sites().len(),
         monitor_entries(&p)
-    ))
+    );
+    Ok(match p.allocated.note() {
+        Some(n) => format!("{said}\n{n}"),
+        None => said,
+    })
 }
 
 #[cfg(test)]

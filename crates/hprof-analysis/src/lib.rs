@@ -11,6 +11,7 @@
 
 use hprof_core::{format, os, reader, transcode, vocab};
 
+pub mod allocated;
 pub mod flame;
 pub mod heap;
 pub mod input;

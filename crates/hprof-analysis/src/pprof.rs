@@ -58,22 +58,22 @@ pub fn encode(s: &Session) -> ToolResult<Vec<u8>> {
             b.sample(&locs, &[i64::from(e.count)], &[]);
         }
     }
-    if let Some(sites) = &s.sites {
-        for x in &sites.sites {
-            let locs = stack_of(&mut b, x.trace_serial);
-            let class = s.site_class(x.class_serial, x.array_type);
-            b.sample(
-                &locs,
-                &[
-                    0,
-                    i64::from(x.instances_allocated),
-                    i64::from(x.bytes_allocated),
-                    i64::from(x.live_instances),
-                    i64::from(x.live_bytes),
-                ],
-                &[("class", &class)],
-            );
-        }
+    // Takes summed in 64 bits (crate::allocated); pprof's values are i64.
+    let wide = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    for x in s.allocated.sites() {
+        let locs = stack_of(&mut b, x.trace_serial);
+        let class = s.site_class(x.class_serial, x.array_type);
+        b.sample(
+            &locs,
+            &[
+                0,
+                wide(x.instances_allocated),
+                wide(x.bytes_allocated),
+                i64::from(x.live_instances),
+                i64::from(x.live_bytes),
+            ],
+            &[("class", &class)],
+        );
     }
     // Samples the report did not count: one pseudo function and location
     // each, `[lost samples: reason]`, as `hprof-rs flame` draws them.
@@ -136,12 +136,16 @@ pub fn export(input: &str, out: &str) -> ToolResult<String> {
     let p = read_binary_file(input)?;
     let gz = gzip(&encode(&p)?)?;
     crate::output::write(out, &gz)?;
-    Ok(format!(
+    let said = format!(
         "wrote {}: {} CPU sample rows, {} allocation sites",
         crate::output::name(out),
         p.cpu.as_ref().map_or(0, |c| c.entries.len()),
-        p.sites.as_ref().map_or(0, |x| x.sites.len())
-    ))
+        p.allocated.sites().len()
+    );
+    Ok(match p.allocated.note() {
+        Some(n) => format!("{said}\n{n}"),
+        None => said,
+    })
 }
 
 #[cfg(test)]

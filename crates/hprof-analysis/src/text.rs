@@ -130,6 +130,8 @@ pub enum Event<'a> {
     Lost(LostSamples),
     SitesBegin {
         estimated: bool,
+        /// Allocations since the previous such report (`SITES_TAKEN`).
+        taken: bool,
     },
     SiteRow(SiteRow<'a>),
     SitesEnd,
@@ -451,6 +453,7 @@ fn outside<'a>(st: &mut State, l: &'a str) -> Result<Event<'a>, String> {
         st.section = Section::Sites;
         return Ok(Event::SitesBegin {
             estimated: l.contains("estimated from samples"),
+            taken: l.contains("allocations since the previous report"),
         });
     }
     if let Some(rest) = l.strip_prefix("MONITOR TIME BEGIN (total = ") {

@@ -27,7 +27,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What is profiled (`-e`).
@@ -265,7 +265,7 @@ struct Recorder {
     ended: Arc<AtomicBool>,
     done: mpsc::Receiver<CliResult<u64>>,
     /// The way back to the agent, once it connected: requests.
-    back: Arc<Mutex<Option<TcpStream>>>,
+    back: Arc<OnceLock<TcpStream>>,
     serial: u32,
 }
 
@@ -281,7 +281,7 @@ impl Recorder {
         let ended = Arc::new(AtomicBool::new(false));
         let (tx, done) = mpsc::channel();
         let flag = ended.clone();
-        let back = Arc::new(Mutex::new(None));
+        let back = Arc::new(OnceLock::new());
         let way_back = back.clone();
         std::thread::Builder::new()
             .name("profile-recorder".into())
@@ -292,7 +292,7 @@ impl Recorder {
                             // A request is a few bytes; an agent that
                             // reads none for a second is ending.
                             let _ = w.set_write_timeout(Some(Duration::from_secs(1)));
-                            *way_back.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
+                            let _ = way_back.set(w);
                         }
                         copy_stream(stream, &first, file)
                     });
@@ -313,10 +313,10 @@ impl Recorder {
     /// bits, they never fill a record's 32-bit counters over a long
     /// profile. Best effort: a write that fails means the stream ends.
     fn take_sites(&mut self) {
-        let g = self.back.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(mut w) = g.as_ref() else { return };
+        let Some(mut w) = self.back.get() else { return };
+        // Incremental: only the sites that allocated since the last take.
         let req = crate::protocol::Command::AllocSites {
-            flags: hprof_core::format::SITES_TAKEN,
+            flags: hprof_core::format::SITES_TAKEN | hprof_core::format::SITES_INCREMENTAL,
             cutoff: 0.0,
         }
         .encode(self.serial);
@@ -552,11 +552,10 @@ pub fn run(a: ProfileArgs) -> CliResult<()> {
         (Target::Command(_), None) => None,
     };
     let mut program_status = None;
-    // The flame graph's reader sums the takes (flame::sites); pprof and
-    // JFR read the session's last report, and the agent's own reports
-    // (.txt, .hprof) keep the format's meaning: counts from the start.
-    let takes_sites =
-        a.event == Event::Alloc && matches!(format, Format::Html | Format::Svg | Format::Collapsed);
+    // The tool's readers sum the takes (hprof_analysis::allocated); the
+    // agent's own reports (.txt, .hprof) keep the format's meaning:
+    // counts from the start.
+    let takes_sites = a.event == Event::Alloc && !matches!(format, Format::Txt | Format::Hprof);
     let mut last_take = Instant::now();
     loop {
         if let Some(c) = child.as_mut() {
@@ -665,6 +664,9 @@ fn write_output(
         };
         let mut session = hprof_analysis::session::feed::read_input(&shown, form, open()?)?;
         hprof_analysis::session::feed::date_by_file(&mut session, stream);
+        if let Some(note) = session.allocated.note() {
+            eprintln!("hprof-rs profile: {note}");
+        }
         if format == Format::Jfr {
             write(&hprof_analysis::jfr::encode(&session)?)?;
             return Ok("a JFR recording".into());

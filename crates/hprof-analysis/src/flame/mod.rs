@@ -109,12 +109,7 @@ impl Flame {
                 self.cumulative_sections
             ));
         }
-        if self.saturated_sites > 0 {
-            notes.push(format!(
-                "{} allocation site(s) reached the 32-bit counter of HPROF's ALLOC SITES record (4 GiB allocated at one site in one report): their bytes are a floor, not the count",
-                self.saturated_sites
-            ));
-        }
+        notes.extend(crate::allocated::saturation_note(self.saturated_sites));
         notes
     }
 

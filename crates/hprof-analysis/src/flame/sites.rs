@@ -4,15 +4,12 @@
 //! `heapsample=` the bytes are the agent's estimates from samples
 //! (docs/alloc_sites.md).
 //!
-//! Which sections count: reports asked for with `SITES_TAKEN` (each holds
-//! the allocations since the previous such report), summed in 64 bits,
-//! and the last report after them (the rest since the last take, e.g. the
-//! final report at the profile's stop). Without taken reports, each report
-//! counts from the start, so only the last one is read.
+//! Which sections count: the takes summed and the rest after them
+//! ([`crate::allocated`]).
 
 use super::{learn_bounded, Flame, Measure, StackTree};
-use crate::format::SITES_TAKEN;
-use crate::reader::{java_class_name, AllocSites, HprofReader, ReadOptions, RecordBody, Retained};
+use crate::allocated::Allocated;
+use crate::reader::{java_class_name, HprofReader, ReadOptions, RecordBody, Retained};
 use crate::transcode::symbols::Symbols;
 use crate::ToolResult;
 use rustc_hash::FxHashMap;
@@ -35,8 +32,7 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
         HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
     let mut syms = Symbols::default();
     let mut kept = Retained::default();
-    let mut taken: Vec<AllocSites> = Vec::new();
-    let mut last: Option<AllocSites> = None;
+    let mut allocated = Allocated::default();
     let mut depth = None;
     while let Some(rec) = reader.next_record().map_err(|e| e.to_string())? {
         let what = |e: String| format!("{} at offset {}: {e}", rec.name(), rec.offset);
@@ -44,17 +40,16 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
             continue;
         }
         match rec.body {
-            RecordBody::AllocSites(s) if s.flags & SITES_TAKEN != 0 => {
-                taken.push(s);
-                last = None;
+            RecordBody::AllocSites(s) => {
+                let new_sites = allocated.add(s);
+                kept.keep((new_sites * Allocated::SITE_BYTES) as u64)
+                    .map_err(|e| format!("ALLOC SITES at offset {}: {e}", rec.offset))?;
             }
-            RecordBody::AllocSites(s) => last = Some(s),
             RecordBody::ControlSettings(c) => depth = Some(usize::from(c.depth)),
             _ => {}
         }
     }
-    taken.extend(last);
-    if taken.is_empty() {
+    if allocated.is_empty() {
         return Err(
             "no ALLOC SITES in the stream (the agent writes them with heap=sites at its stop or exit)"
                 .into(),
@@ -63,9 +58,7 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
     let mut tree = StackTree::new();
     let mut names: FxHashMap<u64, u32> = FxHashMap::default();
     let mut lengths = Vec::new();
-    let mut saturated_sites = 0;
-    for site in taken.iter().flat_map(|s| &s.sites) {
-        saturated_sites += usize::from(site.bytes_allocated == u32::MAX);
+    for site in allocated.sites() {
         let frames: &[u64] = syms
             .traces
             .get(&site.trace_serial)
@@ -82,10 +75,10 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
         let whole = path
             .first()
             .is_some_and(|&f| super::is_thread_entry(tree.name_of(f)));
-        lengths.push((path.len(), u64::from(site.bytes_allocated), whole));
+        lengths.push((path.len(), site.bytes_allocated, whole));
         let class = class_frame(&syms, site.class_serial, site.array_type);
         path.push(tree.intern(&class));
-        tree.add(&path, [u64::from(site.bytes_allocated)]);
+        tree.add(&path, [site.bytes_allocated]);
     }
     tree.finish_by_name();
     Ok(Flame {
@@ -93,14 +86,16 @@ pub fn collapse_sites_binary(r: impl Read) -> ToolResult<Flame> {
         measure: Measure::AllocatedBytes,
         cut_at: super::cut_at(&lengths, depth),
         cumulative_sections: 0,
-        saturated_sites,
+        saturated_sites: allocated.saturated(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{BinaryFormat, BinaryOptions, ProfileFormat, SiteRow, SitesReport, Stamp};
+    use crate::format::{
+        BinaryFormat, BinaryOptions, ProfileFormat, SiteRow, SitesReport, Stamp, SITES_TAKEN,
+    };
 
     /// An ALLOC SITES record of two sites (class serials 1 and 2, no trace).
     fn report(f: &mut BinaryFormat, out: &mut Vec<u8>, flags: u16, one: u32, two: u32) {

@@ -23,6 +23,7 @@ pub mod text;
 pub mod threads;
 pub mod tree;
 
+use crate::allocated::Allocated;
 use crate::format::LostSamples;
 use crate::reader::{java_class_name, AllocSites, CpuSamples, Frame, RecordBody, Trace};
 use cpu::CpuCache;
@@ -42,9 +43,7 @@ pub const MAX_NAME: usize = 4096;
 /// profile (100 000 traces of depth 16 take some 20 MiB), so that a
 /// hostile stream cannot grow the UI.
 pub const MAX_RETAINED: u64 = 512 << 20;
-/// ALLOC SITES flag bit: counts are estimates from heap sampling
-/// (docs/alloc_sites.md, "Sampled mode").
-pub const SITES_ESTIMATED: u16 = 0x8;
+pub use crate::format::SITES_ESTIMATED;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -169,7 +168,10 @@ pub struct Session {
     /// console, not in the CPU views).
     pub cpu_time_sections: u32,
     pub(crate) cpu_cache: CpuCache,
+    /// The last ALLOC SITES report (the Memory views and their marks).
     pub sites: Option<AllocSites>,
+    /// Every report's allocations, takes summed in 64 bits (pprof, JFR).
+    pub allocated: Allocated,
     pub sites_reports: u32,
     pub marks: Marks,
     pub(crate) mem_cache: MemCache,
@@ -242,6 +244,7 @@ impl Session {
             cpu_time_sections: 0,
             cpu_cache: CpuCache::default(),
             sites: None,
+            allocated: Allocated::default(),
             sites_reports: 0,
             marks: Marks::default(),
             mem_cache: MemCache::default(),
@@ -299,7 +302,7 @@ impl Session {
         self.retained += bytes;
         if self.retained > MAX_RETAINED {
             return Err(format!(
-                "the stream defines more than {} MiB of names, frames, traces and threads: \
+                "the stream defines more than {} MiB of names, frames, traces, threads and sites: \
                  stopped to bound the UI's memory",
                 MAX_RETAINED >> 20
             ));
@@ -578,6 +581,9 @@ impl Session {
                 );
                 self.sites_reports += 1;
                 let mark = self.marks.take_report(&s, self.sites_reports, t);
+                // A take's new sites stay in the sum: bounded as names are.
+                let new_sites = self.allocated.add(s.clone());
+                self.keep(new_sites * Allocated::SITE_BYTES)?;
                 self.sites = Some(s);
                 match mark {
                     Some(m) => format!("{line}; taken as the {m} mark"),

@@ -348,9 +348,11 @@ impl TextFeed {
                 kind: CpuKind::Time,
                 ..
             } => s.cpu_time_sections += 1,
-            Event::SitesBegin { estimated } => {
+            Event::SitesBegin { estimated, taken } => {
+                let estimated = if estimated { super::SITES_ESTIMATED } else { 0 };
+                let taken = if taken { crate::format::SITES_TAKEN } else { 0 };
                 self.section = Section::Sites(AllocSites {
-                    flags: if estimated { super::SITES_ESTIMATED } else { 0 },
+                    flags: estimated | taken,
                     cutoff_raw: 0,
                     total_live_bytes: 0,
                     total_live_instances: 0,
