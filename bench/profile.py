@@ -30,7 +30,14 @@ script says so.
 With the event `wall`, both sides take wall-clock samples instead: `hprof-rs
 profile -e wall` (every 20 ms, its default) and `asprof -e wall -i 20ms`.
 
-Usage: bench/profile.py [runs] [duration seconds] [cpu|wall]
+With the event `alloc`, the work is AttachTarget's `warm` (byte[1024]
+allocated and dropped on two threads, some 1 GB/s) and both sides sample
+allocations: `hprof-rs profile -e alloc` (the agent's sampled sites, taken
+by the tool every 250 ms and summed) and `asprof -e alloc`. One more side,
+`hprof-rs .hprof`, writes the agent's own report (no takes): the
+difference between the two is what the takes cost.
+
+Usage: bench/profile.py [runs] [duration seconds] [cpu|wall|alloc]
 (default 3 runs, 30 s, cpu)"""
 import os
 import re
@@ -87,10 +94,10 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     duration = float(sys.argv[2]) if len(sys.argv) > 2 else 30.0
     event = sys.argv[3] if len(sys.argv) > 3 else "cpu"
-    if event not in ("cpu", "wall"):
-        sys.exit("the event is cpu or wall")
-    ours_event = ["-e", "wall"] if event == "wall" else []
-    theirs_event = ["-e", "wall", "-i", "20ms"] if event == "wall" else []
+    if event not in ("cpu", "wall", "alloc"):
+        sys.exit("the event is cpu, wall or alloc")
+    ours_event = {"wall": ["-e", "wall"], "alloc": ["-e", "alloc"]}.get(event, [])
+    theirs_event = {"wall": ["-e", "wall", "-i", "20ms"], "alloc": ["-e", "alloc"]}.get(event, [])
     agent = harness.build_agent()
     tool = harness.build_tool()
     classes = harness.compile_fixtures()
@@ -100,12 +107,20 @@ def main():
     if not asprof:
         print("async-profiler not found: no bin/asprof in $ASYNC_PROFILER_HOME or .cache/async-profiler; "
               "measuring hprof-rs alone (async-profiler 4.5 is a measuring reference, not provided here)")
-    kinds = ["baseline", "hprof-rs"] + (["asprof"] if asprof else [])
+    kinds = ["baseline", "hprof-rs"] + (["hprof-rs .hprof"] if event == "alloc" else []) \
+        + (["asprof"] if asprof else [])
+
+    def do_work(t, rounds):
+        if event == "alloc":
+            t0 = time.perf_counter()
+            t.ask(f"warm {rounds}", "warm")
+            return time.perf_counter() - t0
+        return t.work(rounds)
 
     # Size the work: about half the duration, so it ends inside the profile.
     t = Target(java, classes, work)
-    t.work(200)
-    per_round = t.work(200) / 200
+    do_work(t, 200)
+    per_round = do_work(t, 200) / 200
     t.exit()
     rounds = max(int(duration * 0.5 / per_round), 100)
     warmup = max(rounds // 10, 50)
@@ -118,10 +133,10 @@ def main():
     def one(kind):
         t = Target(java, classes, work)
         pid = t.p.pid
-        t.work(warmup)
+        do_work(t, warmup)
         prof = None
-        if kind == "hprof-rs":
-            out = os.path.join(work, f"hprof-{pid}.html")
+        if kind.startswith("hprof-rs"):
+            out = os.path.join(work, f"hprof-{pid}.{'hprof' if kind.endswith('.hprof') else 'html'}")
             prof = Profiler([tool, "profile", "-d", f"{duration:g}s", "-o", out, "--agent", agent] + ours_event
                             + [str(pid)],
                             r"profiling JVM \d+")
@@ -133,7 +148,7 @@ def main():
             prof.start()
             prof.started.wait(120)
         c0 = cpu_seconds(pid)
-        t.work(rounds)
+        do_work(t, rounds)
         cpu[kind].append(cpu_seconds(pid) - c0)
         if prof:
             prof.join()
@@ -163,6 +178,8 @@ def main():
         print(f"hprof-rs: output written {statistics.median(own_after):.3f} s after the profile ended "
               f"(its own figure, median)")
     line = f"RESULT profile event={event} ratio_hprof={ratios['hprof-rs']:.3f} after_hprof={statistics.median(after['hprof-rs']):.3f}"
+    if "hprof-rs .hprof" in ratios:
+        line += f" ratio_hprof_no_takes={ratios['hprof-rs .hprof']:.3f}"
     if "asprof" in ratios:
         line += (f" ratio_asprof={ratios['asprof']:.3f} after_asprof={statistics.median(after['asprof']):.3f}"
                  f" hprof_vs_asprof={ratios['hprof-rs'] / ratios['asprof']:.3f}")
