@@ -46,9 +46,12 @@ pub fn open(path: &str) -> ToolResult<(Form, Box<dyn Read>)> {
         .map_err(|e| format!("cannot read {path}: {e}"))
 }
 
+/// A reader with the bytes already read from it put back in front.
+type Replayed<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
 /// The first `n` bytes of `r` (fewer at its end), and `r` with them put
 /// back in front.
-fn peek<R: Read>(mut r: R, n: usize) -> io::Result<(Vec<u8>, io::Chain<io::Cursor<Vec<u8>>, R>)> {
+fn peek<R: Read>(mut r: R, n: usize) -> io::Result<(Vec<u8>, Replayed<R>)> {
     let mut head = Vec::with_capacity(n);
     Read::take(&mut r, n as u64).read_to_end(&mut head)?;
     Ok((head.clone(), io::Cursor::new(head).chain(r)))

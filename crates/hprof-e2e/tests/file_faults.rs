@@ -233,7 +233,7 @@ fn symlinks_at_the_scratch_name_are_not_followed() {
             &[],
         );
         assert!(r.output.status.success(), "{}", common::stderr(&r.output));
-        let dump = read_all(&dir.join(name)).expect("dump parses");
+        let dump = read_all(dir.join(name)).expect("dump parses");
         assert_eq!(dump.header.version, "1.0.1", "a staged dump");
         assert_eq!(dump.heap_dumps.len(), 1);
     }

@@ -269,7 +269,7 @@ fn fuzz_histo() {
 #[test]
 fn fuzz_text_reader() {
     let (_, text) = agent_outputs();
-    fuzz("text_reader", &[text.clone()], |bytes| {
+    fuzz("text_reader", std::slice::from_ref(text), |bytes| {
         let text = String::from_utf8_lossy(bytes);
         let _ = hprof_cli::flame::collapse_text(text.as_bytes(), true);
         let _ = hprof_cli::flame::collapse_text(text.as_bytes(), false);

@@ -662,7 +662,7 @@ fn sigquit_storm_during_vm_dumps() {
         .count();
     assert_eq!(p.heap_dumps.len(), done, "{err}");
     assert!(
-        done >= 2 && done <= 13,
+        (2..=13).contains(&done),
         "{done} dumps for 12 SIGQUITs and the exit"
     );
     check_vm_dumps(&p, &histo);

@@ -44,7 +44,7 @@ fn a_full_heap_at_exit_keeps_the_output_written_so_far() {
             bytes.len()
         );
         if file.ends_with(".hprof") {
-            let parsed = hprof_core::reader::read_all(&dir.join(file)).expect("the prefix parses");
+            let parsed = hprof_core::reader::read_all(dir.join(file)).expect("the prefix parses");
             assert!(!parsed.control_settings.is_empty(), "{opts}");
         } else {
             let text = String::from_utf8(bytes).unwrap();

@@ -124,7 +124,7 @@ fn the_largest_depth_captures_whole_stacks_in_every_profile() {
         &args,
     );
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
-    let parsed = read_all(&dir.join("out.hprof")).expect("dump parses");
+    let parsed = read_all(dir.join("out.hprof")).expect("dump parses");
     let method_of = |id: u64| {
         let f = parsed
             .frames

@@ -122,6 +122,9 @@ pub fn agent() -> Option<&'static Agent> {
 }
 
 /// Make `a` the current session; Err when every slot has been used.
+// The Err hands the whole session back so that the caller drops it on its
+// own thread with its message; it happens at most once per attach.
+#[allow(clippy::result_large_err)]
 pub(crate) fn install(a: Agent) -> Result<&'static Agent, Agent> {
     let next = CURRENT.load(Ordering::Acquire);
     let Some(slot) = SESSIONS.get(next) else {

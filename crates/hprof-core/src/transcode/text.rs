@@ -224,10 +224,10 @@ impl HeapNames {
     /// The class's signature (cached once its name is known).
     fn signature(&mut self, syms: &Symbols, id: u64) -> std::borrow::Cow<'_, str> {
         use std::borrow::Cow;
-        if !self.sigs.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.sigs.entry(id) {
             match syms.class_name_by_id(id) {
                 Some(n) => {
-                    self.sigs.insert(id, class_signature(n).into_boxed_str());
+                    e.insert(class_signature(n).into_boxed_str());
                 }
                 None => return Cow::Owned(format!("Lclass@{id:x};")),
             }
@@ -401,7 +401,9 @@ pub fn heap_sub(
         HeapSubRecord::InstanceDump(i) => {
             let bytes = i.values.as_deref().unwrap_or(&[]);
             let plan = names.plan(syms, layouts, i.class_id);
-            // The spare vector's allocation, holding names of `plan`.
+            // The spare vector's allocation, holding names of `plan`: an
+            // empty map to another lifetime reuses it (in-place collect).
+            #[allow(clippy::unnecessary_filter_map)]
             let mut refs: Vec<(&str, u64)> = std::mem::take(&mut names.spare)
                 .into_iter()
                 .filter_map(|_| None)
@@ -430,7 +432,9 @@ pub fn heap_sub(
             );
             drop(sig);
             refs.clear();
-            names.spare = refs.into_iter().filter_map(|_| None).collect();
+            #[allow(clippy::unnecessary_filter_map)]
+            let spare = refs.into_iter().filter_map(|_| None).collect();
+            names.spare = spare;
         }
         HeapSubRecord::ObjectArrayDump(a) => {
             let sig = names.signature(syms, a.array_class_id);

@@ -345,7 +345,7 @@ mod tests {
             hi = hi.max(p);
             sum += p;
         }
-        assert!(lo >= 500_000 && lo < 510_000, "{lo}");
+        assert!((500_000..510_000).contains(&lo), "{lo}");
         assert!(hi < 1_500_000 && hi > 1_490_000, "{hi}");
         let mean = sum / n;
         assert!((mean as i64 - 1_000_000).abs() < 5_000, "{mean}");

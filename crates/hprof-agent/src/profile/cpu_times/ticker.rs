@@ -74,7 +74,7 @@ impl Clock {
                     // The sampler's upkeep: another handler on its signal,
                     // perf events for threads that ran (docs/cpu-samples.md,
                     // "Other profilers in the same JVM").
-                    if ticks % HANDLER_CHECK_TICKS == 0 {
+                    if ticks.is_multiple_of(HANDLER_CHECK_TICKS) {
                         if let Some(why) = crate::jvmti::async_sampler::maintain() {
                             why.say();
                         }

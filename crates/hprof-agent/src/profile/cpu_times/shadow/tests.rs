@@ -46,7 +46,7 @@ fn f(m: usize) -> u32 {
 }
 
 /// (hits, self, total) per trace key, summed over cells.
-fn totals(fake: &Fake, list: &CellList) -> Vec<(Vec<u32>, (u64, u64, u64))> {
+fn totals(fake: &Fake, list: &CellList) -> Vec<Row> {
     let mut out: Vec<(Vec<u32>, (u64, u64, u64))> = Vec::new();
     list.for_each(|c| {
         let key = fake.traces[(c.trace_serial - 300_000) as usize].clone();
@@ -61,7 +61,10 @@ fn totals(fake: &Fake, list: &CellList) -> Vec<(Vec<u32>, (u64, u64, u64))> {
     out
 }
 
-fn get(t: &[(Vec<u32>, (u64, u64, u64))], key: &[u32]) -> (u64, u64, u64) {
+/// A stack (method ids) and its (calls, total, self) times.
+type Row = (Vec<u32>, (u64, u64, u64));
+
+fn get(t: &[Row], key: &[u32]) -> (u64, u64, u64) {
     t.iter()
         .find(|(k, _)| k == key)
         .map(|(_, v)| *v)
@@ -175,8 +178,10 @@ fn exception_catch_pops_frames_the_exception_left_even_in_recursion() {
 fn return_of_a_method_entered_before_tracking_rebuilds_from_the_real_stack() {
     let list = Arc::new(CellList::default());
     let mut s = ShadowStack::new(3, 0, list.clone());
-    let mut e = Fake::default();
-    e.clock = 100;
+    let mut e = Fake {
+        clock: 100,
+        ..Fake::default()
+    };
     // Thread was running x -> y -> m before tracking; m calls k (tracked), then m returns.
     s.call(&mut e, 1, 9); // k = 109
     e.clock = 110;
