@@ -396,11 +396,11 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
                 t.push_str(&format!(
                     "\n{} {} retains {} bytes ({:.1}%)\n  accumulates in {} {} ({} bytes)\n",
                     hex(o.object.id),
-                    o.object.class,
+                    shown(&o.object.class, &o.object.describes),
                     o.object.retained,
                     o.share * 100.0,
                     hex(o.accumulation.id),
-                    o.accumulation.class,
+                    shown(&o.accumulation.class, &o.accumulation.describes),
                     o.accumulation.retained
                 ));
                 if let Some(p) = &o.path {
@@ -468,7 +468,7 @@ fn rows_text(rows: &[ObjectRow]) -> String {
             hex(r.id),
             r.shallow,
             r.retained,
-            r.class
+            shown(&r.class, &r.describes)
         ));
     }
     t
@@ -497,11 +497,20 @@ fn frame_text(f: &Frame) -> String {
     format!("{}.{} ({line})", f.class, f.method)
 }
 
+/// An object's class as the text shows it: a class object as the class it
+/// stands for (`class java.util.HashMap`), as MAT names them.
+fn shown(class: &str, describes: &Option<String>) -> String {
+    match describes {
+        Some(d) => format!("class {d}"),
+        None => class.to_string(),
+    }
+}
+
 fn object_text(r: &analysis::ObjectInfo) -> String {
     let mut t = format!(
         "{} {} ({})\n  shallow {} bytes, retained {} bytes, dominator {}\n",
         hex(r.id),
-        r.class,
+        shown(&r.class, &r.describes),
         r.kind,
         r.shallow,
         r.retained,
@@ -544,11 +553,13 @@ fn object_text(r: &analysis::ObjectInfo) -> String {
     }
     t.push_str(&format!("  references ({}):\n", r.references_total));
     for l in &r.references {
-        t.push_str(&format!("    {} -> {} {}\n", l.field, hex(l.id), l.class));
+        let class = shown(&l.class, &l.describes);
+        t.push_str(&format!("    {} -> {} {class}\n", l.field, hex(l.id)));
     }
     t.push_str(&format!("  referrers ({}):\n", r.referrers_total));
     for l in &r.referrers {
-        t.push_str(&format!("    {} {} .{}\n", hex(l.id), l.class, l.field));
+        let class = shown(&l.class, &l.describes);
+        t.push_str(&format!("    {} {class} .{}\n", hex(l.id), l.field));
     }
     match &r.trace {
         Some(frames) => {
@@ -573,7 +584,7 @@ fn path_text(p: &GcPath) -> String {
             "{:indent$}{via}{} {}\n",
             "",
             hex(s.id),
-            s.class,
+            shown(&s.class, &s.describes),
             indent = 2 + 2 * i.min(20)
         ));
     }

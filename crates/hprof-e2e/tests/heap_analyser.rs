@@ -286,6 +286,15 @@ fn check_shapes(h: &Heap, histos: Option<(&Histo, &Histo)>, addresses: bool) {
         ]
     );
     assert_eq!(p.path[p.path.len() - 6].id, main_class);
+    // A class object on the way is named by the class it stands for (the
+    // statics' holder), every other step by its own class only.
+    assert_eq!(
+        p.path[p.path.len() - 6].describes.as_deref(),
+        Some("HeapShapes")
+    );
+    assert!(p.path[p.path.len() - 5..]
+        .iter()
+        .all(|s| s.describes.is_none()));
     assert_eq!(p.path.last().unwrap().id, node);
     // The list's tail, 200 000 dominators deep.
     let d = h.dominated(Some(head.id), 0, 5).unwrap();
@@ -484,6 +493,14 @@ fn cli_answers(dump: &Path) {
     let path = run(&["path", &node, "--exclude-weak"]);
     keys(&path, &["root_kind", "path"]);
     keys(&path["path"][0], &["id", "class", "field"]);
+    // The list hangs from HeapShapes' statics: that step says whose.
+    let holder = path["path"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["describes"] == "HeapShapes")
+        .unwrap_or_else(|| panic!("no step through HeapShapes' class object: {path}"));
+    assert_eq!(holder["class"], "java.lang.Class");
     let doms = run(&["dominators", "--top", "3"]);
     assert_eq!(doms["objects"].as_array().unwrap().len(), 3);
     let top = doms["objects"][0]["id"].as_str().unwrap().to_string();

@@ -931,6 +931,9 @@ fn the_heap_analyser_follows_a_path_from_a_class_to_a_gc_root() {
         steps.last().unwrap(),
         &format!(".owner → {owner} HeapShapes$Owner")
     );
+    // The static's holder is named by the class it stands for.
+    let holder = &steps[steps.len() - 2];
+    assert!(holder.ends_with(" class HeapShapes"), "{steps:?}");
     browser.screenshot("heap-path.png");
     // Up to the root by a click: it says it is one.
     let root =

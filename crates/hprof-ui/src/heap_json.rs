@@ -75,12 +75,12 @@ pub fn suspects(s: &Suspects) -> Json {
     json!({
         "total": s.total,
         "threshold": s.threshold,
-        "suspects": s.objects.iter().map(|o| json!({
+        "suspects": s.objects.iter().map(|o| with_describes(json!({
             "id": hex(o.object.id), "class": o.object.class, "shallow": o.object.shallow,
             "retained": o.object.retained, "share": o.share,
             "accumulation": row(&o.accumulation),
             "path": o.path.as_ref().map(path),
-        })).collect::<Vec<_>>(),
+        }), &o.object.describes)).collect::<Vec<_>>(),
         "classes": s.classes.iter().map(|c| json!({
             "class": c.class, "instances": c.instances, "retained": c.retained, "share": c.share,
         })).collect::<Vec<_>>(),
@@ -88,7 +88,17 @@ pub fn suspects(s: &Suspects) -> Json {
 }
 
 pub fn row(r: &ObjectRow) -> Json {
-    json!({"id": hex(r.id), "class": r.class, "shallow": r.shallow, "retained": r.retained})
+    let j =
+        json!({"id": hex(r.id), "class": r.class, "shallow": r.shallow, "retained": r.retained});
+    with_describes(j, &r.describes)
+}
+
+/// `describes` (the class a class object stands for) only where it is one.
+fn with_describes(mut j: Json, describes: &Option<String>) -> Json {
+    if let (Some(d), Some(o)) = (describes, j.as_object_mut()) {
+        o.insert("describes".into(), json!(d));
+    }
+    j
 }
 
 pub fn rows(rows: &[ObjectRow]) -> Vec<Json> {
@@ -123,11 +133,12 @@ fn fields(fs: &[Field]) -> Vec<Json> {
 fn links(ls: &[Link], referrers: bool) -> Vec<Json> {
     ls.iter()
         .map(|l| {
-            if referrers {
+            let j = if referrers {
                 json!({"id": hex(l.id), "class": l.class, "field": l.field})
             } else {
                 json!({"field": l.field, "id": hex(l.id), "class": l.class})
-            }
+            };
+            with_describes(j, &l.describes)
         })
         .collect()
 }
@@ -184,12 +195,12 @@ pub fn object(r: &ObjectInfo) -> Json {
             json!(e.iter().map(value).collect::<Vec<_>>()),
         );
     }
-    j
+    with_describes(j, &r.describes)
 }
 
 pub fn path(p: &GcPath) -> Json {
     json!({
         "root_kind": p.root_kind,
-        "path": p.path.iter().map(|s| json!({"id": hex(s.id), "class": s.class, "field": s.field})).collect::<Vec<_>>(),
+        "path": p.path.iter().map(|s| with_describes(json!({"id": hex(s.id), "class": s.class, "field": s.field}), &s.describes)).collect::<Vec<_>>(),
     })
 }

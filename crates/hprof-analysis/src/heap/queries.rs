@@ -69,6 +69,8 @@ pub enum ClassOrder {
 pub struct ObjectRow {
     pub id: u64,
     pub class: String,
+    /// For a class object (a `java.lang.Class`): the class it stands for.
+    pub describes: Option<String>,
     pub shallow: u64,
     pub retained: u64,
 }
@@ -95,6 +97,8 @@ pub struct Link {
     pub field: String,
     pub id: u64,
     pub class: String,
+    /// For a class object (a `java.lang.Class`): the class it stands for.
+    pub describes: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +120,8 @@ pub struct Frame {
 pub struct ObjectInfo {
     pub id: u64,
     pub class: String,
+    /// For a class object (a `java.lang.Class`): the class it stands for.
+    pub describes: Option<String>,
     pub class_id: u64,
     /// `instance`, `object array`, `primitive array` or `class`.
     pub kind: &'static str,
@@ -149,6 +155,8 @@ pub struct ObjectInfo {
 pub struct PathStep {
     pub id: u64,
     pub class: String,
+    /// For a class object (a `java.lang.Class`): the class it stands for.
+    pub describes: Option<String>,
     /// The field of the previous step that refers to this object (`None`
     /// for the root).
     pub field: Option<String>,
@@ -284,10 +292,18 @@ impl Heap {
         })
     }
 
+    /// The class a class object stands for (`None` for other objects):
+    /// a path through statics names the class that holds them.
+    fn describes(&self, s: u32) -> Option<String> {
+        let c = *self.described.get(&s)?;
+        self.class(c).map(|c| c.name.clone())
+    }
+
     fn row(&self, s: u32) -> io::Result<ObjectRow> {
         Ok(ObjectRow {
             id: self.ix.id(s)?,
             class: self.class_name_of(s)?,
+            describes: self.describes(s),
             shallow: self.ix.shallow(s)?,
             retained: self.ix.retained(s)?,
         })
@@ -550,6 +566,7 @@ impl Heap {
         let mut info = ObjectInfo {
             id,
             class: class.map_or_else(|| "<unknown class>".into(), |c| c.name.clone()),
+            describes: self.describes(s),
             class_id: class.map_or(0, |c| c.id),
             kind,
             shallow: ix.shallow(s)?,
@@ -631,6 +648,7 @@ impl Heap {
                 field: self.fields_to(s, own_record, tid),
                 id: tid,
                 class: self.class_name_of(t)?,
+                describes: self.describes(t),
             });
         }
         for (i, &p) in referrer_objs.iter().enumerate() {
@@ -639,6 +657,7 @@ impl Heap {
                 field: self.fields_to(p, records[first_referrer + i].as_ref(), id),
                 id: ix.id(p)?,
                 class: self.class_name_of(p)?,
+                describes: self.describes(p),
             });
         }
         Ok(info)
@@ -795,6 +814,7 @@ impl Heap {
             path.push(PathStep {
                 id: vid,
                 class: self.class_name_of(v)?,
+                describes: self.describes(v),
                 field: if i == 0 {
                     None
                 } else {

@@ -440,6 +440,9 @@ function heapHref(q, params = {}) {
 const heapLink = (text, q, params) => `<a href="${esc(heapHref(q, params))}">${esc(text)}</a>`;
 const objLink = (id) => id ? heapLink(id, "object", { id }) : "null";
 const classLink = (name) => heapLink(name, "instances", { class: name });
+// An object's class; a class object as the class it stands for, as MAT
+// names them (a path through statics then says whose statics).
+const classOf = (o) => o.describes ? "class " + classLink(o.describes) : classLink(o.class);
 
 function heapTable(cls, head, rows) {
   return `<table class="${cls}"><thead><tr>${head.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>` +
@@ -451,7 +454,7 @@ function heapPager(q, params, offset, shown, total) {
   return `<p class="pager">${prev} ${fmt(Math.min(offset + 1, total))}–${fmt(offset + shown)} of ${fmt(total)} ${next}</p>`;
 }
 function objectRows(objs) {
-  return objs.map((o) => [objLink(o.id), classLink(o.class), fmt(o.shallow), fmt(o.retained),
+  return objs.map((o) => [objLink(o.id), classOf(o), fmt(o.shallow), fmt(o.retained),
     heapLink("dominated", "dominated", { id: o.id }) + " · " + heapLink("path", "path", { id: o.id })]);
 }
 const OBJ_HEAD = ["object", "class", "shallow bytes", "retained bytes", "follow"];
@@ -461,7 +464,7 @@ function valueCell(f) {
 }
 function pathList(steps) {
   return `<ol class="heappath">` + steps.map((s) =>
-    `<li>${s.field === null ? "" : `<span class="via">.${esc(s.field)} →</span> `}${objLink(s.id)} ${classLink(s.class)}</li>`).join("") + "</ol>";
+    `<li>${s.field === null ? "" : `<span class="via">.${esc(s.field)} →</span> `}${objLink(s.id)} ${classOf(s)}</li>`).join("") + "</ol>";
 }
 function frameText(f) {
   const where = f.line > 0 ? `${f.source}:${f.line}` : f.line === -3 ? "native method" : f.source || "unknown source";
@@ -532,14 +535,14 @@ const heapRender = {
     let h = `<h3>Leak suspects: objects and classes retaining at least ${pc(d.threshold)} of ${fmt(d.total)} bytes</h3>`;
     if (!d.suspects.length && !d.classes.length) h += "<p>none</p>";
     for (const o of d.suspects) {
-      h += `<p>${objLink(o.id)} ${classLink(o.class)} retains ${fmt(o.retained)} bytes (${pc(o.share)}); accumulates in ${objLink(o.accumulation.id)} ${classLink(o.accumulation.class)} (${fmt(o.accumulation.retained)} bytes)</p>`;
+      h += `<p>${objLink(o.id)} ${classOf(o)} retains ${fmt(o.retained)} bytes (${pc(o.share)}); accumulates in ${objLink(o.accumulation.id)} ${classOf(o.accumulation)} (${fmt(o.accumulation.retained)} bytes)</p>`;
       if (o.path) h += pathList(o.path.path);
     }
     for (const c of d.classes) h += `<p>${fmt(c.instances)} instances of ${classLink(c.class)} retain ${fmt(c.retained)} bytes (${pc(c.share)})</p>`;
     return h;
   },
   object(d) {
-    let h = `<h3>${esc(d.id)} ${d.class_id ? heapLink(d.class, "object", { id: d.class_id }) : esc(d.class)} (${esc(d.kind)})</h3><p>` +
+    let h = `<h3>${esc(d.id)} ${d.describes ? "class " + esc(d.describes) + " · " : ""}${d.class_id ? heapLink(d.class, "object", { id: d.class_id }) : esc(d.class)} (${esc(d.kind)})</h3><p>` +
       `shallow ${fmt(d.shallow)} bytes, retained ${fmt(d.retained)} bytes · dominator ${d.dominator ? objLink(d.dominator) : "none (a GC root's own)"}` +
       (d.gc_roots.length ? ` · GC root: ${esc(d.gc_roots.join(", "))}` : "") + "</p><p>" +
       heapLink("path from a GC root", "path", { id: d.id }) + " · " + heapLink("strong path", "path", { id: d.id, exclude_weak: 1 }) + " · " +
@@ -550,8 +553,8 @@ const heapRender = {
     for (const [title, fs] of [["Fields", d.fields], ["Statics", d.statics]]) {
       if (fs && fs.length) h += `<h4>${title}</h4>` + heapTable("heapfields", ["name", "type", "value"], fs.map((f) => [esc(f.name), esc(f.type), valueCell(f)]));
     }
-    h += `<h4>References (${fmt(d.references_total)})</h4>` + heapTable("heaprefs", ["field", "object", "class"], d.references.map((l) => [esc(l.field), objLink(l.id), classLink(l.class)]));
-    h += `<h4>Referrers (${fmt(d.referrers_total)})</h4>` + heapTable("heaprefs", ["object", "class", "field"], d.referrers.map((l) => [objLink(l.id), classLink(l.class), esc(l.field)]));
+    h += `<h4>References (${fmt(d.references_total)})</h4>` + heapTable("heaprefs", ["field", "object", "class"], d.references.map((l) => [esc(l.field), objLink(l.id), classOf(l)]));
+    h += `<h4>Referrers (${fmt(d.referrers_total)})</h4>` + heapTable("heaprefs", ["object", "class", "field"], d.referrers.map((l) => [objLink(l.id), classOf(l), esc(l.field)]));
     h += `<h4>Allocated at</h4>` + (d.trace ? `<p>${heapLink(`every object allocated here (trace ${d.trace_serial})`, "site", { trace: d.trace_serial })}</p><ol class="heaptrace">${d.trace.map((f) => `<li>${frameHtml(f, d.trace_serial)}</li>`).join("")}</ol>` : `<p class="note">no allocation trace in this dump (the agent records them with heap=all)</p>`);
     return h;
   },
