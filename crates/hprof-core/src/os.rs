@@ -2,8 +2,47 @@
 //! `format` forbids `unsafe`, so what it needs from libc is asked here.
 
 /// Seconds east of UTC of local time at `unix_secs` (0 if unknown): the
-/// offset the text format's `ctime()` dates are printed in.
+/// offset the text format's `ctime()` dates are printed in. The last
+/// second asked for is remembered: glibc's `localtime_r` serialises its
+/// callers on one process-wide lock, and every record the agent stamps
+/// asks (a thousand threads ending together queued on it: issue 27 item
+/// 13). The offset is a function of the second, so the cache is exact.
 pub fn local_utc_offset(unix_secs: i64) -> i32 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let cached = LAST.load(Ordering::Relaxed);
+    if let Some(offset) = unpack_offset(cached, unix_secs) {
+        return offset;
+    }
+    let offset = ask_utc_offset(unix_secs);
+    if let Some(packed) = pack_offset(unix_secs, offset) {
+        LAST.store(packed, Ordering::Relaxed);
+    }
+    offset
+}
+
+/// Bits of [`local_utc_offset`]'s cache holding the offset (biased).
+const OFFSET_BITS: u32 = 24;
+const OFFSET_BIAS: i64 = 1 << (OFFSET_BITS - 1);
+
+/// A second and its offset in one word (the second plus one, so that 0
+/// means empty); None for what does not fit (before 1970, past year
+/// 500 000, an offset beyond ±97 days), which is then never cached.
+fn pack_offset(unix_secs: i64, offset: i32) -> Option<u64> {
+    let secs = u64::try_from(unix_secs).ok()?.checked_add(1)?;
+    let biased = u64::try_from(i64::from(offset) + OFFSET_BIAS).ok()?;
+    (secs < 1 << (64 - OFFSET_BITS) && biased < 1 << OFFSET_BITS)
+        .then_some(secs << OFFSET_BITS | biased)
+}
+
+/// The cached offset, if `packed` holds second `unix_secs`.
+fn unpack_offset(packed: u64, unix_secs: i64) -> Option<i32> {
+    let secs = u64::try_from(unix_secs).ok()?.checked_add(1)?;
+    (packed != 0 && packed >> OFFSET_BITS == secs)
+        .then(|| ((packed & ((1 << OFFSET_BITS) - 1)) as i64 - OFFSET_BIAS) as i32)
+}
+
+fn ask_utc_offset(unix_secs: i64) -> i32 {
     let t: libc::time_t = unix_secs as libc::time_t;
     // SAFETY: all-zero is a valid `tm`; localtime_r only writes into it and
     // reads `t`; both live on this stack frame for the call.
@@ -362,4 +401,37 @@ pub fn on_termination(
         })
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_offset_cache_holds_one_second_and_its_offset() {
+        for (secs, offset) in [
+            (0, 0),
+            (1_764_300_000, 3600),
+            (1_764_300_001, -36_000),
+            (5, -50_400),
+        ] {
+            let packed = pack_offset(secs, offset).unwrap();
+            assert_eq!(unpack_offset(packed, secs), Some(offset));
+            assert_eq!(unpack_offset(packed, secs + 1), None);
+            assert_eq!(unpack_offset(packed, secs - 1), None);
+        }
+        // Empty, and what is never cached.
+        assert_eq!(unpack_offset(0, 0), None);
+        assert_eq!(pack_offset(-1, 0), None);
+        assert_eq!(pack_offset(1 << 40, 0), None);
+        assert_eq!(pack_offset(1, 1 << 23), None);
+        assert_eq!(unpack_offset(pack_offset(1, 0).unwrap(), -1), None);
+    }
+
+    #[test]
+    fn cached_utc_offset_is_what_the_c_library_says() {
+        for secs in [1_764_300_000, 1_764_300_000, 1_711_846_800, 0] {
+            assert_eq!(local_utc_offset(secs), ask_utc_offset(secs));
+        }
+    }
 }

@@ -31,7 +31,7 @@ impl EventHandler for Handler {
 
     fn thread_start(&self, jni: Jni<'_>, thread: Obj<'_>) {
         let Some((a, _pass)) = entered() else { return };
-        threads::register(&a.ctx, jni, thread, false, true);
+        threads::start_own(&a.ctx, jni, thread);
         for p in &a.profiles {
             p.thread_start(&a.ctx, jni, thread);
         }
@@ -50,7 +50,7 @@ impl EventHandler for Handler {
     fn class_load(&self, jni: Jni<'_>, thread: Obj<'_>, klass: Obj<'_>) {
         let Some((a, _pass)) = entered() else { return };
         let ctx = &a.ctx;
-        let serial = threads::known_serial(ctx, thread).unwrap_or(0);
+        let serial = threads::own_serial(ctx, thread).unwrap_or(0);
         let trace =
             stacks::thread_trace(ctx, jni, Obj::null(), serial).unwrap_or(ctx.system_trace());
         crate::vm::classes::ensure(ctx, klass, trace);

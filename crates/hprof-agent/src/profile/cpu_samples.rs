@@ -568,7 +568,7 @@ impl CpuSamples {
         if self.how() == How::Runnable {
             return;
         }
-        let Some(serial) = threads::known_serial(ctx, thread) else {
+        let Some(serial) = threads::own_serial(ctx, thread) else {
             return;
         };
         let Some(rec) = ctx.tables.threads.get(serial).filter(|r| !r.agent) else {
@@ -829,7 +829,7 @@ impl Profile for CpuSamples {
 
     fn thread_end(&self, ctx: &Context, _jni: Jni<'_>, thread: Obj<'_>) {
         if self.how() == How::Safepoint {
-            if let Some(serial) = threads::known_serial(ctx, thread) {
+            if let Some(serial) = threads::own_serial(ctx, thread) {
                 self.thread_refs.remove(&serial);
             }
         }

@@ -27,6 +27,18 @@ impl Tags {
     /// environment too), remembering the slot it was counted in.
     pub fn set_identity(&self, ctx: &Context, obj: Obj<'_>, tag: i64) -> crate::jvmti::JResult<()> {
         let old = ctx.jvmti.get_tag(obj).unwrap_or(0);
+        self.set_identity_over(ctx, obj, old, tag)
+    }
+
+    /// [`Tags::set_identity`] where the caller has just read `obj`'s tag
+    /// (`old`) under a lock that keeps others from tagging it meanwhile.
+    pub fn set_identity_over(
+        &self,
+        ctx: &Context,
+        obj: Obj<'_>,
+        old: i64,
+        tag: i64,
+    ) -> crate::jvmti::JResult<()> {
         ctx.jvmti.set_tag(obj, tag)?;
         if let Some((TagKind::Object, slot)) = split_tag(old) {
             self.retagged.insert(tag, slot as u32);

@@ -6,14 +6,51 @@ use crate::format::model::ThreadStart;
 use crate::jvmti::{AgentThread, Jni, Obj};
 use crate::tables::ids::{make_tag, split_tag, TagKind};
 use crate::tables::ThreadRecord;
+use std::cell::Cell;
 use std::sync::Arc;
 
 /// Serial of a thread already met, from its tag.
 pub fn known_serial(ctx: &Context, thread: Obj<'_>) -> Option<u32> {
-    match split_tag(ctx.jvmti.get_tag(thread).ok()?) {
+    serial_in_tag(ctx.jvmti.get_tag(thread).ok()?)
+}
+
+fn serial_in_tag(tag: i64) -> Option<u32> {
+    match split_tag(tag) {
         Some((TagKind::Thread, serial)) => Some(serial as u32),
         _ => None,
     }
+}
+
+thread_local! {
+    /// The calling thread's serial in one session (the session's Context
+    /// address, unique: sessions are never freed), once its ThreadStart
+    /// met it. Each JVMTI GetTag takes the VM's tag-map lock, and a
+    /// thread's own events asked for its tag five times between its start
+    /// and its end: a thousand threads ending together queued on that
+    /// lock (issue 27 item 13).
+    static MINE: Cell<(usize, u32)> = const { Cell::new((0, 0)) };
+}
+
+fn session_key(ctx: &Context) -> usize {
+    ctx as *const Context as usize
+}
+
+/// Serial of `thread`, which must be the calling thread (the thread of
+/// its own ThreadStart, ThreadEnd, ClassLoad events): from the thread's
+/// own memory when its ThreadStart met it, else from its tag.
+pub fn own_serial(ctx: &Context, thread: Obj<'_>) -> Option<u32> {
+    match MINE.try_with(Cell::get) {
+        Ok((key, serial)) if key == session_key(ctx) && serial != 0 => Some(serial),
+        _ => known_serial(ctx, thread),
+    }
+}
+
+/// ThreadStart: meet the calling thread `thread` (as [`register`] with
+/// THREAD START) and remember its serial on the thread ([`own_serial`]).
+pub fn start_own(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> Option<Arc<ThreadRecord>> {
+    let rec = register(ctx, jni, thread, false, true)?;
+    let _ = MINE.try_with(|m| m.set((session_key(ctx), rec.serial)));
+    Some(rec)
 }
 
 /// Register a thread (or return its record if already known). `announce`
@@ -63,9 +100,44 @@ fn meet(
     if let Some(serial) = known_serial(ctx, thread) {
         return ctx.tables.threads.get(serial);
     }
+    // Asked of the VM before the registration lock is taken: threads
+    // starting together wait on it for the insert only.
+    let names = Names::of(ctx, jni, thread);
     ctx.tables
         .threads
-        .with_registration(|| record(ctx, jni, thread, agent_thread, start))
+        .with_registration(|| record(ctx, jni, thread, names, agent_thread, start))
+}
+
+/// A thread's name, its group's and the group's parent's.
+struct Names {
+    name: Option<String>,
+    group: Option<String>,
+    parent: Option<String>,
+}
+
+impl Names {
+    fn of(ctx: &Context, jni: Jni<'_>, thread: Obj<'_>) -> Names {
+        let j = ctx.jvmti;
+        let info = j.thread_info(jni, thread).ok();
+        let name = info.as_ref().and_then(|i| i.name.clone());
+        let (group, parent) = match info.as_ref().and_then(|i| i.group.as_ref()) {
+            None => (None, None),
+            Some(g) => {
+                let g = j.thread_group_info(jni, g.obj()).ok();
+                let parent_name = g
+                    .as_ref()
+                    .and_then(|g| g.parent.as_ref())
+                    .and_then(|p| j.thread_group_info(jni, p.obj()).ok())
+                    .and_then(|p| p.name);
+                (g.and_then(|g| g.name), parent_name)
+            }
+        };
+        Names {
+            name,
+            group,
+            parent,
+        }
+    }
 }
 
 /// `meet` under the registration lock.
@@ -73,36 +145,29 @@ fn record(
     ctx: &Context,
     jni: Jni<'_>,
     thread: Obj<'_>,
+    names: Names,
     agent_thread: bool,
     start: Start,
 ) -> Option<Arc<ThreadRecord>> {
     // Another registration may have met it while this one waited.
-    if let Some(serial) = known_serial(ctx, thread) {
+    let old = ctx.jvmti.get_tag(thread).unwrap_or(0);
+    if let Some(serial) = serial_in_tag(old) {
         return ctx.tables.threads.get(serial);
     }
-    let j = ctx.jvmti;
-    let info = j.thread_info(jni, thread).ok();
-    let name = info.as_ref().and_then(|i| i.name.clone());
-    let (group, parent) = match info.as_ref().and_then(|i| i.group.as_ref()) {
-        None => (None, None),
-        Some(g) => {
-            let g = j.thread_group_info(jni, g.obj()).ok();
-            let parent_name = g
-                .as_ref()
-                .and_then(|g| g.parent.as_ref())
-                .and_then(|p| j.thread_group_info(jni, p.obj()).ok())
-                .and_then(|p| p.name);
-            (g.and_then(|g| g.name), parent_name)
-        }
-    };
     let object_id = ctx.tables.objects.allocate_id();
-    let rec = ctx
-        .tables
-        .threads
-        .insert(object_id, name, group, parent, agent_thread);
-    let _ = ctx
-        .tags
-        .set_identity(ctx, thread, make_tag(TagKind::Thread, rec.serial as u64));
+    let rec = ctx.tables.threads.insert(
+        object_id,
+        names.name,
+        names.group,
+        names.parent,
+        agent_thread,
+    );
+    let _ = ctx.tags.set_identity_over(
+        ctx,
+        thread,
+        old,
+        make_tag(TagKind::Thread, rec.serial as u64),
+    );
     // cpu=old output has no THREAD lines (docs/output-formats.md §1.1).
     if start != Start::Silent && !agent_thread && !ctx.opts.cpu_old {
         let trace = match start {
@@ -134,9 +199,10 @@ fn record(
     Some(rec)
 }
 
-/// THREAD END for a thread we know.
+/// THREAD END for a thread we know: `thread`, the calling thread (its
+/// ThreadEnd).
 pub fn end(ctx: &Context, thread: Obj<'_>) {
-    let Some(serial) = known_serial(ctx, thread) else {
+    let Some(serial) = own_serial(ctx, thread) else {
         return;
     };
     let Some(rec) = ctx.tables.threads.get(serial) else {

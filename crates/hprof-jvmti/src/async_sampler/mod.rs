@@ -289,6 +289,21 @@ thread_local! {
     /// This thread's slot (normal code only; the handler finds the slot
     /// through the signal's value).
     static MY_SLOT: Cell<Option<u32>> = const { Cell::new(None) };
+    /// This thread's Linux thread ID, once asked (0: not yet): a thread
+    /// registers and unregisters itself, a system call each otherwise.
+    static MY_TID: Cell<i32> = const { Cell::new(0) };
+}
+
+/// The calling thread's Linux thread ID.
+fn my_tid() -> i32 {
+    MY_TID
+        .try_with(|c| {
+            if c.get() == 0 {
+                c.set(sys::gettid());
+            }
+            c.get()
+        })
+        .unwrap_or_else(|_| sys::gettid())
 }
 
 /// A registered thread's slot.
@@ -303,7 +318,7 @@ pub fn register_current(jni: Jni<'_>, serial: u32, stacks: bool) -> Result<SlotI
     if !is_installed() {
         return Err("the CPU timers are not installed".into());
     }
-    let tid = sys::gettid();
+    let tid = my_tid();
     if let Some(i) = MY_SLOT.try_with(|c| c.get()).ok().flatten() {
         if let Some(s) = slots::get(i).filter(|s| s.is_live() && s.tid() == tid) {
             if serial != 0 {
@@ -360,7 +375,7 @@ pub fn current() -> Option<SlotId> {
 /// by its thread id: it may have been registered by another thread).
 pub fn unregister_current() {
     let _ = MY_SLOT.try_with(|c| c.take());
-    slots::give_back_tid(sys::gettid());
+    slots::give_back_tid(my_tid());
 }
 
 /// A slot's CPU clock in nanoseconds (it lives as long as the process; it
