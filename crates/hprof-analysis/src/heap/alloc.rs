@@ -126,4 +126,19 @@ mod tests {
         assert_eq!(v.len(), 100);
         assert_eq!(collected(0..4u8, "x").unwrap(), vec![0, 1, 2, 3]);
     }
+
+    #[test]
+    fn large_vectors_grow_into_fresh_room_with_their_elements() {
+        // Past HUGE_ROOM bytes `grow` moves the elements itself.
+        let n = HUGE_ROOM / 4 * 3;
+        let mut v: Vec<u32> = Vec::new();
+        for i in 0..n {
+            push(&mut v, i as u32, "x").unwrap();
+        }
+        assert!(v.capacity() * 4 > HUGE_ROOM);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
+        let mut big = with_room::<u64>(HUGE_ROOM, "x").unwrap();
+        big.resize(HUGE_ROOM, 7);
+        assert!(big.iter().all(|&x| x == 7));
+    }
 }
