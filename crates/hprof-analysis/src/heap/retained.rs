@@ -70,7 +70,7 @@ fn sorted(mut tree: Csr, retained: &[u64]) -> Result<Csr, NoMemory> {
         let mut packs = true;
         keys.extend(row.iter().map(|&k| {
             let r = retained[k as usize];
-            packs &= r % 8 == 0 && r / 8 <= u64::from(u32::MAX);
+            packs &= r.is_multiple_of(8) && r / 8 <= u64::from(u32::MAX);
             (u64::from(u32::MAX).saturating_sub(r / 8) << 32) | u64::from(k)
         }));
         if packs {
