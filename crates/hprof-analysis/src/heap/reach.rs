@@ -28,51 +28,37 @@ use super::store::{Reader, SectionId};
 /// `follow_weak` off, referent references are not followed.
 pub fn shortest_parents(fwd: &Csr, roots: &[u32], follow_weak: bool) -> Result<Vec<u32>, NoMemory> {
     let n = fwd.rows();
-    let mut dist = filled(n, NONE, "distances from GC roots")?;
+    let mut parent = filled(n, NONE, "shortest paths")?;
     // Each object enters the queue once.
     let mut queue: Vec<u32> = with_room(n, "objects to visit")?;
     for &r in roots {
-        if dist[r as usize] == NONE {
-            dist[r as usize] = 0;
+        if parent[r as usize] == NONE {
+            parent[r as usize] = r;
             queue.push(r);
         }
     }
-    let mut head = 0;
-    while head < queue.len() {
-        let v = queue[head];
-        head += 1;
-        let d = dist[v as usize] + 1;
-        for &t in fwd.row(v) {
-            if t & WEAK != 0 && !follow_weak {
-                continue;
-            }
-            let t = t & !WEAK;
-            if dist[t as usize] == NONE {
-                dist[t as usize] = d;
-                queue.push(t);
-            }
-        }
-    }
-    drop(queue);
-    let mut parent = filled(n, NONE, "shortest paths")?;
-    for &r in roots {
-        parent[r as usize] = r;
-    }
-    // Referrers in increasing order: the first one step closer is kept.
-    for v in 0..n as u32 {
-        let d = dist[v as usize];
-        if d == NONE {
-            continue;
-        }
-        for &t in fwd.row(v) {
-            if t & WEAK != 0 && !follow_weak {
-                continue;
-            }
-            let t = (t & !WEAK) as usize;
-            if parent[t] == NONE && dist[t] == d + 1 {
-                parent[t] = v;
+    // Level by level, each in increasing numbers: the first referrer to
+    // reach an object is the lowest numbered one step closer, so it is
+    // kept as found (no second pass over every reference, no distances),
+    // and rows are read in file order.
+    let mut level = 0;
+    while level < queue.len() {
+        let end = queue.len();
+        queue[level..end].sort_unstable();
+        for i in level..end {
+            let v = queue[i];
+            for &t in fwd.row(v) {
+                if t & WEAK != 0 && !follow_weak {
+                    continue;
+                }
+                let t = t & !WEAK;
+                if parent[t as usize] == NONE {
+                    parent[t as usize] = v;
+                    queue.push(t);
+                }
             }
         }
+        level = end;
     }
     Ok(parent)
 }

@@ -266,19 +266,35 @@ impl Reader {
 
     /// `count` elements from `start`.
     pub fn range<T: Elem>(&self, id: SectionId, start: u64, count: u64) -> io::Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.range_into(id, start, count, &mut out, &mut Vec::new())?;
+        Ok(out)
+    }
+
+    /// [`Reader::range`] into `out` (emptied first), through `bytes`: a
+    /// caller reading many ranges reuses both (fresh buffers of a chunk
+    /// each were fresh pages each).
+    fn range_into<T: Elem>(
+        &self,
+        id: SectionId,
+        start: u64,
+        count: u64,
+        out: &mut Vec<T>,
+        bytes: &mut Vec<u8>,
+    ) -> io::Result<()> {
         let s = self.section(id, T::SIZE)?;
         let end = start
             .checked_add(count)
             .filter(|&e| e <= s.len)
             .ok_or_else(|| bad(format!("section {id}: {start}+{count} beyond {}", s.len)))?;
-        let mut out = Vec::new();
+        out.clear();
         out.try_reserve_exact(count as usize).map_err(|_| {
             io::Error::new(
                 io::ErrorKind::OutOfMemory,
                 format!("section {id}: no memory for {count} elements"),
             )
         })?;
-        let mut bytes = Vec::new();
+        super::alloc::advise(out);
         let per = s.chunk_elems();
         let mut i = start;
         while i < end {
@@ -287,11 +303,11 @@ impl Reader {
             let take = (per - within).min(end - i);
             bytes.resize(take as usize * T::SIZE, 0);
             let at = s.chunks[c as usize] + within * T::SIZE as u64;
-            self.file.read_exact_at(&mut bytes, at)?;
+            self.file.read_exact_at(bytes, at)?;
             out.extend(bytes.chunks_exact(T::SIZE).map(T::get));
             i += take;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// One element.
@@ -319,10 +335,11 @@ impl Reader {
     pub fn for_each<T: Elem>(&self, id: SectionId, mut f: impl FnMut(u64, &[T])) -> io::Result<()> {
         let s = self.section(id, T::SIZE)?;
         let per = s.chunk_elems();
+        let (mut run, mut bytes) = (Vec::new(), Vec::new());
         let mut i = 0;
         while i < s.len {
             let take = per.min(s.len - i);
-            let run: Vec<T> = self.range(id, i, take)?;
+            self.range_into(id, i, take, &mut run, &mut bytes)?;
             f(i, &run);
             i += take;
         }
