@@ -11,7 +11,7 @@
 //! and its JFR read the sites through this one sum.
 
 use crate::format::SITES_TAKEN;
-use crate::reader::AllocSites;
+use crate::reader::{AllocSite, AllocSites};
 use rustc_hash::FxHashMap;
 
 /// One site's counts: allocated summed over what counts, live as the
@@ -27,20 +27,48 @@ pub struct SiteSum {
     pub live_instances: u32,
 }
 
+/// A site's key: class, trace, array type.
+type Key = (u32, u32, u8);
+
 /// The sum of a stream's ALLOC SITES, fed in stream order.
 #[derive(Clone, Debug, Default)]
 pub struct Allocated {
     /// The takes summed, in the order sites first appear.
     taken: Vec<SiteSum>,
-    at: FxHashMap<(u32, u32, u8), usize>,
+    /// Where each site is in `taken`.
+    at: FxHashMap<Key, usize>,
     takes: u32,
     /// The last report that was not a take (since the last take, or from
     /// the start when there was none).
     rest: Option<AllocSites>,
     /// Rows at the 32-bit limit among the takes.
     saturated_in_takes: usize,
-    /// The estimated flag of any counted report.
-    estimated: bool,
+}
+
+/// A row whose 32-bit counters stand at their limit.
+fn saturated(x: &AllocSite) -> bool {
+    x.bytes_allocated == u32::MAX || x.instances_allocated == u32::MAX
+}
+
+/// Add row `x` to its site's sum in `sums` (indexed by `at`), making the
+/// sum if it is the site's first row.
+fn merge(sums: &mut Vec<SiteSum>, at: &mut FxHashMap<Key, usize>, x: &AllocSite) {
+    let i = *at
+        .entry((x.class_serial, x.trace_serial, x.array_type))
+        .or_insert_with(|| {
+            sums.push(SiteSum {
+                array_type: x.array_type,
+                class_serial: x.class_serial,
+                trace_serial: x.trace_serial,
+                ..SiteSum::default()
+            });
+            sums.len() - 1
+        });
+    let t = &mut sums[i];
+    t.bytes_allocated += u64::from(x.bytes_allocated);
+    t.instances_allocated += u64::from(x.instances_allocated);
+    t.live_bytes = x.live_bytes;
+    t.live_instances = x.live_instances;
 }
 
 impl Allocated {
@@ -57,27 +85,9 @@ impl Allocated {
         // A report between two takes is within the second one.
         self.rest = None;
         self.takes += 1;
-        self.estimated |= s.flags & crate::format::SITES_ESTIMATED != 0;
         for x in &s.sites {
-            self.saturated_in_takes +=
-                usize::from(x.bytes_allocated == u32::MAX || x.instances_allocated == u32::MAX);
-            let i = *self
-                .at
-                .entry((x.class_serial, x.trace_serial, x.array_type))
-                .or_insert_with(|| {
-                    self.taken.push(SiteSum {
-                        array_type: x.array_type,
-                        class_serial: x.class_serial,
-                        trace_serial: x.trace_serial,
-                        ..SiteSum::default()
-                    });
-                    self.taken.len() - 1
-                });
-            let t = &mut self.taken[i];
-            t.bytes_allocated += u64::from(x.bytes_allocated);
-            t.instances_allocated += u64::from(x.instances_allocated);
-            t.live_bytes = x.live_bytes;
-            t.live_instances = x.live_instances;
+            self.saturated_in_takes += usize::from(saturated(x));
+            merge(&mut self.taken, &mut self.at, x);
         }
         self.taken.len() - before
     }
@@ -92,25 +102,14 @@ impl Allocated {
         self.takes
     }
 
-    /// Any counted report holds estimates from samples (`heapsample=`).
-    pub fn estimated(&self) -> bool {
-        self.estimated
-            || self
-                .rest
-                .as_ref()
-                .is_some_and(|r| r.flags & crate::format::SITES_ESTIMATED != 0)
-    }
-
     /// Rows of the counted reports whose 32-bit counters stand at their
     /// limit.
     pub fn saturated(&self) -> usize {
         self.saturated_in_takes
-            + self.rest.as_ref().map_or(0, |r| {
-                r.sites
-                    .iter()
-                    .filter(|x| x.bytes_allocated == u32::MAX || x.instances_allocated == u32::MAX)
-                    .count()
-            })
+            + self
+                .rest
+                .as_ref()
+                .map_or(0, |r| r.sites.iter().filter(|x| saturated(x)).count())
     }
 
     /// The saturation note for these sites, if any.
@@ -121,26 +120,12 @@ impl Allocated {
     /// Every site's sum: the takes' sites in the order they first
     /// appeared, then those only the rest names.
     pub fn sites(&self) -> Vec<SiteSum> {
-        let mut out = self.taken.clone();
-        let Some(rest) = &self.rest else { return out };
+        let Some(rest) = &self.rest else {
+            return self.taken.clone();
+        };
+        let (mut out, mut at) = (self.taken.clone(), self.at.clone());
         for x in &rest.sites {
-            let key = (x.class_serial, x.trace_serial, x.array_type);
-            let t = match self.at.get(&key) {
-                Some(&i) => &mut out[i],
-                None => {
-                    out.push(SiteSum {
-                        array_type: x.array_type,
-                        class_serial: x.class_serial,
-                        trace_serial: x.trace_serial,
-                        ..SiteSum::default()
-                    });
-                    out.last_mut().expect("just pushed")
-                }
-            };
-            t.bytes_allocated += u64::from(x.bytes_allocated);
-            t.instances_allocated += u64::from(x.instances_allocated);
-            t.live_bytes = x.live_bytes;
-            t.live_instances = x.live_instances;
+            merge(&mut out, &mut at, x);
         }
         out
     }
@@ -159,7 +144,6 @@ pub fn saturation_note(n: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reader::AllocSite;
 
     fn report(flags: u16, rows: &[(u32, u32, u32)]) -> AllocSites {
         AllocSites {
@@ -226,6 +210,5 @@ mod tests {
         a.add(report(SITES_TAKEN, &[(1, u32::MAX, 0), (2, 1, 0)]));
         // The report before the take is not counted any more.
         assert_eq!(a.saturated(), 1);
-        assert!(!a.estimated());
     }
 }
