@@ -327,12 +327,74 @@ fn signal_quit(t: &Target) -> Result<(), String> {
     })
 }
 
-/// Makes sure the JVM's attach socket exists, starting its listener when
-/// it does not; waits at most `timeout`. Returns whether it was started.
-pub fn start_listener(t: &Target, timeout: Duration) -> Result<bool, String> {
-    if std::fs::symlink_metadata(&t.socket).is_ok() {
-        return Ok(false);
+/// What is at the JVM's socket name before the listener is asked for.
+enum AtSocketName {
+    Nothing,
+    /// Something to be vetted by [`check_socket`] and [`check_peer`]: a
+    /// socket someone listens on, another user's file, not a socket.
+    InUse,
+    /// A socket nobody listens on, of the JVM's user or ours: left by a
+    /// process that exited without removing it (a JVM killed outright
+    /// whose pid the kernel has since given to this one).
+    LeftBehind { id: sys::FileId, owner: u32 },
+}
+
+fn at_socket_name(t: &Target) -> AtSocketName {
+    let Ok(m) = std::fs::symlink_metadata(&t.socket) else {
+        return AtSocketName::Nothing;
+    };
+    // Another user's socket is not even connected to: check_socket
+    // refuses it by its owner.
+    if !m.file_type().is_socket() || (m.uid() != t.status.euid && m.uid() != sys::euid()) {
+        return AtSocketName::InUse;
     }
+    match UnixStream::connect(&t.socket) {
+        // Nothing is sent: a JVM's listener reads an empty request and
+        // goes on.
+        Ok(_) => AtSocketName::InUse,
+        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => AtSocketName::LeftBehind {
+            id: sys::FileId::of(&m),
+            owner: m.uid(),
+        },
+        Err(_) => AtSocketName::InUse,
+    }
+}
+
+/// Makes sure the JVM's attach socket exists, starting its listener when
+/// it does not; waits at most `timeout`. Returns whether it was started;
+/// `step` is told what was done on the way.
+///
+/// A socket nobody listens on at the JVM's name (left by a JVM killed
+/// with the same pid, which kept HotSpot's own client from ever attaching
+/// again) does not stop the start: the JVM's listener puts its socket in
+/// its place when the old one is its user's; one of ours (root's, at
+/// another user's JVM, which the JVM could not replace in the sticky
+/// /tmp) is removed first. Another user's is left alone and refused.
+pub fn start_listener(
+    t: &Target,
+    timeout: Duration,
+    step: &mut dyn FnMut(String),
+) -> Result<bool, String> {
+    let left = match at_socket_name(t) {
+        AtSocketName::InUse => return Ok(false),
+        AtSocketName::Nothing => None,
+        AtSocketName::LeftBehind { id, owner } => {
+            if owner != t.status.euid {
+                remove_left_socket(t, id)?;
+                step(format!(
+                    "removed {}, a socket of uid {owner} that nothing listened on (left by an \
+                     exited process)",
+                    t.socket.display()
+                ));
+                // Its inode number is free for the JVM's new socket.
+                None
+            } else {
+                // Replaced by the JVM's socket, made before the old one
+                // goes: another inode.
+                Some(id)
+            }
+        }
+    };
     let (pid, name) = (t.pid, &t.status.name);
     if t.perf.as_ref().and_then(PerfData::attachable) == Some(false) {
         return Err(format!(
@@ -351,8 +413,10 @@ pub fn start_listener(t: &Target, timeout: Duration) -> Result<bool, String> {
     let mut resent = false;
     let mut step = Duration::from_millis(10);
     loop {
-        if std::fs::symlink_metadata(&t.socket).is_ok() {
-            return Ok(true);
+        if let Ok(m) = std::fs::symlink_metadata(&t.socket) {
+            if Some(sys::FileId::of(&m)) != left {
+                return Ok(true);
+            }
         }
         let waited = start.elapsed();
         if waited >= timeout {
@@ -377,6 +441,25 @@ pub fn start_listener(t: &Target, timeout: Duration) -> Result<bool, String> {
         }
         std::thread::sleep(step.min(timeout - waited));
         step = (step * 2).min(Duration::from_millis(200));
+    }
+}
+
+/// Removes the socket `id` of ours at the JVM's socket name, and only it.
+fn remove_left_socket(t: &Target, id: sys::FileId) -> Result<(), String> {
+    let cannot = |e: &dyn std::fmt::Display| {
+        format!(
+            "cannot remove {}, a socket of yours that nothing listens on, which keeps JVM {} \
+             from opening its attach socket: {e}",
+            t.socket.display(),
+            t.pid
+        )
+    };
+    let dir = sys::Dir::open(&t.tmp).map_err(|e| cannot(&e))?;
+    let name = t.socket.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    match dir.remove_if(name, id) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(cannot(&"another file took its place")),
+        Err(e) => Err(cannot(&e)),
     }
 }
 

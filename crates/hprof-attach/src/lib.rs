@@ -108,7 +108,7 @@ pub fn load(
     let (listener_wait, reply_wait) = waits;
     let target = hotspot::inspect(pid)?;
     let pid = target.pid;
-    if hotspot::start_listener(&target, listener_wait)? {
+    if hotspot::start_listener(&target, listener_wait, step)? {
         step(format!("started the attach listener of JVM {pid}"));
     }
     hotspot::check_socket(&target)?;

@@ -89,6 +89,16 @@ pub struct FileId {
     ino: u64,
 }
 
+impl FileId {
+    pub fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+        }
+    }
+}
+
 /// A directory held open: names are looked up in it, not wherever its
 /// path leads by the time of the next call (the path of a process's
 /// working directory, /proc/PID/cwd, changes when the process moves).
@@ -133,12 +143,7 @@ impl Dir {
         }
         // SAFETY: fd is a descriptor openat just returned; nobody else owns it.
         let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        let m = file.metadata()?;
-        use std::os::unix::fs::MetadataExt;
-        Ok(FileId {
-            dev: m.dev(),
-            ino: m.ino(),
-        })
+        Ok(FileId::of(&file.metadata()?))
     }
 
     /// Removes `name` from this directory if it is still the file `id`

@@ -19,6 +19,7 @@
 use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -1110,6 +1111,96 @@ fn root_attach_creates_nothing_through_a_link_the_jvms_owner_planted() {
     let (st, out, err) = t.finish();
     assert!(st.success(), "{st}: {err}");
     assert_eq!(out, HELD);
+    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
+    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
+/// A socket nobody listens on, closed to others like HotSpot's, at
+/// `path`: what a JVM killed outright leaves behind.
+fn plant_left_socket(path: &Path, uid: Option<u32>) {
+    use std::os::unix::fs::PermissionsExt;
+    drop(std::os::unix::net::UnixListener::bind(path).unwrap());
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    if let Some(uid) = uid {
+        std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    }
+}
+
+/// A JVM killed outright leaves its socket behind, and the kernel gives
+/// its pid to a new JVM (pids wrap at 32768 on many machines). The new
+/// JVM's listener is started all the same and its socket takes the old
+/// one's place (HotSpot's own client gives up here: it connects to the
+/// old socket and is refused).
+#[test]
+fn a_socket_left_at_the_jvms_name_by_a_killed_jvm_is_replaced() {
+    let mut t = Target::start("attach_left_socket", &[]);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    plant_left_socket(&socket, None);
+    let left = std::fs::symlink_metadata(&socket).unwrap().ino();
+
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    let err = common::stderr(&r.output);
+    assert_eq!(r.output.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "hprof-rs attach: started the attach listener of JVM {pid}\n"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("removed"), "{err}");
+    assert_ne!(std::fs::symlink_metadata(&socket).unwrap().ino(), left);
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    // The JVM removes its own socket as it exits.
+    assert!(!socket.exists());
+    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
+    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
+/// Root attaching to another user's JVM whose socket name holds a socket
+/// nobody listens on: a third user's is refused and left as it is; root's
+/// own (left by a killed JVM of root's, which the JVM could not replace in
+/// the sticky /tmp) is removed, said so, and the attach goes on.
+#[test]
+fn root_removes_only_its_own_socket_left_at_another_users_jvms_name() {
+    let Some(uid) = other_user() else { return };
+    let mut t = Target::start_as("attach_left_socket_root", uid);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let third = uid - 1;
+    plant_left_socket(&socket, Some(third));
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    assert_eq!(
+        common::stderr(&r.output),
+        format!(
+            "hprof-rs: refusing the attach socket {}: it belongs to uid {third}, and JVM {pid} runs \
+             as uid {uid} (another user's socket at the JVM's name; nothing was sent to it)\n",
+            shown_socket(t.pid).display()
+        )
+    );
+    assert_eq!(r.output.status.code(), Some(1));
+    assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), third);
+
+    std::fs::remove_file(&socket).unwrap();
+    plant_left_socket(&socket, None);
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    let err = common::stderr(&r.output);
+    assert_eq!(r.output.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "hprof-rs attach: removed {}, a socket of uid 0 that nothing listened on (left by an \
+             exited process)\nhprof-rs attach: started the attach listener of JVM {pid}\n",
+            shown_socket(t.pid).display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), uid);
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert!(!socket.exists());
     let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
     assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
 }
