@@ -259,14 +259,18 @@ pub fn run(a: PushArgs) -> CliResult<()> {
             std::thread::sleep(Duration::from_millis(50));
         }
         let live = agent.ask();
+        let (tick_ns, tick_s) = (
+            start_ns + (k as i64) * a.interval.as_nanos() as i64,
+            base_s + (k * a.interval.as_secs()) as i64,
+        );
         let (until_ns, until_s) = if live {
-            (
-                start_ns + (k as i64) * a.interval.as_nanos() as i64,
-                base_s + (k * a.interval.as_secs()) as i64,
-            )
+            (tick_ns, tick_s)
         } else {
-            let n = unix_ns().max(from_ns);
-            (n, (n / 1_000_000_000).max(from_s))
+            // The stream ended in this interval, or at its tick while it
+            // was asked (the ask then waits for an answer that does not
+            // come): the interval ends then, and never after its tick.
+            let n = unix_ns().clamp(from_ns, tick_ns);
+            (n, (n / 1_000_000_000).clamp(from_s, tick_s))
         };
         let (cpu, alloc) = {
             let g = lock(&session);
