@@ -336,7 +336,10 @@ enum AtSocketName {
     /// A socket nobody listens on, of the JVM's user or ours: left by a
     /// process that exited without removing it (a JVM killed outright
     /// whose pid the kernel has since given to this one).
-    LeftBehind { id: sys::FileId, owner: u32 },
+    LeftBehind {
+        id: sys::FileId,
+        owner: u32,
+    },
 }
 
 fn at_socket_name(t: &Target) -> AtSocketName {
