@@ -136,8 +136,7 @@ impl Target {
                 break st;
             }
             if start.elapsed() > LIMIT {
-                let _ = child.kill();
-                break child.wait().unwrap();
+                break common::kill_and_reap(&mut child).unwrap();
             }
             std::thread::sleep(Duration::from_millis(20));
         };
@@ -162,8 +161,7 @@ impl Target {
 impl Drop for Target {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
+            common::kill_and_reap(&mut c);
         }
     }
 }

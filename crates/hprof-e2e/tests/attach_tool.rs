@@ -179,8 +179,7 @@ impl Target {
                 break st;
             }
             if start.elapsed() > Duration::from_secs(30) {
-                let _ = child.kill();
-                break child.wait().unwrap();
+                break common::kill_and_reap(&mut child).unwrap();
             }
             std::thread::sleep(Duration::from_millis(20));
         };
@@ -193,8 +192,7 @@ impl Target {
 impl Drop for Target {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
+            common::kill_and_reap(&mut c);
         }
     }
 }

@@ -79,7 +79,7 @@ fn run_once(name: &str, dir: &Path, args: &[String]) -> Run {
             break st;
         }
         if start.elapsed() > LIMIT {
-            let _ = child.kill();
+            common::kill_and_reap(&mut child);
             panic!("{name}: still running after {LIMIT:?}");
         }
         if Instant::now() >= next {

@@ -59,7 +59,7 @@ fn a_panicking_dump_releases_the_lock_for_later_dumps_and_the_exit_dump() {
             break st;
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
+            common::kill_and_reap(&mut child);
             panic!("the JVM did not exit within 60 s after the injected panic");
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -401,8 +401,7 @@ fn a_dump_directory_left_by_a_killed_jvm_is_removed_by_the_next_dump() {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    common::kill_and_reap(&mut child).unwrap();
     let left = names_with(&dir, ".vmdump.");
     assert_eq!(left.len(), 1, "what SIGKILL leaves: {left:?}");
 

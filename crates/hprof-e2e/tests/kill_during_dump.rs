@@ -53,8 +53,7 @@ fn a_heap_dump_cut_by_sigkill_is_a_valid_prefix() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    common::kill_and_reap(&mut child).unwrap();
 
     let bytes = std::fs::read(&out).unwrap();
     let mut r = HprofReader::new(std::io::Cursor::new(&bytes)).expect("header");

@@ -100,8 +100,7 @@ struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        common::kill_and_reap(&mut self.0);
     }
 }
 

@@ -90,8 +90,7 @@ impl Jvm {
 
 impl Drop for Jvm {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        common::kill_and_reap(&mut self.0);
     }
 }
 

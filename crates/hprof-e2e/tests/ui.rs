@@ -1146,8 +1146,7 @@ fn attach_loads_the_agent_into_a_running_jvm_and_streams_to_a_session() {
     struct Kill(std::process::Child);
     impl Drop for Kill {
         fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
+            common::kill_and_reap(&mut self.0);
         }
     }
     let mut stdin = java.stdin.take().unwrap();

@@ -247,6 +247,45 @@ pub fn run_with_agent_bounded(
 }
 
 /// Run any command with a time limit (see `run_java_bounded`).
+/// Kills a process a test started, if it has not been reaped yet, and
+/// reaps it. A JVM killed outright leaves its attach socket
+/// `/tmp/.java_pid<PID>` behind (HotSpot removes it only as it exits
+/// normally), and a run of this suite goes through every pid (they wrap
+/// at 32768): a later JVM given the same pid would find it there, and the
+/// JDK's `jcmd` would be refused (hprof-rs attach copes, docs/attach.md).
+/// The socket goes while the killed process is a zombie, so that its pid
+/// cannot have been given to another process yet.
+pub fn kill_and_reap(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    if child.kill().is_ok() {
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: an all-zero siginfo_t is a valid value of this C struct,
+        // filled by waitid, which waits for `pid` to exit without reaping
+        // it (WNOWAIT) and writes only into `info`.
+        let exited = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            ) == 0
+        };
+        if exited {
+            remove_left_attach_socket(child.id());
+        }
+    }
+    child.wait().ok()
+}
+
+/// Removes `/tmp/.java_pid<PID>` if it is a socket (see [`kill_and_reap`]).
+fn remove_left_attach_socket(pid: u32) {
+    use std::os::unix::fs::FileTypeExt;
+    let path = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket()) {
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
 pub fn run_command_bounded(mut cmd: Command, limit: std::time::Duration) -> BoundedRun {
     use std::io::Read;
     use std::process::Stdio;
@@ -276,8 +315,7 @@ pub fn run_command_bounded(mut cmd: Command, limit: std::time::Duration) -> Boun
         }
         if start.elapsed() >= limit {
             timed_out = true;
-            let _ = child.kill();
-            break child.wait().expect("reap killed command");
+            break kill_and_reap(&mut child).expect("reap killed command");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
