@@ -38,7 +38,6 @@ use super::perfdata::{self, PerfData};
 use super::procfs::{self, Status};
 use super::sys;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -289,6 +288,16 @@ fn create_trigger(t: &Target) -> Result<TriggerFile, String> {
                 continue;
             }
         };
+        if root_for_another
+            && place == "/tmp"
+            && !shared_tmp(&dir)
+            && !dir.owner_and_mode().is_ok_and(|(o, _)| o == t.status.euid)
+        {
+            why.push(format!(
+                "{place}: not a shared /tmp (sticky and writable by all) nor the JVM's user's"
+            ));
+            continue;
+        }
         if root_for_another && place == "working directory" {
             match dir.owner_and_mode() {
                 Ok((owner, _)) if owner == t.status.euid => {}
@@ -330,8 +339,9 @@ fn signal_quit(t: &Target) -> Result<(), String> {
 /// What is at the JVM's socket name before the listener is asked for.
 enum AtSocketName {
     Nothing,
-    /// Something to be vetted by [`check_socket`] and [`check_peer`]: a
-    /// socket someone listens on, another user's file, not a socket.
+    /// Something to be vetted by [`checked_socket`] and [`check_peer`]: a
+    /// socket someone listens on, another user's file, not a socket,
+    /// something mounted over the name.
     InUse,
     /// A socket nobody listens on, of the JVM's user or ours: left by a
     /// process that exited without removing it (a JVM killed outright
@@ -340,27 +350,70 @@ enum AtSocketName {
         id: sys::FileId,
         owner: u32,
     },
+    /// Another user's socket at a root JVM's name: not the JVM's (its
+    /// socket is root's), and the JVM's listener can put its own in its
+    /// place. Not connected to.
+    Displaceable {
+        id: sys::FileId,
+    },
 }
 
-fn at_socket_name(t: &Target) -> AtSocketName {
-    let Ok(m) = std::fs::symlink_metadata(&t.socket) else {
-        return AtSocketName::Nothing;
+/// The name of the JVM's socket in its /tmp.
+fn socket_name(t: &Target) -> &str {
+    t.socket.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+/// The JVM's /tmp, held open.
+fn open_tmp(t: &Target) -> Result<sys::Dir, String> {
+    sys::Dir::open(&t.tmp).map_err(|e| format!("cannot open {}: {e}", t.tmp.display()))
+}
+
+/// The JVM's socket name opened without following it, with its directory;
+/// None when there is nothing at the name.
+fn pin_socket(t: &Target) -> Result<Option<(sys::Dir, sys::Pinned)>, String> {
+    let dir = open_tmp(t)?;
+    match dir.pin(socket_name(t)) {
+        Ok(Some(p)) => Ok(Some((dir, p))),
+        Ok(None) => Ok(None),
+        Err(e) => Err(format!(
+            "cannot look at the attach socket {}: {e}",
+            t.socket.display()
+        )),
+    }
+}
+
+/// How long a look at whether anything listens may wait for a listener's
+/// full queue.
+const PROBE_WAIT: Duration = Duration::from_secs(1);
+
+fn at_socket_name(t: &Target) -> Result<AtSocketName, String> {
+    let Some((_, p)) = pin_socket(t)? else {
+        return Ok(AtSocketName::Nothing);
     };
-    // Another user's socket is not even connected to: check_socket
-    // refuses it by its owner.
-    if !m.file_type().is_socket() || (m.uid() != t.status.euid && m.uid() != sys::euid()) {
-        return AtSocketName::InUse;
+    let l = p.looked;
+    if !l.is_socket() || l.mounted {
+        return Ok(AtSocketName::InUse);
     }
-    match UnixStream::connect(&t.socket) {
-        // Nothing is sent: a JVM's listener reads an empty request and
-        // goes on.
-        Ok(_) => AtSocketName::InUse,
+    if l.uid != t.status.euid {
+        if t.status.euid == 0 {
+            return Ok(AtSocketName::Displaceable { id: l.id });
+        }
+        // Another user's socket is not even connected to: checked_socket
+        // refuses it by its owner.
+        if l.uid != sys::euid() {
+            return Ok(AtSocketName::InUse);
+        }
+    }
+    // Nothing is sent: a JVM's listener reads an empty request and goes
+    // on. The connection is to the file looked at, not to whatever the
+    // name leads to by now.
+    Ok(match p.connect(PROBE_WAIT) {
         Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => AtSocketName::LeftBehind {
-            id: sys::FileId::of(&m),
-            owner: m.uid(),
+            id: l.id,
+            owner: l.uid,
         },
-        Err(_) => AtSocketName::InUse,
-    }
+        _ => AtSocketName::InUse,
+    })
 }
 
 /// Makes sure the JVM's attach socket exists, starting its listener when
@@ -370,34 +423,19 @@ fn at_socket_name(t: &Target) -> AtSocketName {
 /// A socket nobody listens on at the JVM's name (left by a JVM killed
 /// with the same pid, which kept HotSpot's own client from ever attaching
 /// again) does not stop the start: the JVM's listener puts its socket in
-/// its place when the old one is its user's; one of ours (root's, at
-/// another user's JVM, which the JVM could not replace in the sticky
-/// /tmp) is removed first. Another user's is left alone and refused.
+/// its place when the old one is its user's, or when the JVM runs as root;
+/// one of ours (root's, at another user's JVM, which the JVM could not
+/// replace in the sticky /tmp) is removed first. Another user's is left
+/// alone and refused.
 pub fn start_listener(
     t: &Target,
     timeout: Duration,
     step: &mut dyn FnMut(String),
 ) -> Result<bool, String> {
-    let left = match at_socket_name(t) {
-        AtSocketName::InUse => return Ok(false),
-        AtSocketName::Nothing => None,
-        AtSocketName::LeftBehind { id, owner } => {
-            if owner != t.status.euid {
-                remove_left_socket(t, id)?;
-                step(format!(
-                    "removed {}, a socket of uid {owner} that nothing listened on (left by an \
-                     exited process)",
-                    t.socket.display()
-                ));
-                // Its inode number is free for the JVM's new socket.
-                None
-            } else {
-                // Replaced by the JVM's socket, made before the old one
-                // goes: another inode.
-                Some(id)
-            }
-        }
-    };
+    let at = at_socket_name(t)?;
+    if matches!(at, AtSocketName::InUse) {
+        return Ok(false);
+    }
     let (pid, name) = (t.pid, &t.status.name);
     if t.perf.as_ref().and_then(PerfData::attachable) == Some(false) {
         return Err(format!(
@@ -410,14 +448,34 @@ pub fn start_listener(
              (a JVM run with -Xrs, one still starting, or not a JVM); no signal was sent"
         ));
     }
+    let left = match at {
+        AtSocketName::InUse | AtSocketName::Nothing => None,
+        // Replaced by the JVM's socket, made before the old one goes:
+        // another inode.
+        AtSocketName::Displaceable { id } => Some(id),
+        AtSocketName::LeftBehind { id, owner } if owner == t.status.euid => Some(id),
+        AtSocketName::LeftBehind { id, owner } => {
+            remove_left_socket(t, id)?;
+            step(format!(
+                "removed {}, a socket of uid {owner} that nothing listened on (left by an exited \
+                 process)",
+                t.socket.display()
+            ));
+            // Its inode number is free for the JVM's new socket.
+            None
+        }
+    };
     let _trigger = create_trigger(t)?;
     signal_quit(t)?;
     let start = Instant::now();
     let mut resent = false;
     let mut step = Duration::from_millis(10);
     loop {
-        if let Ok(m) = std::fs::symlink_metadata(&t.socket) {
-            if Some(sys::FileId::of(&m)) != left {
+        if let Ok(Some((_, p))) = pin_socket(t) {
+            if Some(p.looked.id) != left {
+                // What came may be another user's file, put there in the
+                // meantime: not said to be the JVM's.
+                checked_socket(t)?;
                 return Ok(true);
             }
         }
@@ -447,6 +505,16 @@ pub fn start_listener(
     }
 }
 
+/// A directory every user may create names in, each removing only their
+/// own (sticky, writable by all): a real /tmp. A root tool removes or
+/// creates names for another user's JVM only there (or in a directory of
+/// the JVM's user), not in a directory of root's that the JVM's owner
+/// mounted at their /tmp in a namespace of their own.
+fn shared_tmp(dir: &sys::Dir) -> bool {
+    dir.owner_and_mode()
+        .is_ok_and(|(_, mode)| mode & 0o1002 == 0o1002)
+}
+
 /// Removes the socket `id` of ours at the JVM's socket name, and only it.
 fn remove_left_socket(t: &Target, id: sys::FileId) -> Result<(), String> {
     let cannot = |e: &dyn std::fmt::Display| {
@@ -457,9 +525,14 @@ fn remove_left_socket(t: &Target, id: sys::FileId) -> Result<(), String> {
             t.pid
         )
     };
-    let dir = sys::Dir::open(&t.tmp).map_err(|e| cannot(&e))?;
-    let name = t.socket.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    match dir.remove_if(name, id) {
+    let dir = open_tmp(t).map_err(|e| cannot(&e))?;
+    if !shared_tmp(&dir) {
+        return Err(cannot(
+            &"its directory is not a shared /tmp (sticky and writable by all), so nothing is \
+              removed there",
+        ));
+    }
+    match dir.remove_if(socket_name(t), id) {
         Ok(true) => Ok(()),
         Ok(false) => Err(cannot(&"another file took its place")),
         Err(e) => Err(cannot(&e)),
@@ -475,41 +548,61 @@ fn remove_left_socket(t: &Target, id: sys::FileId) -> Result<(), String> {
 /// for root too; who answers on it is checked once connected
 /// ([`check_peer`]).
 pub fn check_socket(t: &Target) -> Result<(), String> {
+    checked_socket(t).map(|_| ())
+}
+
+/// [`check_socket`], keeping the file looked at: a connection goes to it,
+/// not to whatever the name holds by then (a link or a mount put there
+/// since, leading to another socket).
+fn checked_socket(t: &Target) -> Result<sys::Pinned, String> {
     let path = &t.socket;
-    let m = std::fs::symlink_metadata(path)
-        .map_err(|e| format!("cannot look at the attach socket {}: {e}", path.display()))?;
-    if !m.file_type().is_socket() {
+    let Some((_, p)) = pin_socket(t)? else {
+        return Err(format!(
+            "cannot look at the attach socket {}: {}",
+            path.display(),
+            io::Error::from_raw_os_error(libc::ENOENT)
+        ));
+    };
+    let m = p.looked;
+    if !m.is_socket() {
         return Err(format!(
             "{} is not a socket; refusing to use it",
             path.display()
         ));
     }
-    if m.uid() != t.status.euid {
+    if m.mounted {
+        return Err(format!(
+            "refusing the attach socket {}: something is mounted over it, so it is not a socket \
+             the JVM made (nothing was sent to it)",
+            path.display()
+        ));
+    }
+    if m.uid != t.status.euid {
         return Err(format!(
             "refusing the attach socket {}: it belongs to uid {}, and JVM {} runs as uid {} \
              (another user's socket at the JVM's name; nothing was sent to it)",
             path.display(),
-            m.uid(),
+            m.uid,
             t.pid,
             t.status.euid
         ));
     }
     let (uid, gid) = (sys::euid(), sys::egid());
-    if uid != 0 && m.gid() != gid {
+    if uid != 0 && m.gid != gid {
         return Err(format!(
             "refusing the attach socket {}: its group is {}, and yours is {gid}",
             path.display(),
-            m.gid()
+            m.gid
         ));
     }
-    if m.mode() & 0o066 != 0 {
+    if m.mode & 0o066 != 0 {
         return Err(format!(
             "refusing the attach socket {}: other users may use it (mode {:03o})",
             path.display(),
-            m.mode() & 0o777
+            m.mode & 0o777
         ));
     }
-    Ok(())
+    Ok(p)
 }
 
 /// The process at the other end of a connection to the attach socket must
@@ -548,10 +641,16 @@ pub fn execute(
 ) -> Result<Reply, String> {
     let request = encode_request(p, command, args)?;
     let pid = t.pid;
-    let mut s = UnixStream::connect(&t.socket).map_err(|e| match e.kind() {
+    let socket = checked_socket(t)?;
+    let mut s = socket.connect(timeout).map_err(|e| match e.kind() {
         io::ErrorKind::ConnectionRefused => format!(
             "nothing listens on {} (a socket left by a JVM that has exited?)",
             t.socket.display()
+        ),
+        io::ErrorKind::WouldBlock => format!(
+            "{} took no connection within {:.1} s (a listener whose queue is full)",
+            t.socket.display(),
+            timeout.as_secs_f64()
         ),
         _ => format!("cannot connect to {}: {e}", t.socket.display()),
     })?;

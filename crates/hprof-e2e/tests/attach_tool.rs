@@ -1206,19 +1206,21 @@ fn root_removes_only_its_own_socket_left_at_another_users_jvms_name() {
 /// Another user binds the JVM's attach socket name before the JVM does;
 /// root attaches with a token in its options. Nothing is sent to the
 /// impostor (it used to get the whole option string, and its answer's
-/// escape sequences reached root's terminal), the tool says whose socket
-/// it is, and the JVM is untouched.
+/// escape sequences reached root's terminal). A JVM of a second user
+/// could not replace the impostor's socket in the sticky /tmp: the tool
+/// says whose it is and the JVM is untouched. A root JVM can: its
+/// listener is started, its socket takes the name, and the attach goes on.
 #[test]
 fn root_attach_sends_nothing_to_another_users_socket() {
     let Some(uid) = other_user() else { return };
-    let mut t = Target::start("attach_impostor_other_user", &[]);
+    let third = uid - 1;
+    let mut t = Target::start_as("attach_impostor_other_user", uid);
     let pid = t.pid();
     let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
     let records = common::scratch("attach_impostor_records");
-    std::os::unix::fs::chown(&records, Some(uid), Some(uid)).unwrap();
+    std::os::unix::fs::chown(&records, Some(third), Some(third)).unwrap();
     let record = records.join("sent");
-    let impostor = Impostor::start(&socket, &record, Some(uid));
-
+    let impostor = Impostor::start(&socket, &record, Some(third));
     let r = tool(&["attach", &pid, "cpu=samples,listen=9,token=s3cret"]);
     drop(impostor);
     let _ = std::fs::remove_file(&socket);
@@ -1227,8 +1229,8 @@ fn root_attach_sends_nothing_to_another_users_socket() {
     assert_eq!(
         common::stderr(&r.output),
         format!(
-            "hprof-rs: refusing the attach socket {}: it belongs to uid {uid}, and JVM {pid} runs \
-             as uid 0 (another user's socket at the JVM's name; nothing was sent to it)\n",
+            "hprof-rs: refusing the attach socket {}: it belongs to uid {third}, and JVM {pid} runs \
+             as uid {uid} (another user's socket at the JVM's name; nothing was sent to it)\n",
             shown_socket(t.pid).display()
         )
     );
@@ -1238,6 +1240,150 @@ fn root_attach_sends_nothing_to_another_users_socket() {
     assert!(st.success(), "{st}: {err}");
     assert_eq!(out, HELD);
     assert_eq!(err, "");
+
+    let mut t = Target::start("attach_impostor_root_jvm", &[]);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    std::os::unix::fs::chown(&records, Some(uid), Some(uid)).unwrap();
+    let _ = std::fs::remove_file(&record);
+    let impostor = Impostor::start(&socket, &record, Some(uid));
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    let err = common::stderr(&r.output);
+    assert_eq!(r.output.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "hprof-rs attach: started the attach listener of JVM {pid}\n"
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), 0);
+    drop(impostor);
+    assert_eq!(recorded(&record), "", "the impostor was sent this");
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert!(!socket.exists());
+    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
+    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
+/// What the JVM's owner can put at the JVM's socket name to make root's
+/// tool connect elsewhere or wait for ever: a link to a socket of root's
+/// (not followed, not connected to), a root socket mounted over the name
+/// in the JVM's own mount namespace (refused as mounted, not connected
+/// to), a listener of theirs whose queue is full (the connection waits
+/// `--timeout` at most).
+#[test]
+fn root_attach_connects_to_no_socket_the_jvms_owner_points_the_name_at() {
+    let Some(uid) = other_user() else { return };
+    let vault = common::scratch("attach_aim_vault");
+    let victim = vault.join("victim.sock");
+    let victim_l = std::os::unix::net::UnixListener::bind(&victim).unwrap();
+    victim_l.set_nonblocking(true).unwrap();
+    let untouched = |what: &str| {
+        assert!(
+            victim_l.accept().is_err(),
+            "{what}: root connected to the socket the name was aimed at"
+        )
+    };
+
+    // A link.
+    let mut t = Target::start_as("attach_aim_link", uid);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    std::os::unix::fs::symlink(&victim, &socket).unwrap();
+    std::os::unix::fs::lchown(&socket, Some(uid), Some(uid)).unwrap();
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    assert_eq!(
+        common::stderr(&r.output),
+        format!(
+            "hprof-rs: {} is not a socket; refusing to use it\n",
+            shown_socket(t.pid).display()
+        )
+    );
+    untouched("a link");
+    std::fs::remove_file(&socket).unwrap();
+    let (st, _, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+
+    // A listener of the JVM's owner with a full queue.
+    let mut t = Target::start_as("attach_aim_full_queue", uid);
+    let pid = t.pid();
+    let socket = PathBuf::from(format!("/tmp/.java_pid{pid}"));
+    let mut full = Command::new("/usr/bin/setpriv")
+        .arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .arg("--clear-groups")
+        .args(["/usr/bin/python3", "-c"])
+        .arg(
+            "import socket,sys,time\n\
+             import os; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen(0)\n\
+             held=[]\n\
+             for i in range(8):\n\
+             \x20c=socket.socket(socket.AF_UNIX); c.setblocking(False)\n\
+             \x20try: c.connect(sys.argv[1])\n\
+             \x20except OSError: break\n\
+             \x20held.append(c)\n\
+             print('full', flush=True); time.sleep(120)",
+        )
+        .arg(&socket)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(full.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "full\n");
+    let start = Instant::now();
+    let r = tool(&[
+        "attach",
+        "--timeout",
+        "2",
+        "--reply-timeout",
+        "2",
+        &pid,
+        "cpu=samples,file=cpu.txt",
+    ]);
+    let took = start.elapsed();
+    let _ = full.kill();
+    let _ = full.wait();
+    let _ = std::fs::remove_file(&socket);
+    let err = common::stderr(&r.output);
+    assert_eq!(r.output.status.code(), Some(1), "{err}");
+    assert!(took < Duration::from_secs(15), "{took:?}: {err}");
+    assert!(err.contains("took no connection within"), "{err}");
+    let (st, _, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+
+    // A root socket mounted over the name, in the JVM's mount namespace.
+    let dir = common::scratch("attach_aim_mount");
+    std::os::unix::fs::chown(&dir, Some(uid), Some(uid)).unwrap();
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(
+            "touch /tmp/.java_pid$$ && mount --bind \"$0\" /tmp/.java_pid$$ && exec \
+             /usr/bin/setpriv --reuid=\"$1\" --regid=\"$1\" --clear-groups \"$2\" -cp \"$3\" HoldObjects",
+        )
+        .arg(&victim)
+        .arg(uid.to_string())
+        .arg(common::java())
+        .arg(common::fixture_classes());
+    let mut t = Target::spawn_in("attach_aim_mount", dir, cmd);
+    let pid = t.pid();
+    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
+    assert_eq!(
+        common::stderr(&r.output),
+        format!(
+            "hprof-rs: refusing the attach socket {}: something is mounted over it, so it is not \
+             a socket the JVM made (nothing was sent to it)\n",
+            shown_socket(t.pid).display()
+        )
+    );
+    untouched("a mount");
+    let (st, _, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    let _ = std::fs::remove_file(format!("/tmp/.java_pid{pid}"));
 }
 
 /// A process of the JVM's own user listens at the JVM's socket name (so
