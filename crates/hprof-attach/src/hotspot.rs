@@ -406,14 +406,15 @@ fn at_socket_name(t: &Target) -> Result<AtSocketName, String> {
     }
     // Nothing is sent: a JVM's listener reads an empty request and goes
     // on. The connection is to the file looked at, not to whatever the
-    // name leads to by now.
-    Ok(match p.connect(PROBE_WAIT) {
-        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => AtSocketName::LeftBehind {
+    // name leads to by now; whoever took it is checked at once.
+    match p.connect(PROBE_WAIT) {
+        Ok(s) => check_peer(t, &s).map(|()| AtSocketName::InUse),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => Ok(AtSocketName::LeftBehind {
             id: l.id,
             owner: l.uid,
-        },
-        _ => AtSocketName::InUse,
-    })
+        }),
+        Err(_) => Ok(AtSocketName::InUse),
+    }
 }
 
 /// Makes sure the JVM's attach socket exists, starting its listener when
