@@ -349,6 +349,8 @@ enum AtSocketName {
     LeftBehind {
         id: sys::FileId,
         owner: u32,
+        /// The directory it was seen in, held open: it is removed there.
+        dir: sys::Dir,
     },
     /// Another user's socket at a root JVM's name: not the JVM's (its
     /// socket is root's), and the JVM's listener can put its own in its
@@ -387,7 +389,7 @@ fn pin_socket(t: &Target) -> Result<Option<(sys::Dir, sys::Pinned)>, String> {
 const PROBE_WAIT: Duration = Duration::from_secs(1);
 
 fn at_socket_name(t: &Target) -> Result<AtSocketName, String> {
-    let Some((_, p)) = pin_socket(t)? else {
+    let Some((dir, p)) = pin_socket(t)? else {
         return Ok(AtSocketName::Nothing);
     };
     let l = p.looked;
@@ -412,6 +414,7 @@ fn at_socket_name(t: &Target) -> Result<AtSocketName, String> {
         Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => Ok(AtSocketName::LeftBehind {
             id: l.id,
             owner: l.uid,
+            dir,
         }),
         Err(_) => Ok(AtSocketName::InUse),
     }
@@ -454,9 +457,9 @@ pub fn start_listener(
         // Replaced by the JVM's socket, made before the old one goes:
         // another inode.
         AtSocketName::Displaceable { id } => Some(id),
-        AtSocketName::LeftBehind { id, owner } if owner == t.status.euid => Some(id),
-        AtSocketName::LeftBehind { id, owner } => {
-            remove_left_socket(t, id)?;
+        AtSocketName::LeftBehind { id, owner, .. } if owner == t.status.euid => Some(id),
+        AtSocketName::LeftBehind { id, owner, dir } => {
+            remove_left_socket(t, &dir, id)?;
             step(format!(
                 "removed {}, a socket of uid {owner} that nothing listened on (left by an exited \
                  process)",
@@ -516,8 +519,9 @@ fn shared_tmp(dir: &sys::Dir) -> bool {
         .is_ok_and(|(_, mode)| mode & 0o1002 == 0o1002)
 }
 
-/// Removes the socket `id` of ours at the JVM's socket name, and only it.
-fn remove_left_socket(t: &Target, id: sys::FileId) -> Result<(), String> {
+/// Removes the socket `id` of ours at the JVM's socket name in `dir`, and
+/// only it.
+fn remove_left_socket(t: &Target, dir: &sys::Dir, id: sys::FileId) -> Result<(), String> {
     let cannot = |e: &dyn std::fmt::Display| {
         format!(
             "cannot remove {}, a socket of yours that nothing listens on, which keeps JVM {} \
@@ -526,8 +530,7 @@ fn remove_left_socket(t: &Target, id: sys::FileId) -> Result<(), String> {
             t.pid
         )
     };
-    let dir = open_tmp(t).map_err(|e| cannot(&e))?;
-    if !shared_tmp(&dir) {
+    if !shared_tmp(dir) {
         return Err(cannot(
             &"its directory is not a shared /tmp (sticky and writable by all), so nothing is \
               removed there",

@@ -1113,6 +1113,27 @@ fn root_attach_creates_nothing_through_a_link_the_jvms_owner_planted() {
     assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
 }
 
+/// What the tool says of a socket of uid `owner` at the name of JVM
+/// `pid`, which runs as uid `jvm_uid`.
+fn another_users_socket_refused(pid: u32, owner: u32, jvm_uid: u32) -> String {
+    format!(
+        "hprof-rs: refusing the attach socket {}: it belongs to uid {owner}, and JVM {pid} runs as \
+         uid {jvm_uid} (another user's socket at the JVM's name; nothing was sent to it)\n",
+        shown_socket(pid).display()
+    )
+}
+
+/// The attached JVM ends as asked, with its `cpu=samples,file=cpu.txt`
+/// report whole; it removed its own socket at `socket` as it exited.
+fn ends_with_its_report_and_socket_gone(t: &mut Target, socket: &Path) {
+    let (st, out, err) = t.finish();
+    assert!(st.success(), "{st}: {err}");
+    assert_eq!(out, HELD);
+    assert!(!socket.exists());
+    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
+    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+}
+
 /// A socket nobody listens on, closed to others like HotSpot's, at
 /// `path`: what a JVM killed outright leaves behind.
 fn plant_left_socket(path: &Path, uid: Option<u32>) {
@@ -1148,13 +1169,7 @@ fn a_socket_left_at_the_jvms_name_by_a_killed_jvm_is_replaced() {
     );
     assert!(!err.contains("removed"), "{err}");
     assert_ne!(std::fs::symlink_metadata(&socket).unwrap().ino(), left);
-    let (st, out, err) = t.finish();
-    assert!(st.success(), "{st}: {err}");
-    assert_eq!(out, HELD);
-    // The JVM removes its own socket as it exits.
-    assert!(!socket.exists());
-    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
-    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+    ends_with_its_report_and_socket_gone(&mut t, &socket);
 }
 
 /// Root attaching to another user's JVM whose socket name holds a socket
@@ -1172,11 +1187,7 @@ fn root_removes_only_its_own_socket_left_at_another_users_jvms_name() {
     let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
     assert_eq!(
         common::stderr(&r.output),
-        format!(
-            "hprof-rs: refusing the attach socket {}: it belongs to uid {third}, and JVM {pid} runs \
-             as uid {uid} (another user's socket at the JVM's name; nothing was sent to it)\n",
-            shown_socket(t.pid).display()
-        )
+        another_users_socket_refused(t.pid, third, uid)
     );
     assert_eq!(r.output.status.code(), Some(1));
     assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), third);
@@ -1195,12 +1206,7 @@ fn root_removes_only_its_own_socket_left_at_another_users_jvms_name() {
         "{err}"
     );
     assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), uid);
-    let (st, out, err) = t.finish();
-    assert!(st.success(), "{st}: {err}");
-    assert_eq!(out, HELD);
-    assert!(!socket.exists());
-    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
-    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+    ends_with_its_report_and_socket_gone(&mut t, &socket);
 }
 
 /// Another user binds the JVM's attach socket name before the JVM does;
@@ -1228,11 +1234,7 @@ fn root_attach_sends_nothing_to_another_users_socket() {
     assert_eq!(common::stdout(&r.output), "");
     assert_eq!(
         common::stderr(&r.output),
-        format!(
-            "hprof-rs: refusing the attach socket {}: it belongs to uid {third}, and JVM {pid} runs \
-             as uid {uid} (another user's socket at the JVM's name; nothing was sent to it)\n",
-            shown_socket(t.pid).display()
-        )
+        another_users_socket_refused(t.pid, third, uid)
     );
     assert_eq!(r.output.status.code(), Some(1));
     assert!(t.alive());
@@ -1259,12 +1261,7 @@ fn root_attach_sends_nothing_to_another_users_socket() {
     assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), 0);
     drop(impostor);
     assert_eq!(recorded(&record), "", "the impostor was sent this");
-    let (st, out, err) = t.finish();
-    assert!(st.success(), "{st}: {err}");
-    assert_eq!(out, HELD);
-    assert!(!socket.exists());
-    let report = std::fs::read_to_string(t.dir.join("cpu.txt")).unwrap();
-    assert!(report.contains("\nCPU SAMPLES END\n"), "{report}");
+    ends_with_its_report_and_socket_gone(&mut t, &socket);
 }
 
 /// What the JVM's owner can put at the JVM's socket name to make root's
