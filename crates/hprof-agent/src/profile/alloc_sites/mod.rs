@@ -31,10 +31,14 @@
 //!   allocation per N bytes; each sample of an object of size s stands for
 //!   1/p objects with p = 1 - exp(-s/N), the probability that a Poisson
 //!   sampling process over allocated bytes picks it. Counters then hold
-//!   estimates (instances in 1/65536 units, see [`INSTANCE_SCALE`]).
+//!   estimates (instances in 1/65536 units, see [`INSTANCE_SCALE`]). The
+//!   VM's interval is redrawn around N after every sample, so that its
+//!   sample points fall by size on repeating allocations ([`spread`]).
 //!
 //! The allocation callback takes no lock of ours except on a new site
 //! (once per fingerprint), does no IO and reuses per-thread buffers.
+
+mod spread;
 
 use super::{Answer, Event, Profile};
 use crate::diag;
@@ -843,6 +847,14 @@ impl Profile for AllocSites {
         size: i64,
         vm_event: bool,
     ) {
+        let mean = ctx.tables.sites.interval();
+        if !vm_event && mean != 0 {
+            // This sample's thread has drawn its next point already; the
+            // next draw (of any thread) gets a new mean (spread.rs).
+            let _ = ctx
+                .jvmti
+                .set_heap_sampling_interval(spread::interval_for(mean, spread::uniform()));
+        }
         if PRIMING.with(|p| p.get()).is_some() {
             PRIMING.with(|p| p.set(Some(true)));
             return;
