@@ -25,6 +25,40 @@ fn u32_sat(v: u64) -> u32 {
     v.min(u32::MAX as u64) as u32
 }
 
+/// The largest count of one row of a take: below `u32::MAX`, which a
+/// reader takes for a counter that stopped at its limit.
+const PIECE: u64 = u32::MAX as u64 - 1;
+
+/// A take's allocated counts as rows of 32 bits each: the tool sums a
+/// take's rows of one site (hprof_analysis::allocated), so a site that
+/// allocated 4 GiB or more since the last take (16 GB/s at one site
+/// between two takes of `profile -e alloc`) is written as several rows
+/// that add up to its count, not one that stops at the limit. Reports
+/// that are not takes keep the format's one row per site.
+/// Past `MAX_PIECES` rows (4 TiB) the last row stops at the limit, as a
+/// report's row does.
+fn taken_pieces(bytes: u64, instances: u64) -> Vec<(u32, u32)> {
+    let n = bytes
+        .div_ceil(PIECE)
+        .max(instances.div_ceil(PIECE))
+        .clamp(1, MAX_PIECES);
+    let (mut bytes, mut instances) = (bytes, instances);
+    (0..n)
+        .map(|i| {
+            if i + 1 == n {
+                return (u32_sat(bytes), u32_sat(instances));
+            }
+            let piece = (bytes.min(PIECE) as u32, instances.min(PIECE) as u32);
+            bytes -= u64::from(piece.0);
+            instances -= u64::from(piece.1);
+            piece
+        })
+        .collect()
+}
+
+/// The most rows one site gets in a take.
+const MAX_PIECES: u64 = 1024;
+
 /// The totals for a report (HEAP DUMP BEGIN counts, HEAP SUMMARY): exact
 /// counts, or estimates converted from sampling units.
 pub fn heap_totals(ctx: &Context) -> HeapTotals {
@@ -56,24 +90,32 @@ pub fn write(ctx: &Context, request_flags: u16, cutoff: f64) {
     };
     ctx.tables.sites.clear_changed();
     let totals = report_totals(&snapshot, interval);
-    let rows: Vec<OwnedRow> = snapshot
-        .iter()
-        // A take reports every count it restarted, changed or not.
-        .filter(|s| {
-            request_flags & SITES_INCREMENTAL == 0 || s.changed || (take && s.alloc_instances > 0)
-        })
-        .filter_map(|s| {
-            let class = ctx.tables.classes.get(s.class_serial)?;
-            Some(OwnedRow {
-                class,
+    let mut rows: Vec<OwnedRow> = Vec::new();
+    // A take reports every count it restarted, changed or not.
+    let listed = snapshot.iter().filter(|s| {
+        request_flags & SITES_INCREMENTAL == 0 || s.changed || (take && s.alloc_instances > 0)
+    });
+    for s in listed {
+        let Some(class) = ctx.tables.classes.get(s.class_serial) else {
+            continue;
+        };
+        let allocated = (s.alloc_bytes, report_instances(s.alloc_instances, interval));
+        let pieces = if take {
+            taken_pieces(allocated.0, allocated.1)
+        } else {
+            vec![(u32_sat(allocated.0), u32_sat(allocated.1))]
+        };
+        for (alloc_bytes, alloc_instances) in pieces {
+            rows.push(OwnedRow {
+                class: class.clone(),
                 trace_serial: s.trace_serial,
                 live_bytes: u32_sat(s.live_bytes),
                 live_instances: u32_sat(report_instances(s.live_instances, interval)),
-                alloc_bytes: u32_sat(s.alloc_bytes),
-                alloc_instances: u32_sat(report_instances(s.alloc_instances, interval)),
-            })
-        })
-        .collect();
+                alloc_bytes,
+                alloc_instances,
+            });
+        }
+    }
     // 0x8 and 0x10 say how the counts were made: only the agent knows
     // that, so a peer's request bits never reach the output.
     let mut flags = request_flags & !(SITES_ESTIMATED | SITES_SINCE_ATTACH);
@@ -112,4 +154,29 @@ pub fn write_heap_summary(ctx: &Context) {
     let at = ctx.stamp();
     ctx.out
         .submit(move |f, out| f.heap_summary(out, at, &totals));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_take_past_32_bits_is_split_into_rows_that_add_up_to_it() {
+        assert_eq!(taken_pieces(0, 0), vec![(0, 0)]);
+        assert_eq!(taken_pieces(80, 1), vec![(80, 1)]);
+        let m = u32::MAX;
+        assert_eq!(taken_pieces(PIECE, 3), vec![(m - 1, 3)]);
+        assert_eq!(taken_pieces(PIECE + 1, 3), vec![(m - 1, 3), (1, 0)]);
+        for (bytes, instances) in [(12_000_000_000u64, 20_000_000u64), (7, 9_000_000_000)] {
+            let rows = taken_pieces(bytes, instances);
+            assert_eq!(rows.iter().map(|r| u64::from(r.0)).sum::<u64>(), bytes);
+            assert_eq!(rows.iter().map(|r| u64::from(r.1)).sum::<u64>(), instances);
+            assert!(rows.iter().all(|r| r.0 < m && r.1 < m), "{rows:?}");
+        }
+        // Past 1 024 rows the last one stands at the limit, as a report's.
+        let rows = taken_pieces(u64::MAX, 5);
+        assert_eq!(rows.len(), 1024);
+        assert_eq!(rows[0], (m - 1, 5));
+        assert_eq!(rows[1023], (m, 0));
+    }
 }
