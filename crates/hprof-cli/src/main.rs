@@ -220,6 +220,11 @@ Outputs: .html (the interactive flame graph, self-contained), .svg,
         /// time (default 20).
         #[arg(short, long, value_name = "MS", value_parser = clap::value_parser!(u32).range(1..=10_000))]
         interval: Option<u32>,
+        /// -e alloc: mean bytes a thread allocates between two sampled
+        /// allocations: 524288, 512k, 1m (default 512k; smaller is more
+        /// precise and costs more).
+        #[arg(long, value_name = "BYTES", value_parser = alloc_bytes)]
+        alloc_interval: Option<u64>,
         /// The agent library (default: libhprof_rs.so next to this tool).
         #[arg(long, value_name = "PATH")]
         agent: Option<String>,
@@ -383,6 +388,11 @@ fn duration(s: &str) -> Result<Duration, String> {
     cli::profile::parse_duration(s)
 }
 
+/// `--alloc-interval`: bytes with an optional binary unit.
+fn alloc_bytes(s: &str) -> Result<u64, String> {
+    cli::profile::parse_bytes(s)
+}
+
 /// A `--send` command, checked before anything starts.
 fn send_step(s: &str) -> Result<String, String> {
     cli::listen::parse_step(s)
@@ -523,6 +533,7 @@ fn main() {
             event,
             out,
             interval,
+            alloc_interval,
             agent,
             quiet,
             command,
@@ -569,7 +580,7 @@ fn main() {
             match p::format_of(&out) {
                 Err(Refused::Usage(e)) => usage_error("profile", &e),
                 Ok(format) => {
-                    if let Err(e) = p::check(event, format, interval) {
+                    if let Err(e) = p::check(event, format, interval, alloc_interval) {
                         usage_error("profile", &e);
                     }
                 }
@@ -581,6 +592,7 @@ fn main() {
                 event,
                 out,
                 interval_ms: interval,
+                alloc_bytes: alloc_interval,
                 agent,
                 quiet,
             })

@@ -126,6 +126,39 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// The largest `heapsample=` the JVM takes (a jint).
+pub const MAX_ALLOC_INTERVAL: u64 = i32::MAX as u64;
+/// The agent's sampling interval of `-e alloc` by default: the JVM's own
+/// default, about the cost of no agent (docs/alloc_sites.md).
+pub const ALLOC_INTERVAL: u64 = 512 * 1024;
+
+/// `--alloc-interval`: bytes, with an optional `k`, `m` or `g` (powers of
+/// 1024): `524288`, `512k`, `1m`; from 1 byte to 2 GiB - 1.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad = || format!("{s:?} is not a size: give bytes, e.g. 524288, 512k or 1m");
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let scale = match c.to_ascii_lowercase() {
+                'k' => 1u64 << 10,
+                'm' => 1 << 20,
+                'g' => 1 << 30,
+                _ => return Err(bad()),
+            };
+            (&t[..i], scale)
+        }
+        _ => (t, 1),
+    };
+    let v: u64 = num.trim().parse().map_err(|_| bad())?;
+    match v.checked_mul(scale) {
+        Some(b) if (1..=MAX_ALLOC_INTERVAL).contains(&b) => Ok(b),
+        _ if v == 0 => Err(format!("{s:?}: at least 1 byte")),
+        _ => Err(format!(
+            "{s:?}: at most {MAX_ALLOC_INTERVAL} bytes (the JVM's limit)"
+        )),
+    }
+}
+
 /// Whom to profile.
 pub enum Target {
     Pid(u32),
@@ -141,6 +174,8 @@ pub struct ProfileArgs {
     pub out: String,
     /// `cpu`: ms of CPU time between two samples of a thread.
     pub interval_ms: Option<u32>,
+    /// `alloc`: mean bytes between two sampled allocations of a thread.
+    pub alloc_bytes: Option<u64>,
     /// The agent library (default: the one beside this tool).
     pub agent: Option<String>,
     pub quiet: bool,
@@ -163,11 +198,15 @@ pub fn agent_options(
     event: Event,
     format: Format,
     interval_ms: Option<u32>,
+    alloc_bytes: Option<u64>,
 ) -> CliResult<(String, bool)> {
     let mut o = match event {
         Event::Cpu => format!("cpu=samples,depth={DEPTH}"),
         // Sampled: about the cost of no agent (docs/alloc_sites.md).
-        Event::Alloc => format!("heap=sites,heapsample=524288,depth={DEPTH}"),
+        Event::Alloc => format!(
+            "heap=sites,heapsample={},depth={DEPTH}",
+            alloc_bytes.unwrap_or(ALLOC_INTERVAL)
+        ),
         Event::Lock => format!("monitor=y,depth={DEPTH}"),
         Event::Wall => format!("cpu=samples,cpusampler=wall,depth={DEPTH}"),
     };
@@ -191,7 +230,12 @@ pub const WALL_INTERVAL_MS: u32 = 20;
 
 /// Combinations that cannot be written, found before anything starts
 /// (usage errors).
-pub fn check(event: Event, format: Format, interval_ms: Option<u32>) -> Result<(), String> {
+pub fn check(
+    event: Event,
+    format: Format,
+    interval_ms: Option<u32>,
+    alloc_bytes: Option<u64>,
+) -> Result<(), String> {
     match (event, format) {
         (Event::Lock, Format::Hprof) => Err(
             "-e lock writes text only (monitor=y has no binary form): use .txt, .html, .svg, .collapsed or .jfr".into(),
@@ -206,6 +250,9 @@ pub fn check(event: Event, format: Format, interval_ms: Option<u32>) -> Result<(
         ),
         (e, _) if interval_ms.is_some() && !matches!(e, Event::Cpu | Event::Wall) => Err(
             "--interval is for -e cpu and -e wall (ms between two samples of a thread)".into(),
+        ),
+        (e, _) if alloc_bytes.is_some() && e != Event::Alloc => Err(
+            "--alloc-interval is for -e alloc (bytes between two sampled allocations)".into(),
         ),
         _ => Ok(()),
     }
@@ -465,7 +512,7 @@ pub fn run(a: ProfileArgs) -> CliResult<()> {
         Ok(f) => f,
         Err(Refused::Usage(e) | Refused::NotYet(e)) => return Err(e),
     };
-    let (options, text) = agent_options(a.event, format, a.interval_ms)?;
+    let (options, text) = agent_options(a.event, format, a.interval_ms, a.alloc_bytes)?;
     let out = std::path::absolute(&a.out).map_err(|e| format!("cannot resolve {}: {e}", a.out))?;
     // The output's directory must take files before anything starts.
     let mut scratch = Scratch {
@@ -741,6 +788,31 @@ mod tests {
     }
 
     #[test]
+    fn allocation_intervals_take_bytes_with_binary_units_up_to_the_jvms_limit() {
+        assert_eq!(parse_bytes("524288"), Ok(524_288));
+        assert_eq!(parse_bytes("512k"), Ok(524_288));
+        assert_eq!(parse_bytes(" 64K "), Ok(65_536));
+        assert_eq!(parse_bytes("1m"), Ok(1 << 20));
+        assert_eq!(parse_bytes("1"), Ok(1));
+        assert_eq!(parse_bytes("2147483647"), Ok(MAX_ALLOC_INTERVAL));
+        for bad in [
+            "0",
+            "0k",
+            "2g",
+            "2147483648",
+            "",
+            "k",
+            "-1",
+            "1.5m",
+            "1t",
+            "99999999999999999999",
+            "18014398509481984k",
+        ] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn each_event_has_a_cheap_option_set_the_agent_accepts() {
         for (e, f) in [
             (Event::Cpu, Format::Html),
@@ -748,22 +820,29 @@ mod tests {
             (Event::Alloc, Format::Pprof),
             (Event::Lock, Format::Collapsed),
         ] {
-            let (o, text) = agent_options(e, f, None).unwrap();
+            let (o, text) = agent_options(e, f, None, None).unwrap();
             let parsed = hprof_core::options::parse(&o).unwrap();
             assert_eq!(text, e == Event::Lock || f == Format::Txt, "{o}");
             if e == Event::Alloc {
                 assert!(parsed.heap_sample_bytes > 0, "sampled: {o}");
             }
         }
-        let (o, _) = agent_options(Event::Wall, Format::Html, None).unwrap();
+        let (o, _) = agent_options(Event::Wall, Format::Html, None, None).unwrap();
         let parsed = hprof_core::options::parse(&o).unwrap();
         assert_eq!(parsed.cpu_sampler, hprof_core::options::CpuSampler::Wall);
         assert_eq!(parsed.interval_ms, WALL_INTERVAL_MS);
-        assert!(check(Event::Wall, Format::Jfr, None).is_err());
-        assert!(check(Event::Wall, Format::Pprof, Some(5)).is_ok());
-        assert!(check(Event::Lock, Format::Hprof, None).is_err());
-        assert!(check(Event::Lock, Format::Pprof, None).is_err());
-        assert!(check(Event::Alloc, Format::Html, Some(1)).is_err());
-        assert!(check(Event::Cpu, Format::Html, Some(1)).is_ok());
+        assert!(check(Event::Wall, Format::Jfr, None, None).is_err());
+        assert!(check(Event::Wall, Format::Pprof, Some(5), None).is_ok());
+        assert!(check(Event::Lock, Format::Hprof, None, None).is_err());
+        assert!(check(Event::Lock, Format::Pprof, None, None).is_err());
+        assert!(check(Event::Alloc, Format::Html, Some(1), None).is_err());
+        assert!(check(Event::Cpu, Format::Html, Some(1), None).is_ok());
+        assert!(check(Event::Alloc, Format::Html, None, Some(65536)).is_ok());
+        assert!(check(Event::Cpu, Format::Html, None, Some(65536)).is_err());
+        let (o, _) = agent_options(Event::Alloc, Format::Jfr, None, Some(65536)).unwrap();
+        assert_eq!(
+            hprof_core::options::parse(&o).unwrap().heap_sample_bytes,
+            65536
+        );
     }
 }
