@@ -412,8 +412,9 @@ fn alloc_shows_the_allocating_method_and_class() {
 
 /// A JFR recording of allocations past a record's 32-bit counter: Churn,
 /// run by the tool, allocates exactly 2 x 30 000 000 byte[64] (80 bytes
-/// each: 4.8 GB, past 4 GiB) in dropOne; the takes summed in 64 bits give
-/// that total within the sampling's error, as the JDK's `jfr` reads it.
+/// each: 4.8 GB, past 4 GiB) and as many ChurnDropped (24 bytes) in
+/// dropOne; the takes summed in 64 bits give those totals within the
+/// sampling's error, as the JDK's `jfr` reads them.
 #[test]
 fn alloc_jfr_sums_past_the_32_bit_counter() {
     let _only_jvm = common::exclusive();
@@ -425,7 +426,19 @@ fn alloc_jfr_sums_past_the_32_bit_counter() {
     let err = profile_ok(
         &dir,
         &[
-            "-e", "alloc", "-o", "a.jfr", "--", &java, "-cp", &classes, "Churn", "2", "30000000",
+            "-e",
+            "alloc",
+            "--alloc-interval",
+            "64k",
+            "-o",
+            "a.jfr",
+            "--",
+            &java,
+            "-cp",
+            &classes,
+            "Churn",
+            "2",
+            "30000000",
             "1",
         ],
     );
@@ -445,13 +458,85 @@ fn alloc_jfr_sums_past_the_32_bit_counter() {
             *by_class.entry(class).or_default() += v["values"]["weight"].as_u64().unwrap();
         }
     }
-    let truth = 2 * 30_000_000 * 80_u64;
-    let bytes = by_class.get("byte[]").copied().unwrap_or(0);
-    eprintln!("byte[] in dropOne: {bytes} of {truth}; {by_class:?}");
-    // One sample per 512 KiB on average: some 9 000 samples, a relative
-    // error of about 1 % (3 % is three standard deviations).
-    let off = (bytes as f64 / truth as f64 - 1.0).abs();
-    assert!(off < 0.03, "byte[] {bytes} against {truth}: {by_class:?}");
+    // One sample per 64 KiB on average: some 73 000 samples of byte[]
+    // and 22 000 of ChurnDropped, relative errors of 0.37 % and 0.67 %
+    // (the bounds are 8 and 6 of them: a failure is a bias, not chance).
+    // At the JVM's fixed interval of 512 KiB ChurnDropped came out 2.4 %
+    // over on average and byte[] 0.8 % under (docs/alloc_sites.md, "Where
+    // the VM's sample points fall"), and a run in 40 failed the old 3 %
+    // bound on byte[] (it was also three deviations at 512 KiB).
+    for (class, size, bound) in [("byte[]", 80_u64, 0.03), ("ChurnDropped", 24, 0.04)] {
+        let truth = 2 * 30_000_000 * size;
+        let bytes = by_class.get(class).copied().unwrap_or(0);
+        eprintln!("{class} in dropOne: {bytes} of {truth}; {by_class:?}");
+        let off = (bytes as f64 / truth as f64 - 1.0).abs();
+        assert!(off < bound, "{class} {bytes} against {truth}: {by_class:?}");
+    }
+}
+
+/// Sampled allocations of a loop that allocates the same two objects every
+/// round, by the size of each: AllocPattern allocates exactly 20 000 000
+/// long[2] (32 bytes) and as many byte[584] (600 bytes) in round(). The
+/// JVM draws its sample points from a fixed set of gaps (a table-based
+/// logarithm), and at its 512 KiB interval on this 632-byte round it hits
+/// long[] some 21 % more often than its size says (a bare JVMTI agent
+/// counting the JVM's events: 1 445-1 517 samples where 1 221 are due);
+/// the agent redraws the interval after each sample so that the points
+/// fall evenly (docs/alloc_sites.md, "Where the VM's sample points
+/// fall"). 12 GB of byte[] at one site in about a second also passes the
+/// 4 GiB a take's 32-bit row holds: the take is written in several rows.
+#[test]
+fn alloc_samples_fall_on_a_repeating_pattern_by_size() {
+    let _only_jvm = common::exclusive();
+    let dir = common::scratch("profile_alloc_pattern");
+    let (java, classes) = (
+        common::java().display().to_string(),
+        common::fixture_classes().display().to_string(),
+    );
+    let err = profile_ok(
+        &dir,
+        &[
+            "-e",
+            "alloc",
+            "-o",
+            "p.collapsed",
+            "--",
+            &java,
+            "-cp",
+            &classes,
+            "AllocPattern",
+            "20000000",
+        ],
+    );
+    assert!(!err.contains("32-bit counter"), "{err}");
+    let stacks = collapsed(&dir.join("p.collapsed"));
+    let at = |class: &str| -> u64 {
+        stacks
+            .iter()
+            .filter(|(s, _)| {
+                s.last().is_some_and(|c| c == class)
+                    && s.iter()
+                        .rev()
+                        .nth(1)
+                        .is_some_and(|m| m == "AllocPattern.round")
+            })
+            .map(|(_, n)| n)
+            .sum()
+    };
+    // 22 900 samples of byte[] and 1 221 of long[] are due: relative
+    // errors of 0.66 % and 2.9 %; the bounds are 4.5 and 4 of them, and
+    // the JVM's own points put long[] 21 % over.
+    for (class, size, bound) in [("byte[]", 600_u64, 0.03), ("long[]", 32, 0.115)] {
+        let truth = 20_000_000 * size;
+        let bytes = at(class);
+        eprintln!("{class} in round: {bytes} of {truth}");
+        let off = bytes as f64 / truth as f64 - 1.0;
+        assert!(
+            off.abs() < bound,
+            "{class} {bytes} against {truth} ({:+.1} %): {stacks:?}",
+            off * 100.0
+        );
+    }
 }
 
 /// Monitor time of a running JVM whose threads contend for one lock.
