@@ -76,6 +76,9 @@ pub struct SiteTable {
     /// Sampling interval in bytes the counters are made with (0 = exact):
     /// the unit of the instance counters (see [`report_instances`]).
     interval: AtomicU64,
+    /// Allocated counts were taken at least once (`snapshot_taking_allocations`):
+    /// every report from then on counts since the last take.
+    taken: AtomicBool,
     chunks: Box<[OnceLock<Box<[Site]>>]>,
     len: AtomicU32,
     by_identity: DashMap<(u32, u32), u32, FxBuild>,
@@ -87,6 +90,7 @@ impl Default for SiteTable {
     fn default() -> Self {
         SiteTable {
             interval: AtomicU64::new(0),
+            taken: AtomicBool::new(false),
             chunks: (0..MAX_CHUNKS).map(|_| OnceLock::new()).collect(),
             len: AtomicU32::new(0),
             by_identity: DashMap::default(),
@@ -232,7 +236,14 @@ impl SiteTable {
     /// the same atomic step, so an allocation counted meanwhile goes to
     /// the next take): ALLOC SITES with `SITES_TAKEN`.
     pub fn snapshot_taking_allocations(&self) -> Vec<SiteSnapshot> {
+        self.taken.store(true, Ordering::Relaxed);
         self.snapshot_with(|c| c.swap(0, Ordering::Relaxed))
+    }
+
+    /// Whether allocated counts were ever taken: reports then hold the
+    /// allocations since the last take, for the front-end that takes them.
+    pub fn taken(&self) -> bool {
+        self.taken.load(Ordering::Relaxed)
     }
 
     fn snapshot_with(&self, alloc: impl Fn(&AtomicU64) -> u64) -> Vec<SiteSnapshot> {

@@ -808,7 +808,11 @@ impl Profile for AllocSites {
                     self.prepare_report(ctx, gc);
                 }
                 crate::report::sites::write(ctx, flags, f64::from(cutoff));
-                diag::verbose(ctx.opts.verbose, &self.memory_summary(ctx));
+                // Not for a take: four a second would fill the program's
+                // stderr with these lines for as long as the profile runs.
+                if !take {
+                    diag::verbose(ctx.opts.verbose, &self.memory_summary(ctx));
+                }
             }
             Command::HeapSummary => crate::report::sites::write_heap_summary(ctx),
             Command::Control(Control::AllocTracking(on)) => self.set_tracking(ctx, on),
