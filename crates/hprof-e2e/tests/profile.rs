@@ -143,6 +143,35 @@ fn by_top(stacks: &[(Vec<String>, u64)]) -> HashMap<String, u64> {
     m
 }
 
+/// Bytes allocated as `class` directly in `method`, from collapsed
+/// allocation stacks (the class is the top frame, the method below it).
+fn allocated_at(stacks: &[(Vec<String>, u64)], method: &str, class: &str) -> u64 {
+    stacks
+        .iter()
+        .filter(|(s, _)| {
+            s.last().is_some_and(|c| c == class)
+                && s.iter().rev().nth(1).is_some_and(|m| m == method)
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// `profile -e alloc [options] -o out -- java -cp FIXTURES main args`, to
+/// its end; its stderr. No site may stand at a row's 32-bit limit.
+fn profile_alloc_of(dir: &Path, options: &[&str], out: &str, main_and_args: &[&str]) -> String {
+    let (java, classes) = (
+        common::java().display().to_string(),
+        common::fixture_classes().display().to_string(),
+    );
+    let mut args = vec!["-e", "alloc"];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["-o", out, "--", &java, "-cp", &classes]);
+    args.extend_from_slice(main_and_args);
+    let err = profile_ok(dir, &args);
+    assert!(!err.contains("32-bit counter"), "{err}");
+    err
+}
+
 /// Total variation distance of (work60, work30, work10) from 60/30/10, and
 /// their samples.
 fn split(m: &HashMap<String, u64>) -> (f64, f64) {
@@ -380,16 +409,7 @@ fn alloc_shows_the_allocating_method_and_class() {
     );
     assert!(err.contains("bytes"), "{err}");
     let stacks = collapsed(&dir.join("a.collapsed"));
-    let at = |class: &str| -> u64 {
-        stacks
-            .iter()
-            .filter(|(s, _)| {
-                s.last().is_some_and(|c| c == class)
-                    && s.iter().rev().nth(1).is_some_and(|m| m == "Churn.dropOne")
-            })
-            .map(|(_, n)| n)
-            .sum()
-    };
+    let at = |class: &str| allocated_at(&stacks, "Churn.dropOne", class);
     let total: u64 = stacks.iter().map(|(_, n)| n).sum();
     let (bytes, dropped) = (at("byte[]"), at("ChurnDropped"));
     eprintln!("byte[] {bytes}, ChurnDropped {dropped} of {total} bytes");
@@ -419,30 +439,12 @@ fn alloc_shows_the_allocating_method_and_class() {
 fn alloc_jfr_sums_past_the_32_bit_counter() {
     let _only_jvm = common::exclusive();
     let dir = common::scratch("profile_alloc_jfr");
-    let (java, classes) = (
-        common::java().display().to_string(),
-        common::fixture_classes().display().to_string(),
-    );
-    let err = profile_ok(
+    profile_alloc_of(
         &dir,
-        &[
-            "-e",
-            "alloc",
-            "--alloc-interval",
-            "64k",
-            "-o",
-            "a.jfr",
-            "--",
-            &java,
-            "-cp",
-            &classes,
-            "Churn",
-            "2",
-            "30000000",
-            "1",
-        ],
+        &["--alloc-interval", "64k"],
+        "a.jfr",
+        &["Churn", "2", "30000000", "1"],
     );
-    assert!(!err.contains("32-bit counter"), "{err}");
     let mut by_class: std::collections::HashMap<String, u64> = Default::default();
     for v in crate::exports::jfr_events(&dir.join("a.jfr"), "jdk.ObjectAllocationSample") {
         let frames = v["values"]["stackTrace"]["frames"].as_array().cloned();
@@ -489,46 +491,14 @@ fn alloc_jfr_sums_past_the_32_bit_counter() {
 fn alloc_samples_fall_on_a_repeating_pattern_by_size() {
     let _only_jvm = common::exclusive();
     let dir = common::scratch("profile_alloc_pattern");
-    let (java, classes) = (
-        common::java().display().to_string(),
-        common::fixture_classes().display().to_string(),
-    );
-    let err = profile_ok(
-        &dir,
-        &[
-            "-e",
-            "alloc",
-            "-o",
-            "p.collapsed",
-            "--",
-            &java,
-            "-cp",
-            &classes,
-            "AllocPattern",
-            "20000000",
-        ],
-    );
-    assert!(!err.contains("32-bit counter"), "{err}");
+    profile_alloc_of(&dir, &[], "p.collapsed", &["AllocPattern", "20000000"]);
     let stacks = collapsed(&dir.join("p.collapsed"));
-    let at = |class: &str| -> u64 {
-        stacks
-            .iter()
-            .filter(|(s, _)| {
-                s.last().is_some_and(|c| c == class)
-                    && s.iter()
-                        .rev()
-                        .nth(1)
-                        .is_some_and(|m| m == "AllocPattern.round")
-            })
-            .map(|(_, n)| n)
-            .sum()
-    };
     // 22 900 samples of byte[] and 1 221 of long[] are due: relative
     // errors of 0.66 % and 2.9 %; the bounds are 4.5 and 4 of them, and
     // the JVM's own points put long[] 21 % over.
     for (class, size, bound) in [("byte[]", 600_u64, 0.03), ("long[]", 32, 0.115)] {
         let truth = 20_000_000 * size;
-        let bytes = at(class);
+        let bytes = allocated_at(&stacks, "AllocPattern.round", class);
         eprintln!("{class} in round: {bytes} of {truth}");
         let off = bytes as f64 / truth as f64 - 1.0;
         assert!(
