@@ -23,15 +23,18 @@ use std::cell::RefCell;
 const SPREAD: f64 = 0.125;
 
 /// The interval for the next sample point: the mean `n` moved by `u`
-/// (uniform in [0, 1)) across `[n - n*SPREAD, n + n*SPREAD)`, at least 1
-/// byte and at most what the VM takes (a jint). 0 (every allocation)
-/// stays 0.
+/// (uniform in [0, 1)) across `[n - w, n + w)`, `w = n*SPREAD`, narrowed
+/// near the VM's limit (a jint) so that the range stays centred on `n`
+/// and the mean stays `n`. 0 (every allocation) stays 0.
 pub fn interval_for(n: u64, u: f64) -> i32 {
     if n == 0 {
         return 0;
     }
-    let drawn = n as f64 * (1.0 + SPREAD * (2.0 * u - 1.0));
-    drawn.round().clamp(1.0, i32::MAX as f64) as i32
+    let max = i32::MAX as f64;
+    let mean = (n as f64).min(max);
+    let half = (mean * SPREAD).min(max - mean);
+    let drawn = mean + half * (2.0 * u - 1.0);
+    drawn.round().clamp(1.0, max) as i32
 }
 
 thread_local! {
@@ -70,6 +73,11 @@ mod tests {
         assert_eq!(interval_for(0, 0.3), 0);
         assert_eq!(interval_for(1, 0.0), 1);
         assert_eq!(interval_for(i32::MAX as u64, 0.99), i32::MAX);
+        assert_eq!(interval_for(i32::MAX as u64, 0.01), i32::MAX);
+        // Near the limit the range narrows and stays centred.
+        let near = i32::MAX as u64 - 1000;
+        assert_eq!(interval_for(near, 0.0), i32::MAX - 2000);
+        assert_eq!(interval_for(near, 0.5), near as i32);
     }
 
     #[test]
