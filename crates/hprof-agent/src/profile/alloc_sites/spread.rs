@@ -4,7 +4,7 @@
 //!
 //! HotSpot draws a thread's next sample point as an exponential gap of mean
 //! N, but through a logarithm read from a 1 024-entry table: the gap takes
-//! one of a fixed set of values, some 180-360 bytes apart at N = 512 KiB.
+//! one of a fixed set of values, some 256-512 bytes apart at N = 512 KiB.
 //! A loop that allocates the same few objects every round then has its
 //! sample points land on some of them more often than their size says
 //! (Churn's 24- and 80-byte pair: the small one 3 % over, the large one 1 %
