@@ -33,10 +33,9 @@ const PIECE: u64 = u32::MAX as u64 - 1;
 /// take's rows of one site (hprof_analysis::allocated), so a site that
 /// allocated 4 GiB or more since the last take (16 GB/s at one site
 /// between two takes of `profile -e alloc`) is written as several rows
-/// that add up to its count, not one that stops at the limit. So is a
-/// report after a take (the rest since the last take, at the profile's
-/// end). Reports in a session without takes keep the format's one row per
-/// site.
+/// that add up to its count, not one that stops at the limit (so is the
+/// report at the end of a session that had takes: it is a take too).
+/// Other reports keep the format's one row per site.
 /// Past `MAX_PIECES` rows (4 TiB) the last row stops at the limit, as a
 /// report's row does.
 fn taken_pieces(bytes: u64, instances: u64) -> Vec<(u32, u32)> {
@@ -102,9 +101,7 @@ pub fn write(ctx: &Context, request_flags: u16, cutoff: f64) {
             continue;
         };
         let allocated = (s.alloc_bytes, report_instances(s.alloc_instances, interval));
-        // After a take every report counts since the last one, for the
-        // front-end that sums them (the rest at the end can pass 4 GiB too).
-        let pieces = if take || ctx.tables.sites.taken() {
+        let pieces = if take {
             taken_pieces(allocated.0, allocated.1)
         } else {
             vec![(u32_sat(allocated.0), u32_sat(allocated.1))]

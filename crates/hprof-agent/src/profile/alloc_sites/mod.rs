@@ -790,7 +790,16 @@ impl Profile for AllocSites {
             0
         };
         self.prepare_report(ctx, false);
-        crate::report::sites::write(ctx, order, ctx.opts.cutoff);
+        // Once a front-end took the counts (`profile -e alloc` sums its
+        // takes), this report is one more take: every site's counts since
+        // the last take, none cut, rows split past 4 GiB like the others'
+        // (docs/socket-protocol.md, "Taking the allocations").
+        let (flags, cutoff) = if ctx.tables.sites.taken() {
+            (order | SITES_TAKEN, 0.0)
+        } else {
+            (order, ctx.opts.cutoff)
+        };
+        crate::report::sites::write(ctx, flags, cutoff);
         diag::verbose(ctx.opts.verbose, &self.memory_summary(ctx));
     }
 
