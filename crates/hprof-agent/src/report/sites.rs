@@ -29,20 +29,18 @@ fn u32_sat(v: u64) -> u32 {
 /// reader takes for a counter that stopped at its limit.
 const PIECE: u64 = u32::MAX as u64 - 1;
 
-/// A take's allocated counts as rows of 32 bits each: the tool sums a
-/// take's rows of one site (hprof_analysis::allocated), so a site that
-/// allocated 4 GiB or more since the last take (16 GB/s at one site
-/// between two takes of `profile -e alloc`) is written as several rows
-/// that add up to its count, not one that stops at the limit (so is the
-/// report at the end of a session that had takes: it is a take too).
-/// Other reports keep the format's one row per site.
-/// Past `MAX_PIECES` rows (4 TiB) the last row stops at the limit, as a
-/// report's row does.
-fn taken_pieces(bytes: u64, instances: u64) -> Vec<(u32, u32)> {
+/// A site's allocated counts as at most `most` rows of 32 bits each, that
+/// add up to them; past that the last row stops at the limit, as a
+/// report's one row does (`most` = 1). A take gets up to [`MAX_PIECES`]:
+/// the tool sums a take's rows of one site (hprof_analysis::allocated), so
+/// a site that allocated 4 GiB or more since the last take (16 GB/s at one
+/// site between two takes of `profile -e alloc`, or the rest at the end of
+/// a session that had takes, itself a take) is not held at the limit.
+fn rows_of(bytes: u64, instances: u64, most: u64) -> Vec<(u32, u32)> {
     let n = bytes
         .div_ceil(PIECE)
         .max(instances.div_ceil(PIECE))
-        .clamp(1, MAX_PIECES);
+        .clamp(1, most.max(1));
     let (mut bytes, mut instances) = (bytes, instances);
     (0..n)
         .map(|i| {
@@ -57,7 +55,7 @@ fn taken_pieces(bytes: u64, instances: u64) -> Vec<(u32, u32)> {
         .collect()
 }
 
-/// The most rows one site gets in a take.
+/// The most rows one site gets in a take (4 TiB).
 const MAX_PIECES: u64 = 1024;
 
 /// The totals for a report (HEAP DUMP BEGIN counts, HEAP SUMMARY): exact
@@ -100,13 +98,9 @@ pub fn write(ctx: &Context, request_flags: u16, cutoff: f64) {
         let Some(class) = ctx.tables.classes.get(s.class_serial) else {
             continue;
         };
-        let allocated = (s.alloc_bytes, report_instances(s.alloc_instances, interval));
-        let pieces = if take {
-            taken_pieces(allocated.0, allocated.1)
-        } else {
-            vec![(u32_sat(allocated.0), u32_sat(allocated.1))]
-        };
-        for (alloc_bytes, alloc_instances) in pieces {
+        let instances = report_instances(s.alloc_instances, interval);
+        let most = if take { MAX_PIECES } else { 1 };
+        for (alloc_bytes, alloc_instances) in rows_of(s.alloc_bytes, instances, most) {
             rows.push(OwnedRow {
                 class: class.clone(),
                 trace_serial: s.trace_serial,
@@ -163,21 +157,23 @@ mod tests {
 
     #[test]
     fn a_take_past_32_bits_is_split_into_rows_that_add_up_to_it() {
-        assert_eq!(taken_pieces(0, 0), vec![(0, 0)]);
-        assert_eq!(taken_pieces(80, 1), vec![(80, 1)]);
+        assert_eq!(rows_of(0, 0, MAX_PIECES), vec![(0, 0)]);
+        assert_eq!(rows_of(80, 1, MAX_PIECES), vec![(80, 1)]);
         let m = u32::MAX;
-        assert_eq!(taken_pieces(PIECE, 3), vec![(m - 1, 3)]);
-        assert_eq!(taken_pieces(PIECE + 1, 3), vec![(m - 1, 3), (1, 0)]);
+        assert_eq!(rows_of(PIECE, 3, MAX_PIECES), vec![(m - 1, 3)]);
+        assert_eq!(rows_of(PIECE + 1, 3, MAX_PIECES), vec![(m - 1, 3), (1, 0)]);
         for (bytes, instances) in [(12_000_000_000u64, 20_000_000u64), (7, 9_000_000_000)] {
-            let rows = taken_pieces(bytes, instances);
+            let rows = rows_of(bytes, instances, MAX_PIECES);
             assert_eq!(rows.iter().map(|r| u64::from(r.0)).sum::<u64>(), bytes);
             assert_eq!(rows.iter().map(|r| u64::from(r.1)).sum::<u64>(), instances);
             assert!(rows.iter().all(|r| r.0 < m && r.1 < m), "{rows:?}");
         }
         // Past 1 024 rows the last one stands at the limit, as a report's.
-        let rows = taken_pieces(u64::MAX, 5);
+        let rows = rows_of(u64::MAX, 5, MAX_PIECES);
         assert_eq!(rows.len(), 1024);
         assert_eq!(rows[0], (m - 1, 5));
         assert_eq!(rows[1023], (m, 0));
+        // A report that is not a take: one row, at the limit.
+        assert_eq!(rows_of(PIECE + 1, 3, 1), vec![(m, 3)]);
     }
 }

@@ -922,7 +922,7 @@ impl Profile for AllocSites {
             return;
         };
         let size = size.max(0) as u64;
-        let (bytes, units) = weight(size, ctx.tables.sites.interval());
+        let (bytes, units) = weight(size, mean);
         let sites = &ctx.tables.sites;
         self.counted.fetch_add(1, Ordering::Relaxed);
         if vm_event {
