@@ -1123,6 +1123,21 @@ fn another_users_socket_refused(pid: u32, owner: u32, jvm_uid: u32) -> String {
     )
 }
 
+/// `attach PID cpu=samples,file=cpu.txt`, which must succeed by starting
+/// the JVM's attach listener (its first line says so); its stderr.
+fn attach_starting_the_listener(pid: &str) -> String {
+    let r = tool(&["attach", pid, "cpu=samples,file=cpu.txt"]);
+    let err = common::stderr(&r.output);
+    assert_eq!(r.output.status.code(), Some(0), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "hprof-rs attach: started the attach listener of JVM {pid}\n"
+        )),
+        "{err}"
+    );
+    err
+}
+
 /// The attached JVM ends as asked, with its `cpu=samples,file=cpu.txt`
 /// report whole; it removed its own socket at `socket` as it exited.
 fn ends_with_its_report_and_socket_gone(t: &mut Target, socket: &Path) {
@@ -1158,15 +1173,7 @@ fn a_socket_left_at_the_jvms_name_by_a_killed_jvm_is_replaced() {
     plant_left_socket(&socket, None);
     let left = std::fs::symlink_metadata(&socket).unwrap().ino();
 
-    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
-    let err = common::stderr(&r.output);
-    assert_eq!(r.output.status.code(), Some(0), "{err}");
-    assert!(
-        err.starts_with(&format!(
-            "hprof-rs attach: started the attach listener of JVM {pid}\n"
-        )),
-        "{err}"
-    );
+    let err = attach_starting_the_listener(&pid);
     assert!(!err.contains("removed"), "{err}");
     assert_ne!(std::fs::symlink_metadata(&socket).unwrap().ino(), left);
     ends_with_its_report_and_socket_gone(&mut t, &socket);
@@ -1249,15 +1256,7 @@ fn root_attach_sends_nothing_to_another_users_socket() {
     std::os::unix::fs::chown(&records, Some(uid), Some(uid)).unwrap();
     let _ = std::fs::remove_file(&record);
     let impostor = Impostor::start(&socket, &record, Some(uid));
-    let r = tool(&["attach", &pid, "cpu=samples,file=cpu.txt"]);
-    let err = common::stderr(&r.output);
-    assert_eq!(r.output.status.code(), Some(0), "{err}");
-    assert!(
-        err.starts_with(&format!(
-            "hprof-rs attach: started the attach listener of JVM {pid}\n"
-        )),
-        "{err}"
-    );
+    attach_starting_the_listener(&pid);
     assert_eq!(std::fs::symlink_metadata(&socket).unwrap().uid(), 0);
     drop(impostor);
     assert_eq!(recorded(&record), "", "the impostor was sent this");
