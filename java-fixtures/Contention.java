@@ -69,9 +69,13 @@ public class Contention {
      * Run the JDK code the measured phase uses (latch parking and wake-up,
      * thread states) once in two threads first, so the JDK's own lazy set-up
      * (e.g. VarHandle linkage behind the latches) cannot contend on JDK
-     * internal monitors during the measurement.
+     * internal monitors during the measurement. The first call of
+     * System.nanoTime from this class also resolves java.lang.System through
+     * the application class loader, which locks a per-name lock: workers
+     * doing that first together contend on it.
      */
     static void warmUp() throws Exception {
+        sink += System.nanoTime() & 1;
         CountDownLatch go = new CountDownLatch(1);
         CountDownLatch done = new CountDownLatch(2);
         Runnable r = () -> {

@@ -214,7 +214,11 @@ fn monitor_time_names_only_the_contended_lock_with_the_true_blocked_time() {
     // never-contended QuietLock, not the WaitBox the waiter waited on. The
     // JDK itself may contend on its own internal locks during the run
     // (class loading, thread set-up; seen on JDK 11 and 21); such rows are
-    // real contention and are allowed, but only with JDK frames.
+    // real contention and are allowed, but only where the lock is taken in
+    // JDK code. The frames below may be the fixture's: a worker's first
+    // call of blockOnHot resolves `java.lang.System` through the class
+    // loader, whose per-name lock the workers starting together contend on
+    // (seen once on JDK 17 in CI).
     let hot: Vec<&TimeRow> = t
         .rows
         .iter()
@@ -231,11 +235,12 @@ fn monitor_time_names_only_the_contended_lock_with_the_true_blocked_time() {
             row.class
         );
         let tr = r.rep.traces.get(&row.trace).expect("row trace printed");
+        let top = tr.frames.first().expect("a contended entry has a frame");
         assert!(
-            tr.frames.iter().all(|f| ["java.", "jdk.", "sun."]
+            ["java.", "jdk.", "sun."]
                 .iter()
-                .any(|p| f.class.starts_with(p))),
-            "non-fixture contention must come from JDK code: {tr:?}"
+                .any(|p| top.class.starts_with(p)),
+            "non-fixture contention must be entered in JDK code: {tr:?}"
         );
     }
     // Every worker entry in every round blocked, and all share one trace.
