@@ -12,6 +12,7 @@
 use super::filter::MethodFilter;
 use super::tree::{Open, Tree, TreeRow, TreeView};
 use super::{Session, SourceAt, SITES_ESTIMATED};
+use crate::format::SITES_TAKEN;
 use crate::reader::{AllocSite, AllocSites};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -194,6 +195,37 @@ pub fn sort_key(sort: &str) -> usize {
     }
 }
 
+/// The report's rows, ranked in order. A take writes a site that allocated
+/// 4 GiB or more as several rows adding up (docs/alloc_sites.md): in a
+/// take they are one row, summed in 64 bits, with the live counts every
+/// such row repeats, ranked where the site first appears.
+fn site_rows(report: &AllocSites) -> Vec<SiteRow> {
+    let sites = &report.sites;
+    if report.flags & SITES_TAKEN == 0 {
+        return sites
+            .iter()
+            .enumerate()
+            .map(|(i, x)| row(i + 1, x))
+            .collect();
+    }
+    let mut rows: Vec<SiteRow> = Vec::with_capacity(sites.len());
+    let mut at: HashMap<(u32, u8, u32), usize> = HashMap::with_capacity(sites.len());
+    for x in sites {
+        match at.entry((x.class_serial, x.array_type, x.trace_serial)) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let r = &mut rows[*e.get()];
+                r.bytes += u64::from(x.bytes_allocated);
+                r.objects += u64::from(x.instances_allocated);
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(rows.len());
+                rows.push(row(rows.len() + 1, x));
+            }
+        }
+    }
+    rows
+}
+
 fn row(rank: usize, x: &AllocSite) -> SiteRow {
     SiteRow {
         rank,
@@ -229,12 +261,7 @@ impl Session {
         let begin = self.marks.begin.as_ref().filter(|_| between);
         let Some(begin) = begin else {
             return Some(SiteSet {
-                rows: latest
-                    .sites
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| row(i + 1, x))
-                    .collect(),
+                rows: site_rows(latest),
                 estimated: latest.flags & SITES_ESTIMATED != 0,
                 between: None,
             });
@@ -251,14 +278,11 @@ impl Session {
             e.0 += u64::from(x.bytes_allocated);
             e.1 += u64::from(x.instances_allocated);
         }
-        let rows = end
-            .sites
-            .iter()
-            .enumerate()
-            .filter_map(|(i, x)| {
-                let mut r = row(i + 1, x);
+        let rows = site_rows(end)
+            .into_iter()
+            .filter_map(|mut r| {
                 let (b, o) = before
-                    .get(&(x.class_serial, x.array_type, x.trace_serial))
+                    .get(&(r.class_serial, r.array_type, r.trace))
                     .copied()
                     .unwrap_or((0, 0));
                 // Clear sites between the marks restarts the counts; what
@@ -529,6 +553,54 @@ mod tests {
             r.stack,
             ["java.io.X.read(Native method)", "Main.main(Main.java:5)"]
         );
+    }
+
+    #[test]
+    fn a_takes_rows_of_one_site_are_one_row_summed_in_64_bits() {
+        let mut s = sample_session();
+        // Site (1, 1) allocated 9 GB since the last take: three rows of
+        // at most u32::MAX - 1 bytes, each with the site's live counts.
+        let big = |bytes: u32, objects: u32| AllocSite {
+            live_bytes: 640,
+            live_instances: 20,
+            ..site(1, 1, bytes, objects)
+        };
+        let piece = u32::MAX - 1;
+        let tail = (9_000_000_000u64 - 2 * u64::from(piece)) as u32;
+        report(
+            &mut s,
+            SITES_TAKEN,
+            vec![
+                big(piece, 100),
+                site(2, 2, 50, 5),
+                big(piece, 0),
+                big(tail, 0),
+            ],
+        );
+        let v = page(&s, "", "bytes", 0, 10, false);
+        assert_eq!(v.matched, 2);
+        let got: Vec<(&str, usize, u64, u64, u64, u64)> = v
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.class.as_str(),
+                    r.rank,
+                    r.bytes,
+                    r.objects,
+                    r.live_bytes,
+                    r.live_objects,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Main", 1, 9_000_000_000, 100, 640, 20),
+                ("java.io.X", 2, 50, 5, 25, 2)
+            ]
+        );
+        assert_eq!(v.sum[0], 9_000_000_050);
     }
 
     #[test]
