@@ -17,9 +17,9 @@ Target (issue 27): each of the top 10 within 2 points or 15 % of
 async-profiler's share; at most 2 % of samples lost.
 
 async-profiler is a measuring reference, not part of the project: the
-script takes a build of it from $ASYNC_PROFILER_HOME (a directory with
-lib/libasyncProfiler.so), by default .cache/async-profiler in the
-repository, and stops with a message when there is none.
+script takes a build of it through harness.async_profiler()
+($ASYNC_PROFILER_HOME, else .cache/async-profiler, built there from its
+public source when missing) and stops with a message when there is none.
 
 Usage: bench/cpu_accuracy.py [--rounds N] [--only inlined,rhino,javac]
                              [--agent PATH] [--before PATH]
@@ -48,16 +48,10 @@ TOP = 10
 
 
 def find_async_profiler():
-    home = os.environ.get("ASYNC_PROFILER_HOME") or os.path.join(harness.ROOT, ".cache", "async-profiler")
-    lib = os.path.join(home, "lib", "libasyncProfiler.so")
-    if not os.path.isfile(lib):
-        sys.exit(
-            f"async-profiler not found: no {lib}.\n"
-            "This benchmark compares with async-profiler 4.5 and does not provide it. "
-            "Point ASYNC_PROFILER_HOME at an async-profiler directory that has "
-            "lib/libasyncProfiler.so (for instance a release archive from the "
-            "async-profiler project, unpacked), or put one at .cache/async-profiler.")
-    return lib
+    home = harness.async_profiler()
+    if home is None:
+        sys.exit("This benchmark compares with async-profiler and cannot run without it (see above).")
+    return os.path.join(home, "lib", "libasyncProfiler.so")
 
 
 def generate_sources(root, n):

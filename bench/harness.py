@@ -23,6 +23,54 @@ def java_home():
     return os.path.dirname(os.path.dirname(java))
 
 
+# The measuring reference for CPU profiles: async-profiler, built from its
+# public source into the repository's cache (never part of the product).
+ASYNC_PROFILER_TAG = "v4.5"
+ASYNC_PROFILER_GIT = "https://github.com/async-profiler/async-profiler.git"
+
+
+def async_profiler():
+    """An async-profiler directory with lib/libasyncProfiler.so and
+    bin/asprof, or None (said on stdout): $ASYNC_PROFILER_HOME if set; else
+    .cache/async-profiler, built there when missing from the source tree in
+    $ASYNC_PROFILER_SRC or from a clone of ASYNC_PROFILER_TAG (which needs
+    the network, make and a C++ compiler)."""
+    if os.environ.get("ASYNC_PROFILER_HOME"):
+        home = os.environ["ASYNC_PROFILER_HOME"]
+        if os.path.isfile(os.path.join(home, "lib", "libasyncProfiler.so")):
+            return home
+        print(f"async-profiler: no lib/libasyncProfiler.so in $ASYNC_PROFILER_HOME ({home})")
+        return None
+    home = os.path.join(ROOT, ".cache", "async-profiler")
+    if os.path.isfile(os.path.join(home, "lib", "libasyncProfiler.so")):
+        return home
+    src = os.environ.get("ASYNC_PROFILER_SRC") or os.path.join(ROOT, ".cache", "async-profiler-src")
+    try:
+        if not os.path.isfile(os.path.join(src, "Makefile")):
+            print(f"async-profiler: cloning {ASYNC_PROFILER_TAG} into {src} ...", flush=True)
+            subprocess.run(["git", "clone", "--quiet", "--depth", "1", "--branch", ASYNC_PROFILER_TAG,
+                            ASYNC_PROFILER_GIT, src], check=True, timeout=300)
+        print(f"async-profiler: building {src} ...", flush=True)
+        jobs = str(os.cpu_count() or 2)
+        subprocess.run(["make", "-j", jobs, "build/lib", "build/bin", "build/lib/libasyncProfiler.so", "build/bin/asprof"],
+                       cwd=src, check=True, timeout=1800,
+                       env=dict(os.environ, JAVA_HOME=java_home()))
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
+        print(f"async-profiler: could not get it built ({e}); set ASYNC_PROFILER_HOME to an "
+              "async-profiler directory (lib/libasyncProfiler.so, bin/asprof) or ASYNC_PROFILER_SRC "
+              "to its source tree")
+        return None
+    os.makedirs(os.path.join(home, "lib"), exist_ok=True)
+    os.makedirs(os.path.join(home, "bin"), exist_ok=True)
+    for part in ("lib/libasyncProfiler.so", "bin/asprof"):
+        tmp = os.path.join(home, part + ".part")
+        with open(os.path.join(src, "build", part), "rb") as f, open(tmp, "wb") as out:
+            out.write(f.read())
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, os.path.join(home, part))
+    return home
+
+
 def build_agent():
     subprocess.run(["cargo", "build", "--release", "--quiet", "--lib"], cwd=ROOT, check=True)
     return os.path.join(ROOT, "target", "release", "libhprof_rs.so")

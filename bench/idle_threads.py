@@ -23,9 +23,10 @@ and ThreadEnd events, empty callbacks: what the JVM charges for following
 threads) and `threads,timers` (plus a POSIX timer on each thread's CPU
 clock: the least a CPU-time trigger per thread costs).
 async-profiler is a measuring reference, not part of the project: the
-script takes a build of it from $ASYNC_PROFILER_HOME (a directory with
-lib/libasyncProfiler.so), by default .cache/async-profiler in the
-repository; without one it says so and measures ours alone.
+script takes a build of it through harness.async_profiler()
+($ASYNC_PROFILER_HOME, else .cache/async-profiler, built there from its
+public source when missing); without one it says so and measures ours
+alone.
 
 Usage: bench/idle_threads.py [--runs N] [--rounds R] [--threads 0,1000]
                              [--opts OPTIONS] [--agent PATH] [--before PATH]
@@ -42,14 +43,11 @@ import harness  # noqa: E402
 
 
 def find_async_profiler():
-    home = os.environ.get("ASYNC_PROFILER_HOME") or os.path.join(harness.ROOT, ".cache", "async-profiler")
-    lib = os.path.join(home, "lib", "libasyncProfiler.so")
-    if os.path.isfile(lib):
-        return lib
-    print(f"async-profiler not found (no {lib}): measuring hprof-rs alone. "
-          "Point ASYNC_PROFILER_HOME at an async-profiler directory with lib/libasyncProfiler.so "
-          "(for instance a release archive of the async-profiler project, unpacked) to compare.")
-    return None
+    home = harness.async_profiler()
+    if home is None:
+        print("async-profiler not available: measuring hprof-rs alone.")
+        return None
+    return os.path.join(home, "lib", "libasyncProfiler.so")
 
 
 def main():

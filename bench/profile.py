@@ -23,9 +23,9 @@ well inside the duration. Figures (medians):
     the writing), and the tool's own figure (`wrote ... N s after the
     profile ended`).
 
-async-profiler is taken from $ASYNC_PROFILER_HOME (bin/asprof), by default
-.cache/async-profiler; without it only our side is measured, and the
-script says so.
+async-profiler is taken through harness.async_profiler() ($ASYNC_PROFILER_HOME,
+else .cache/async-profiler, built there from its public source when
+missing); without it only our side is measured, and the script says so.
 
 With the event `wall`, both sides take wall-clock samples instead: `hprof-rs
 profile -e wall` (every 20 ms, its default) and `asprof -e wall -i 20ms`.
@@ -62,8 +62,8 @@ def cpu_seconds(pid):
 
 
 def asprof_path():
-    home = os.environ.get("ASYNC_PROFILER_HOME") or os.path.join(harness.ROOT, ".cache", "async-profiler")
-    p = os.path.join(home, "bin", "asprof")
+    home = harness.async_profiler()
+    p = os.path.join(home, "bin", "asprof") if home else ""
     return p if os.access(p, os.X_OK) else None
 
 
@@ -105,8 +105,8 @@ def main():
     work = tempfile.mkdtemp(prefix="hprof-bench-profile-")
     asprof = asprof_path()
     if not asprof:
-        print("async-profiler not found: no bin/asprof in $ASYNC_PROFILER_HOME or .cache/async-profiler; "
-              "measuring hprof-rs alone (async-profiler 4.5 is a measuring reference, not provided here)")
+        print("async-profiler not available (see above); "
+              "measuring hprof-rs alone")
     kinds = ["baseline", "hprof-rs"] + (["hprof-rs .hprof"] if event == "alloc" else []) \
         + (["asprof"] if asprof else [])
 

@@ -15,9 +15,9 @@ CpuSplit (CPU-bound, a fixed number of rounds) timed, interleaved, as:
   * async-profiler (event=cpu,interval=10ms, collapsed to a file) when a
     build is found: it has no push to Pyroscope of its own (Pyroscope's
     Java agent wraps it), so its plain CPU mode is the comparable mode.
-    It is taken from $ASYNC_PROFILER_HOME (a directory with
-    lib/libasyncProfiler.so), by default .cache/async-profiler; without it
-    that row says so.
+    It is taken through harness.async_profiler() ($ASYNC_PROFILER_HOME,
+    else .cache/async-profiler, built there from its public source when
+    missing); without it that row says so.
 
 Wall time and process CPU (user + system, all threads), median of N runs
 each. The posts the recorder received are counted and printed.
@@ -57,9 +57,8 @@ class Recorder(http.server.BaseHTTPRequestHandler):
 
 
 def async_profiler():
-    home = os.environ.get("ASYNC_PROFILER_HOME") or os.path.join(harness.ROOT, ".cache", "async-profiler")
-    lib = os.path.join(home, "lib", "libasyncProfiler.so")
-    return lib if os.path.isfile(lib) else None
+    home = harness.async_profiler()
+    return os.path.join(home, "lib", "libasyncProfiler.so") if home else None
 
 
 def main():
@@ -99,7 +98,7 @@ def main():
         sides["async-profiler cpu"] = ["java", f"-agentpath:{ap}=start,event=cpu,interval=10ms,collapsed,"
                                        f"file={os.path.join(work, 'ap.txt')}"] + program
     else:
-        print("async-profiler: not found (set ASYNC_PROFILER_HOME to a directory with lib/libasyncProfiler.so); "
+        print("async-profiler: not available (see above); "
               "its row is left out")
     harness.timed(sides["no agent"], work)  # warm-up
     wall = {k: [] for k in sides}
