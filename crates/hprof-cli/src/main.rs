@@ -223,7 +223,7 @@ Outputs: .html (the interactive flame graph, self-contained), .svg,
         /// -e alloc: mean bytes a thread allocates between two sampled
         /// allocations: 524288, 512k, 1m (default 512k; smaller is more
         /// precise and costs more).
-        #[arg(long, value_name = "BYTES", value_parser = alloc_bytes)]
+        #[arg(long, value_name = "BYTES", value_parser = alloc_bytes, allow_hyphen_values = true)]
         alloc_interval: Option<u64>,
         /// The agent library (default: libhprof_rs.so next to this tool).
         #[arg(long, value_name = "PATH")]

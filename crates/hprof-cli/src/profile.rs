@@ -132,30 +132,31 @@ pub const MAX_ALLOC_INTERVAL: u64 = i32::MAX as u64;
 /// default, about the cost of no agent (docs/alloc_sites.md).
 pub const ALLOC_INTERVAL: u64 = 512 * 1024;
 
-/// `--alloc-interval`: bytes, with an optional `k`, `m` or `g` (powers of
-/// 1024): `524288`, `512k`, `1m`; from 1 byte to 2 GiB - 1.
+/// `--alloc-interval`: bytes, with an optional unit `k`, `m` or `g` (powers
+/// of 1024, as the JVM's sizes; `kb`/`kib` and the like mean the same):
+/// `524288`, `512k`, `1m`; from 1 byte to 2 GiB - 1.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let bad = || format!("{s:?} is not a size: give bytes, e.g. 524288, 512k or 1m");
-    let (num, scale) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let scale = match c.to_ascii_lowercase() {
-                'k' => 1u64 << 10,
-                'm' => 1 << 20,
-                'g' => 1 << 30,
-                _ => return Err(bad()),
-            };
-            (&t[..i], scale)
-        }
-        _ => (t, 1),
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, unit) = t.split_at(digits);
+    let scale: u64 = match unit.trim_start().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(bad()),
     };
-    let v: u64 = num.trim().parse().map_err(|_| bad())?;
+    if num.is_empty() {
+        return Err(bad());
+    }
+    let too_big = || format!("{s:?}: at most {MAX_ALLOC_INTERVAL} bytes (the JVM's limit)");
+    // All digits: a number too long for 64 bits is only too big.
+    let v: u64 = num.parse().map_err(|_| too_big())?;
     match v.checked_mul(scale) {
-        Some(b) if (1..=MAX_ALLOC_INTERVAL).contains(&b) => Ok(b),
         _ if v == 0 => Err(format!("{s:?}: at least 1 byte")),
-        _ => Err(format!(
-            "{s:?}: at most {MAX_ALLOC_INTERVAL} bytes (the JVM's limit)"
-        )),
+        Some(b) if b <= MAX_ALLOC_INTERVAL => Ok(b),
+        _ => Err(too_big()),
     }
 }
 
@@ -795,7 +796,23 @@ mod tests {
         assert_eq!(parse_bytes("1m"), Ok(1 << 20));
         assert_eq!(parse_bytes("1"), Ok(1));
         assert_eq!(parse_bytes("2147483647"), Ok(MAX_ALLOC_INTERVAL));
+        assert_eq!(parse_bytes("64KB"), Ok(65_536));
+        assert_eq!(parse_bytes("64 KiB"), Ok(65_536));
+        assert_eq!(parse_bytes("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_bytes("1gb"), Ok(1 << 30));
+        assert_eq!(parse_bytes("100b"), Ok(100));
+        // Too long for 64 bits is too big, not "not a size".
+        let e = parse_bytes("99999999999999999999").unwrap_err();
+        assert!(e.contains("at most 2147483647"), "{e}");
+        assert!(parse_bytes("-1").unwrap_err().contains("not a size"));
+        assert!(parse_bytes("0").unwrap_err().contains("at least 1 byte"));
         for bad in [
+            "+5",
+            "5 5",
+            "0x10",
+            "1e6",
+            "kk",
+            "1kbb",
             "0",
             "0k",
             "2g",
