@@ -16,6 +16,12 @@ the exit report, together about 0.1 s) would otherwise hide the
 steady-state overhead of a short run. Every command runs under `timeout`
 so a hung JVM fails the benchmark instead of stalling it.
 
+Beside them, in the same session, async-profiler sampling allocations at
+the same mean interval (`alloc=524288`; for javac with its CPU profile too,
+`event=cpu,interval=10ms`, to JFR as it takes both only there), the tool a
+user would otherwise pick, taken through harness.async_profiler(); the
+script prints our sampled overhead over async-profiler's.
+
 Usage: bench/alloc_sites.py [runs] [alloc-rounds-in-thousands] [javac-files]
 """
 import os
@@ -76,6 +82,11 @@ def main():
     java = os.path.join(home, "bin", "java")
     work = os.path.dirname(classes)
     out = os.path.join(work, "sites.out")
+    ap_out = os.path.join(work, "async-profiler")
+    home_ap = harness.async_profiler()
+    ap = os.path.join(home_ap, "lib", "libasyncProfiler.so") if home_ap else None
+    if not ap:
+        print("async-profiler not available (see above): its rows are left out")
     results = {}
 
     for mode, opts, n in [("exact", "heap=sites,depth=4", rounds),
@@ -83,6 +94,13 @@ def main():
         base = LIMIT + [java, "-cp", classes, "AllocBench", "4", n]
         cmd = LIMIT + [java, f"-agentpath:{agent}={opts},file={out}", "-cp", classes, "AllocBench", "4", n]
         results[f"alloc_{mode}"] = harness.compare(f"AllocBench 4 threads x {n}k rounds, {opts}", base, cmd, runs, work)
+        if mode == "sampled" and ap:
+            apcmd = LIMIT + [java, f"-agentpath:{ap}=start,alloc={SAMPLE},collapsed,file={ap_out}.collapsed",
+                             "-cp", classes, "AllocBench", "4", n]
+            results["alloc_async_profiler"] = harness.compare(
+                f"AllocBench 4 threads x {n}k rounds, async-profiler alloc={SAMPLE}", base, apcmd, runs, work)
+            print(f"  sampled heap=sites / async-profiler: "
+                  f"{results['alloc_sampled'] / results['alloc_async_profiler']:.3f}")
 
     javac = javac_path(home)
     d, files = gen_sources(nfiles)
@@ -91,6 +109,13 @@ def main():
     for mode, opts in [("exact", "heap=sites,depth=4"), ("sampled", f"heap=sites,cpu=samples,depth=4,heapsample={SAMPLE}")]:
         cmd = LIMIT + [javac, f"-J-agentpath:{agent}={opts},file={out}", "-d", outdir] + files
         results[f"javac_{mode}"] = harness.compare(f"javac {nfiles} files, {opts}", jbase, cmd, runs, d)
+    if ap:
+        cmd = LIMIT + [javac, f"-J-agentpath:{ap}=start,event=cpu,interval=10ms,alloc={SAMPLE},jfr,file={ap_out}.jfr",
+                       "-d", outdir] + files
+        results["javac_async_profiler"] = harness.compare(
+            f"javac {nfiles} files, async-profiler cpu + alloc={SAMPLE}", jbase, cmd, runs, d)
+        print(f"  sampled heap=sites + cpu=samples / async-profiler: "
+              f"{results['javac_sampled'] / results['javac_async_profiler']:.3f}")
     shutil.rmtree(d, ignore_errors=True)
     print("RESULT alloc_sites " + " ".join(f"{k}={v:.3f}" for k, v in results.items()))
 
