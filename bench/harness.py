@@ -6,6 +6,7 @@ Overhead is reported as the ratio of medians (agent / baseline), of wall
 time or of the process's CPU time (user + system, all its threads)."""
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -64,8 +65,7 @@ def async_profiler():
     os.makedirs(os.path.join(home, "bin"), exist_ok=True)
     for part in ("lib/libasyncProfiler.so", "bin/asprof"):
         tmp = os.path.join(home, part + ".part")
-        with open(os.path.join(src, "build", part), "rb") as f, open(tmp, "wb") as out:
-            out.write(f.read())
+        shutil.copyfile(os.path.join(src, "build", part), tmp)
         os.chmod(tmp, 0o755)
         os.replace(tmp, os.path.join(home, part))
     return home

@@ -131,6 +131,16 @@ impl Allocated {
     }
 }
 
+/// One take's rows as one sum per site, in the order the sites first
+/// appear: a take writes a site past 4 GiB as several rows adding up.
+pub fn one_take(sites: &[AllocSite]) -> Vec<SiteSum> {
+    let (mut sums, mut at) = (Vec::with_capacity(sites.len()), FxHashMap::default());
+    for x in sites {
+        merge(&mut sums, &mut at, x);
+    }
+    sums
+}
+
 /// The note for `n` sites whose counters stood at their 32-bit limit
 /// (stderr, the SVG's subtitle), if any.
 pub fn saturation_note(n: usize) -> Option<String> {

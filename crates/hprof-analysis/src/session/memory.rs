@@ -197,33 +197,31 @@ pub fn sort_key(sort: &str) -> usize {
 
 /// The report's rows, ranked in order. A take writes a site that allocated
 /// 4 GiB or more as several rows adding up (docs/alloc_sites.md): in a
-/// take they are one row, summed in 64 bits, with the live counts every
-/// such row repeats, ranked where the site first appears.
+/// take they are one row, summed in 64 bits by the stream's own sum
+/// ([`crate::allocated::one_take`]), ranked where the site first appears.
 fn site_rows(report: &AllocSites) -> Vec<SiteRow> {
-    let sites = &report.sites;
     if report.flags & SITES_TAKEN == 0 {
-        return sites
+        return report
+            .sites
             .iter()
             .enumerate()
             .map(|(i, x)| row(i + 1, x))
             .collect();
     }
-    let mut rows: Vec<SiteRow> = Vec::with_capacity(sites.len());
-    let mut at: HashMap<(u32, u8, u32), usize> = HashMap::with_capacity(sites.len());
-    for x in sites {
-        match at.entry((x.class_serial, x.array_type, x.trace_serial)) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                let r = &mut rows[*e.get()];
-                r.bytes += u64::from(x.bytes_allocated);
-                r.objects += u64::from(x.instances_allocated);
-            }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(rows.len());
-                rows.push(row(rows.len() + 1, x));
-            }
-        }
-    }
-    rows
+    crate::allocated::one_take(&report.sites)
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| SiteRow {
+            rank: i + 1,
+            class_serial: x.class_serial,
+            array_type: x.array_type,
+            trace: x.trace_serial,
+            bytes: x.bytes_allocated,
+            objects: x.instances_allocated,
+            live_bytes: u64::from(x.live_bytes),
+            live_objects: u64::from(x.live_instances),
+        })
+        .collect()
 }
 
 fn row(rank: usize, x: &AllocSite) -> SiteRow {
