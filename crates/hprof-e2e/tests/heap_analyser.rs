@@ -801,6 +801,38 @@ fn dominators_of_random_graphs_written_as_dumps() {
     }
 }
 
+/// References to IDs the dump holds no object for are left out, and the
+/// warning names the object holding the most of them (a JDK 17 HotSpot dump
+/// has ~830, all in one Object[]: docs/heap-analyser.md).
+#[test]
+fn references_to_missing_objects_are_left_out_and_their_holder_named() {
+    let dir = common::scratch("heap_analyser_dangling");
+    // Objects 0..3; 7, 8 and 9 are not in the dump.
+    let g = common::synth::Graph {
+        refs: vec![vec![1, 7, 8], vec![9], vec![]],
+        roots: vec![0],
+    };
+    let dump = dir.join("dangling.hprof");
+    std::fs::write(&dump, common::synth::dump(&g)).unwrap();
+    let h = open(&dump, 1);
+    assert_eq!(h.meta().dangling, 3);
+    let id0 = common::synth::object_id(0);
+    assert!(
+        h.meta().warnings.contains(&format!(
+            "3 reference(s) to IDs that are no object of the dump (left out; held by 2 objects, 2 of them by {id0:#x}, a Node3)"
+        )),
+        "{:?}",
+        h.meta().warnings
+    );
+    // What is left: 0 -> 1 only, so 1 is dominated by 0 and 2 is unreachable.
+    let o0 = h.object(id0, 10).unwrap();
+    assert_eq!(o0.references_total, 1);
+    assert_eq!(o0.references[0].id, common::synth::object_id(1));
+    let o1 = h.object(common::synth::object_id(1), 10).unwrap();
+    assert_eq!(o1.dominator, Some(id0));
+    assert_eq!(o1.references_total, 0);
+}
+
 /// Position of `needle` in `hay` (the first).
 fn find(hay: &[u8], needle: &[u8]) -> usize {
     hay.windows(needle.len())

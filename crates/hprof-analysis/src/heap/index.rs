@@ -351,8 +351,13 @@ impl<'a> Builder<'a> {
         let mut weak_out = with_room(weak_in.len(), "referents")?;
         let mut wi = 0;
         let (mut out, mut read) = (0usize, 0usize);
+        // The object holding the most of them, and how many hold any: the
+        // warning names it, so a user can look at what holds them.
+        let (mut top, mut holders) = (None::<(usize, u32)>, 0u64);
         for s in 0..offsets.len() - 1 {
             let end = offsets[s + 1] as usize;
+            let kept_before = out;
+            let read_before = read;
             while read < end {
                 let t = targets[read];
                 let was_weak = wi < weak_in.len() && weak_in[wi].0 as usize == read;
@@ -366,15 +371,26 @@ impl<'a> Builder<'a> {
                 wi += usize::from(was_weak);
                 read += 1;
             }
+            let dropped = (read - read_before) - (out - kept_before);
+            if dropped > 0 {
+                holders += 1;
+                if top.is_none_or(|(d, _)| dropped > d) {
+                    top = Some((dropped, s as u32));
+                }
+            }
             offsets[s + 1] = out as u32;
         }
         targets.truncate(out);
         targets.shrink_to_fit();
         let dangling = (read - out) as u64;
         self.meta.dangling = dangling;
-        if dangling > 0 {
-            self.meta.warnings.push(format!(
-                "{dangling} reference(s) to IDs that are no object of the dump (left out)"
+        if let Some((most, s)) = top {
+            self.meta.warnings.push(dangling_warning(
+                dangling,
+                holders,
+                most,
+                self.c.keys.get(s as usize),
+                self.class_name(s),
             ));
         }
         Ok((Csr { offsets, targets }, weak_out))
@@ -670,7 +686,31 @@ impl<'a> Builder<'a> {
         self.meta.sites = sites;
         Ok(())
     }
+
+    /// Java-style name of object `s`'s class ("?" when it has none).
+    fn class_name(&self, s: u32) -> &str {
+        self.c
+            .class_of
+            .get(s as usize)
+            .and_then(|&c| self.c.classes.get(c as usize))
+            .map_or("?", |c| c.name.as_str())
+    }
 }
+
+/// The warning for references to IDs that are no object of the dump,
+/// naming the object that holds the most of them (docs/heap-analyser.md,
+/// "References to objects the dump left out").
+fn dangling_warning(dangling: u64, holders: u64, most: usize, id: u64, class: &str) -> String {
+    let held = if holders == 1 {
+        "all held by".to_string()
+    } else {
+        format!("held by {holders} objects, {most} of them by")
+    };
+    format!(
+        "{dangling} reference(s) to IDs that are no object of the dump (left out; {held} {id:#x}, a {class})"
+    )
+}
+
 /// A class object's size: HotSpot keeps a class's static fields in its
 /// `java.lang.Class` instance, after the fields of `java.lang.Class`
 /// (whose injected VM fields the dump does not list: an estimate).
