@@ -239,7 +239,7 @@ fn open(file: &str, dump: u32, no_cache: bool) -> CliResult<Heap> {
         );
     }
     if let Some(n) = how.note {
-        eprintln!("hprof-rs heap: {n}");
+        eprintln!("hprof-rs heap: {}", crate::terminal::safe(&n));
     }
     Heap::new(ix, Path::new(file)).map_err(|e| format!("cannot open {file}: {e}"))
 }
@@ -248,7 +248,7 @@ fn open(file: &str, dump: u32, no_cache: bool) -> CliResult<Heap> {
 pub fn run(a: HeapArgs) -> CliResult<String> {
     let heap = open(&a.file, a.dump, a.no_cache)?;
     for w in &heap.meta().warnings {
-        eprintln!("hprof-rs heap: {}: {w}", a.file);
+        eprintln!("hprof-rs heap: {}: {}", a.file, crate::terminal::safe(w));
     }
     let e = |e: analysis::QueryError| e.to_string();
     let (text, doc) = match a.query {
@@ -425,7 +425,7 @@ pub fn run(a: HeapArgs) -> CliResult<String> {
     Ok(if a.json {
         let mut s = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
         s.push('\n');
-        s
+        crate::terminal::json_safe(&s)
     } else {
         text
     })

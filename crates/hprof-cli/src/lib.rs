@@ -18,6 +18,7 @@ pub mod print;
 pub mod profile;
 pub mod push;
 pub mod sites;
+pub mod terminal;
 
 /// A tool error: message for stderr, exit status 1.
 pub type CliResult<T> = hprof_analysis::ToolResult<T>;

@@ -600,7 +600,10 @@ fn main() {
         Cmd::Jvms => cli::attach::run_jvms().and_then(|t| write_stdout(&t)),
         Cmd::Print { file } => {
             let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            let mut out = std::io::BufWriter::with_capacity(
+                1 << 16,
+                cli::terminal::Escaping::new(stdout.lock()),
+            );
             cli::print::run(&file, &mut out)
         }
         Cmd::Flame {
@@ -610,7 +613,7 @@ fn main() {
             all,
         } => cli::flame::collapse_file(&file, all).and_then(|f| {
             for note in f.notes() {
-                eprintln!("hprof-rs flame: {note}");
+                eprintln!("hprof-rs flame: {}", cli::terminal::safe(&note));
             }
             match svg {
                 Some(path) => hprof_analysis::output::write(
@@ -619,7 +622,10 @@ fn main() {
                 ),
                 None => {
                     let stdout = std::io::stdout();
-                    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+                    let mut out = std::io::BufWriter::with_capacity(
+                        1 << 16,
+                        cli::terminal::Escaping::new(stdout.lock()),
+                    );
                     match f.write_collapsed(&mut out).and_then(|_| out.flush()) {
                         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                             Err(format!("cannot write the output: {e}"))
@@ -638,7 +644,7 @@ fn main() {
         } => cli::histo::run(&file, uncompressed_oops, dump.map(|d| d as usize)).and_then(
             |(t, note)| {
                 if let Some(n) = note {
-                    eprintln!("hprof-rs histo: {n}");
+                    eprintln!("hprof-rs histo: {}", cli::terminal::safe(&n));
                 }
                 write_stdout(&t)
             },
@@ -705,14 +711,19 @@ fn main() {
         }),
     };
     if let Err(e) = r {
-        eprintln!("hprof-rs: {e}");
+        eprintln!("hprof-rs: {}", cli::terminal::safe(&e));
         std::process::exit(1);
     }
 }
 
+/// Writes a command's text, made safe for a terminal (names in it come
+/// from files and other processes: `cli::terminal`).
 fn write_stdout(s: &str) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+    match out
+        .write_all(cli::terminal::safe(s).as_bytes())
+        .and_then(|_| out.flush())
+    {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(format!("cannot write the output: {e}"))
         }

@@ -431,6 +431,67 @@ fn completions_for_bash_zsh_and_fish_name_every_subcommand() {
     );
 }
 
+/// A dump is anyone's file: a class named with terminal control sequences
+/// reaches no terminal as it is from any command that prints names
+/// (`heap`, `print`, `histo`), on standard output or in a warning; it is
+/// shown escaped (docs/hprof-rs-tool.md, "Names from files").
+#[test]
+fn names_with_control_characters_are_printed_escaped() {
+    let dir = common::scratch("tool_hostile_names");
+    // Object 0 (a Node1) refers to object 1; object 1 (a Node2) to itself
+    // and to an ID with no object, so the heap analyser's warning names a
+    // Node2.
+    let g = common::synth::Graph {
+        refs: vec![vec![1], vec![1, 9]],
+        roots: vec![0],
+    };
+    let mut dump = common::synth::dump(&g);
+    // "Node1" -> ESC "]0;" BEL (sets a terminal's title), "Node2" -> CSI
+    // "2J2" (clears the screen): same lengths, so the records stay whole.
+    let at = dump.windows(5).position(|w| w == b"Node1").unwrap();
+    dump[at..at + 5].copy_from_slice(b"\x1b]0;\x07");
+    let at = dump.windows(5).position(|w| w == b"Node2").unwrap();
+    dump[at..at + 5].copy_from_slice("\u{9b}2J2".as_bytes());
+    let file = dir.join("names.hprof");
+    std::fs::write(&file, &dump).unwrap();
+    let f = file.to_str().unwrap();
+    for args in [
+        &["heap", f, "classes", "--no-cache"][..],
+        &["heap", f, "classes", "--no-cache", "--json"],
+        &["print", f],
+        &["histo", f],
+    ] {
+        let o = tool(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        for (what, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "{args:?} {what}: {text}"
+            );
+        }
+        let out = String::from_utf8_lossy(&o.stdout);
+        let (esc, csi) = if args.contains(&"--json") {
+            // JSON's own escapes.
+            ("\\u001b]0;\\u0007", "\\u009b2J2")
+        } else {
+            ("\\x1b]0;\\x07", "\\u{9b}2J2")
+        };
+        assert!(out.contains(esc) && out.contains(csi), "{args:?}: {out}");
+    }
+    // The analyser's warning names the holder of the missing object's
+    // reference, escaped.
+    let o = tool(&["heap", f, "classes", "--no-cache"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(", a \\u{9b}2J2)"), "{err}");
+}
+
 /// Usage errors exit 2 (clap's own and the tool's checks of values,
 /// before anything is read or any JVM is touched); failures exit 1.
 #[test]
