@@ -83,7 +83,9 @@ impl<R: Read> Progress<R> {
         };
         Progress {
             inner,
-            what: what.to_string(),
+            // A file's name is anyone's (a control character in it would
+            // reach the terminal).
+            what: hprof_core::untrusted::escaped(what),
             total,
             done: 0,
             next_report,

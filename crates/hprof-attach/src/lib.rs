@@ -10,7 +10,7 @@ pub mod jvms;
 pub mod perfdata;
 pub mod procfs;
 pub mod sys;
-pub mod untrusted;
+pub use hprof_core::untrusted;
 
 use hprof_core::options;
 use hprof_core::protocol;

@@ -228,7 +228,10 @@ fn open(file: &str, dump: u32, no_cache: bool) -> CliResult<Heap> {
     bar.done();
     if how.built {
         let where_ = match &how.path {
-            Some(p) => format!("saved as {}", p.display()),
+            Some(p) => format!(
+                "saved as {}",
+                crate::terminal::safe(&p.display().to_string())
+            ),
             None => "not saved".into(),
         };
         eprintln!(
@@ -248,7 +251,11 @@ fn open(file: &str, dump: u32, no_cache: bool) -> CliResult<Heap> {
 pub fn run(a: HeapArgs) -> CliResult<String> {
     let heap = open(&a.file, a.dump, a.no_cache)?;
     for w in &heap.meta().warnings {
-        eprintln!("hprof-rs heap: {}: {}", a.file, crate::terminal::safe(w));
+        eprintln!(
+            "hprof-rs heap: {}: {}",
+            crate::terminal::safe(&a.file),
+            crate::terminal::safe(w)
+        );
     }
     let e = |e: analysis::QueryError| e.to_string();
     let (text, doc) = match a.query {

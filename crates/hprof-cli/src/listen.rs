@@ -289,7 +289,10 @@ fn record(
     let records = match outcome {
         Ok(n) => n,
         Err(e) => {
-            eprintln!("hprof-rs listen: {e}; recording the rest of the stream unparsed");
+            eprintln!(
+                "hprof-rs listen: {}; recording the rest of the stream unparsed",
+                crate::terminal::safe(&e)
+            );
             let _ = io::copy(&mut tee, &mut io::sink());
             0
         }
@@ -390,7 +393,8 @@ fn send_commands(mut s: TcpStream, script: Vec<Step>, interactive: bool) {
 /// explanatory header that starts with a capital, but a table's heading.
 fn summarize_text(r: impl Read) -> Result<u64, String> {
     let mut n = 0;
-    let mut out = io::stdout().lock();
+    // The stream is anyone's: its names are escaped for the terminal.
+    let mut out = crate::terminal::Escaping::new(io::stdout().lock());
     let mut lines = TextReader::new(io::BufReader::new(r));
     while let Some(line) = lines.next().map_err(|e| e.to_string())? {
         let shown = match line.event {
@@ -413,7 +417,8 @@ fn summarize_text(r: impl Read) -> Result<u64, String> {
 fn summarize_binary(r: impl Read) -> Result<u64, String> {
     let mut reader =
         HprofReader::with_options(r, ReadOptions::skip_bodies()).map_err(|e| e.to_string())?;
-    let mut out = io::stdout().lock();
+    // The stream is anyone's: its names are escaped for the terminal.
+    let mut out = crate::terminal::Escaping::new(io::stdout().lock());
     let h = reader.header().clone();
     let _ = writeln!(out, "binary: {} (identifier size {})", h.label, h.id_size);
     let mut syms = crate::transcode::symbols::Symbols::default();

@@ -3,24 +3,25 @@
 //! fields, sources) reach the output as they are: a control character in
 //! one could move the cursor, rewrite earlier lines or set the window
 //! title. Every control character but line breaks and tabs is written as
-//! an escape (`hprof_attach::untrusted::escaped`, which the tool already
+//! an escape (`hprof_core::untrusted::escaped`, which the tool already
 //! applies to what other processes send), bytes that are no UTF-8 as
 //! `\xNN`.
 
-use hprof_attach::untrusted::escaped;
+use hprof_core::untrusted::escaped;
 use std::io::{self, Write};
 
 /// A string made safe to print (see the module).
-pub use hprof_attach::untrusted::escaped as safe;
+pub use hprof_core::untrusted::escaped as safe;
 
-/// JSON text with the C1 control characters (U+0080 to U+009F) written as
-/// `\u00XX` escapes: serde_json escapes only those below U+0020, and
-/// outside strings JSON text is ASCII, so the document stays valid and
-/// means the same.
+/// JSON text with DEL and the C1 control characters (U+007F to U+009F)
+/// written as `\u00XX` escapes: serde_json escapes only those below
+/// U+0020, and outside strings JSON text has no control character but
+/// white space, so the document stays valid and means the same (and
+/// [`safe`] then finds nothing to change).
 pub fn json_safe(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
-        if c.is_control() && !c.is_ascii() {
+        if c.is_control() && u32::from(c) >= 0x7f {
             out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
@@ -166,9 +167,9 @@ mod tests {
 
     #[test]
     fn json_keeps_its_meaning_with_c1_controls_escaped() {
-        let doc = serde_json::json!({"class": "a\u{9b}2J\u{1b}b"});
+        let doc = serde_json::json!({"class": "a\u{9b}2J\u{1b}b\u{7f}"});
         let text = json_safe(&serde_json::to_string(&doc).unwrap());
-        assert_eq!(text, r#"{"class":"a\u009b2J\u001bb"}"#);
+        assert_eq!(text, r#"{"class":"a\u009b2J\u001bb\u007f"}"#);
         assert_eq!(
             serde_json::from_str::<serde_json::Value>(&text).unwrap(),
             doc

@@ -16,4 +16,5 @@ pub mod pprof;
 pub mod protocol;
 pub mod reader;
 pub mod transcode;
+pub mod untrusted;
 pub mod vocab;

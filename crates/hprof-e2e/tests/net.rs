@@ -435,10 +435,9 @@ fn half_closed_peer_is_end_of_commands_and_text_output_keeps_flowing() {
 fn hprof_rs_listen_records_summarises_and_sends_a_script() {
     let dir = common::scratch("net_listen_tool");
     let rec = dir.join("rec.hprof");
-    let mut listen = Proc::new(env!("HPROF_RS_TOOL"))
-        .args(["listen", "--port", "0", "--out"])
-        .arg(&rec)
-        .args([
+    let listen = common::start_listen(
+        &rec,
+        &[
             "--send",
             "sleep 700",
             "--send",
@@ -447,30 +446,20 @@ fn hprof_rs_listen_records_summarises_and_sends_a_script() {
             "traces",
             "--send",
             "exit",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = listen.stderr.take().unwrap();
-    let mut first = Vec::new();
-    let mut b = [0u8; 1];
-    while !first.ends_with(b"\n") && err.read(&mut b).unwrap() == 1 {
-        first.push(b[0]);
-    }
-    let first = String::from_utf8(first).unwrap();
-    let port = first.trim().rsplit(':').next().unwrap().to_string();
+        ],
+    );
+    let first = &listen.first;
     assert!(first.starts_with("listening on 127.0.0.1:"), "{first}");
     let child = spawn_java(
         &dir,
-        &format!("cpu=samples,format=b,net=127.0.0.1:{port}"),
+        &format!("cpu=samples,format=b,net=127.0.0.1:{}", listen.port),
         "CpuSplit",
         &["20"],
     );
     let (code, out, jerr) = finish(child);
     assert_eq!(code, 0, "{jerr}");
     assert!(!out.contains("rounds="), "stopped by the EXIT command");
-    let lout = listen.wait_with_output().unwrap();
+    let lout = listen.child.wait_with_output().unwrap();
     assert!(lout.status.success());
     let summary = common::stdout(&lout);
     assert!(

@@ -490,6 +490,25 @@ fn names_with_control_characters_are_printed_escaped() {
     let o = tool(&["heap", f, "classes", "--no-cache"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(", a \\u{9b}2J2)"), "{err}");
+    // The same dump sent to `listen` as an agent's stream: its summary
+    // lines name the classes, escaped.
+    let rec = dir.join("rec.hprof");
+    let listen = common::start_listen(&rec, &[]);
+    {
+        use std::io::Write;
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", listen.port)).unwrap();
+        c.write_all(&dump).unwrap();
+    }
+    let out = listen.child.wait_with_output().unwrap();
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !summary
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{summary}"
+    );
+    assert!(summary.contains("\\x1b]0;\\x07"), "{summary}");
+    assert_eq!(std::fs::read(&rec).unwrap(), dump);
 }
 
 /// Usage errors exit 2 (clap's own and the tool's checks of values,

@@ -279,33 +279,18 @@ fn print_and_histo_read_every_binary_file() {
 /// to compare 13 bytes with a 27-byte label and count 0 records).
 #[test]
 fn listen_records_a_text_stream() {
-    use std::io::Read;
     let dir = common::scratch("tool_real_listen");
     let rec = dir.join("rec.txt");
-    let mut listen = Command::new(env!("HPROF_RS_TOOL"))
-        .args(["listen", "--port", "0", "--out"])
-        .arg(&rec)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = listen.stderr.take().unwrap();
-    let mut first = Vec::new();
-    let mut b = [0u8; 1];
-    while !first.ends_with(b"\n") && err.read(&mut b).unwrap() == 1 {
-        first.push(b[0]);
-    }
-    let first = String::from_utf8(first).unwrap();
-    let port = first.trim().rsplit(':').next().unwrap().to_string();
+    let listen = common::start_listen(&rec, &[]);
     let r = common::run_with_agent_bounded(
         &dir,
-        &format!("cpu=samples,interval=1,net=127.0.0.1:{port}"),
+        &format!("cpu=samples,interval=1,net=127.0.0.1:{}", listen.port),
         "CpuSplit",
         &["1"],
         Duration::from_secs(120),
     );
     assert!(r.output.status.success(), "{}", common::stderr(&r.output));
-    let out = listen.wait_with_output().unwrap();
+    let out = listen.child.wait_with_output().unwrap();
     let summary = common::stdout(&out);
     let text = std::fs::read_to_string(&rec).unwrap();
     assert!(text.starts_with("JAVA PROFILE 1.0.1, created") && text.contains("CPU SAMPLES END"));

@@ -147,11 +147,23 @@ font-family=\"monospace\" font-size=\"11\" data-width=\"{WIDTH}\" data-pad=\"{PA
     out
 }
 
+/// Text for XML: markup characters as entities, and what XML 1.0 does not
+/// allow (control characters, which a name from a hostile file may hold)
+/// as U+FFFD.
 pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
+            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Warm colours, stable per name.
@@ -168,6 +180,14 @@ fn color(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_escaped_for_xml_and_controls_replaced() {
+        assert_eq!(
+            escape("a<b>&\"c\x1b[2J\u{9b}\u{7f}\td\u{ffff}é"),
+            "a&lt;b&gt;&amp;&quot;c\u{fffd}[2J\u{fffd}\u{fffd}\td\u{fffd}é"
+        );
+    }
 
     /// A million frames deep: drawn in linear time to [`MAX_LEVELS`], with
     /// a note; a second stack beside it, narrower than a pixel's tenth, is

@@ -186,6 +186,44 @@ pub fn check_agent_stderr(jvm_args: &[&str], out: &Output) {
     }
 }
 
+/// `hprof-rs listen --port 0 --out OUT [more…]` running, stdout piped,
+/// and the port it said it listens on (its first line on stderr, which
+/// `first` keeps). `stderr` is the rest of that stream, kept open for the
+/// tool to write to.
+pub struct Listen {
+    pub child: std::process::Child,
+    pub port: u16,
+    pub first: String,
+    pub stderr: std::io::BufReader<std::process::ChildStderr>,
+}
+
+pub fn start_listen(out: &Path, more: &[&str]) -> Listen {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("HPROF_RS_TOOL"))
+        .args(["listen", "--port", "0", "--out"])
+        .arg(out)
+        .args(more)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let port = first
+        .trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("listen said: {first}"));
+    Listen {
+        child,
+        port,
+        first,
+        stderr,
+    }
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -1,7 +1,8 @@
-//! Text another process chose (its name and command line, its perfdata
-//! strings, its attach socket's answers, its agent's messages), made safe
-//! to print on a terminal: a control character there could move the
-//! cursor, rewrite earlier lines or set the window title.
+//! Text someone else chose, made safe to print on a terminal: another
+//! process's (its name and command line, its perfdata strings, its attach
+//! socket's answers, its agent's messages) and a file's (the names in a
+//! dump or report, the file's own name). A control character there could
+//! move the cursor, rewrite earlier lines or set the window title.
 
 /// One line for a table: every control character shown as `?`.
 pub fn printable(s: &str) -> String {
