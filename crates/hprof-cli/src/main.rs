@@ -598,14 +598,7 @@ fn main() {
             })
         }
         Cmd::Jvms => cli::attach::run_jvms().and_then(|t| write_stdout(&t)),
-        Cmd::Print { file } => {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::with_capacity(
-                1 << 16,
-                cli::terminal::Escaping::new(stdout.lock()),
-            );
-            cli::print::run(&file, &mut out)
-        }
+        Cmd::Print { file } => cli::print::run(&file, &mut cli::terminal::stdout()),
         Cmd::Flame {
             file,
             svg,
@@ -621,11 +614,7 @@ fn main() {
                     cli::flame::svg(&f, &format!("{} of {file}", f.measure.title())).as_bytes(),
                 ),
                 None => {
-                    let stdout = std::io::stdout();
-                    let mut out = std::io::BufWriter::with_capacity(
-                        1 << 16,
-                        cli::terminal::Escaping::new(stdout.lock()),
-                    );
+                    let mut out = cli::terminal::stdout();
                     match f.write_collapsed(&mut out).and_then(|_| out.flush()) {
                         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                             Err(format!("cannot write the output: {e}"))
@@ -719,11 +708,8 @@ fn main() {
 /// Writes a command's text, made safe for a terminal (names in it come
 /// from files and other processes: `cli::terminal`).
 fn write_stdout(s: &str) -> Result<(), String> {
-    let mut out = std::io::stdout().lock();
-    match out
-        .write_all(cli::terminal::safe(s).as_bytes())
-        .and_then(|_| out.flush())
-    {
+    let mut out = cli::terminal::stdout();
+    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(format!("cannot write the output: {e}"))
         }

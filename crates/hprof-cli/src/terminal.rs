@@ -42,6 +42,11 @@ fn plain(b: &[u8]) -> bool {
     })
 }
 
+/// Standard output, buffered, with what is written made safe to print.
+pub fn stdout() -> io::BufWriter<Escaping<io::StdoutLock<'static>>> {
+    io::BufWriter::with_capacity(1 << 16, Escaping::new(io::stdout().lock()))
+}
+
 /// A writer that passes text on made safe to print. A character split
 /// between two writes is held until its end arrives.
 pub struct Escaping<W: Write> {
