@@ -83,8 +83,7 @@ def main():
     work = os.path.dirname(classes)
     out = os.path.join(work, "sites.out")
     ap_out = os.path.join(work, "async-profiler")
-    home_ap = harness.async_profiler()
-    ap = os.path.join(home_ap, "lib", "libasyncProfiler.so") if home_ap else None
+    ap = harness.async_profiler_lib()
     if not ap:
         print("async-profiler not available (see above): its rows are left out")
     results = {}

@@ -48,10 +48,10 @@ TOP = 10
 
 
 def find_async_profiler():
-    home = harness.async_profiler()
-    if home is None:
+    lib = harness.async_profiler_lib()
+    if lib is None:
         sys.exit("This benchmark compares with async-profiler and cannot run without it (see above).")
-    return os.path.join(home, "lib", "libasyncProfiler.so")
+    return lib
 
 
 def generate_sources(root, n):

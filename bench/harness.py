@@ -71,6 +71,13 @@ def async_profiler():
     return home
 
 
+def async_profiler_lib():
+    """async-profiler's agent library (lib/libasyncProfiler.so of
+    async_profiler()), or None."""
+    home = async_profiler()
+    return os.path.join(home, "lib", "libasyncProfiler.so") if home else None
+
+
 def build_agent():
     subprocess.run(["cargo", "build", "--release", "--quiet", "--lib"], cwd=ROOT, check=True)
     return os.path.join(ROOT, "target", "release", "libhprof_rs.so")

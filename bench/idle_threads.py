@@ -43,11 +43,10 @@ import harness  # noqa: E402
 
 
 def find_async_profiler():
-    home = harness.async_profiler()
-    if home is None:
+    lib = harness.async_profiler_lib()
+    if lib is None:
         print("async-profiler not available: measuring hprof-rs alone.")
-        return None
-    return os.path.join(home, "lib", "libasyncProfiler.so")
+    return lib
 
 
 def main():

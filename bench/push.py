@@ -56,11 +56,6 @@ class Recorder(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def async_profiler():
-    home = harness.async_profiler()
-    return os.path.join(home, "lib", "libasyncProfiler.so") if home else None
-
-
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     rounds = sys.argv[2] if len(sys.argv) > 2 else "8000"
@@ -93,7 +88,7 @@ def main():
         return p, ["java", f"-agentpath:{agent}=cpu=samples,interval=10,format=b,net={net},"
                            f"tokenfile={token}"] + program
     tool_cpu = []
-    ap = async_profiler()
+    ap = harness.async_profiler_lib()
     if ap:
         sides["async-profiler cpu"] = ["java", f"-agentpath:{ap}=start,event=cpu,interval=10ms,collapsed,"
                                        f"file={os.path.join(work, 'ap.txt')}"] + program
