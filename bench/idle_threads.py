@@ -28,7 +28,8 @@ script takes a build of it through harness.async_profiler()
 public source when missing); without one it says so and measures ours
 alone.
 
-Usage: bench/idle_threads.py [--runs N] [--rounds R] [--threads 0,1000]
+Usage: bench/idle_threads.py [--runs N] [--rounds R | --cpu-seconds S]
+                             [--threads 0,1000]
                              [--opts OPTIONS] [--agent PATH] [--before PATH]
                              [--floor]
 (HPROF_TEST_JDK=<java home> selects the JDK, as for the other benchmarks.)"""
@@ -52,7 +53,10 @@ def find_async_profiler():
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=7)
-    p.add_argument("--rounds", default="550", help="the worker's rounds (550: ~2.6 s of CPU without an agent)")
+    p.add_argument("--rounds", help="the worker's rounds (default: as many as --cpu-seconds asks for)")
+    p.add_argument("--cpu-seconds", type=float, default=2.6,
+                   help="the program's process CPU without an agent at the largest thread count, "
+                        "which the worker's rounds are fitted to (issue 27 item 13: a 2.6 s program)")
     p.add_argument("--threads", default="0,1000", help="idle thread counts (half readers, half parked)")
     p.add_argument("--opts", default="cpu=samples,interval=10")
     p.add_argument("--agent", help="our agent library (default: built here, release)")
@@ -79,6 +83,8 @@ def main():
         profilers.append(("floor-threads", lambda out: f"-agentpath:{floor}=threads"))
         profilers.append(("floor-timers", lambda out: f"-agentpath:{floor}=threads,timers"))
     counts = [int(t) for t in args.threads.split(",")]
+    if args.rounds is None:
+        args.rounds = str(fit_rounds(java, classes, work, max(counts), args.cpu_seconds))
     print(f"java: {java}; hprof-rs {args.opts}; async-profiler {ap or 'absent'}; "
           f"IdleThreads N/2 N/2 {args.rounds}; {args.runs} rounds; load average {os.getloadavg()[0]:.1f}")
 
@@ -110,7 +116,25 @@ def main():
                 print(f"{label}: {per:.0f} us of CPU per idle thread (extra at {n} minus extra at 0, over {n})")
                 results.append(f"{label.replace('-', '_')}_us_per_thread_{n}={per:.0f}")
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
-    print("RESULT idle_threads " + " ".join(results))
+    print(f"RESULT idle_threads rounds={args.rounds} " + " ".join(results))
+
+
+def fit_rounds(java, classes, work, n, seconds):
+    """The worker's rounds for a program of `seconds` of process CPU
+    without an agent at `n` idle threads. Its CPU is linear in the rounds
+    (the threads' start and end cost the same whatever the rounds): three
+    runs each at 550 and 275 rounds give the line. The figure of a machine
+    changes from day to day (550 rounds were 2.6 s once, 2.36 s on
+    another day), the target is stated for a 2.6 s program."""
+    def cpu(rounds):
+        program = ["-cp", classes, "IdleThreads", str(n // 2), str(n - n // 2), str(rounds)]
+        return statistics.median(harness.timed([java] + program, work, "cpu") for _ in range(3))
+    full, half = cpu(550), cpu(275)
+    per_round = max((full - half) / 275, 1e-6)
+    rounds = max(1, round(550 + (seconds - full) / per_round))
+    print(f"rounds fitted: {rounds} for {seconds:.2f} s at {n} idle threads "
+          f"(without an agent: {full:.3f} s at 550 rounds, {half:.3f} s at 275)")
+    return rounds
 
 
 if __name__ == "__main__":
