@@ -150,20 +150,35 @@ pub fn post(
             break;
         }
     }
-    let line = String::from_utf8_lossy(&head);
-    let line = line.lines().next().unwrap_or("").trim().to_string();
+    let line = status_line(&head);
     let status = line
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse::<u16>().ok())
         .filter(|_| line.starts_with("HTTP/"))
-        .ok_or_else(|| Failure::Unreachable(format!("not an HTTP answer: {line:.80}")))?;
+        .ok_or_else(|| Failure::Unreachable(format!("not an HTTP answer: \"{line}\"")))?;
     if (200..300).contains(&status) {
         Ok(())
     } else {
         Err(Failure::Status(status, line))
     }
 }
+
+/// The first line of what the server sent, as messages quote it: cut to
+/// `STATUS_SHOWN` characters, its control characters escaped (whoever
+/// answers on the port chose them: docs/push.md, "Messages").
+fn status_line(head: &[u8]) -> String {
+    let text = String::from_utf8_lossy(head);
+    let first = text.split(['\r', '\n']).next().unwrap_or("").trim();
+    let mut shown: String = first.chars().take(STATUS_SHOWN).collect();
+    if first.chars().nth(STATUS_SHOWN).is_some() {
+        shown.push('…');
+    }
+    crate::untrusted::escaped(&shown)
+}
+
+/// How much of a server's status line a message quotes.
+const STATUS_SHOWN: usize = 200;
 
 #[cfg(test)]
 mod tests {
@@ -200,6 +215,53 @@ mod tests {
             "app%7Benv%3Dprod%2Cr%3Deu%7D"
         );
     }
+
+    #[test]
+    fn what_the_server_answers_is_quoted_escaped_and_short() {
+        for (answer, code) in [
+            (
+                &b"HTTP/1.1 403 \x1b]0;owned\x07 \x1b[2J no\r\n\r\n"[..],
+                Some(403),
+            ),
+            (&b"\x1b[2J\xc2\x9b31m garbage\r\n"[..], None),
+            (&[b'x'; 9000][..], None),
+        ] {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = l.local_addr().unwrap().port();
+            let answer = answer.to_vec();
+            let server = std::thread::spawn(move || {
+                let (mut c, _) = l.accept().unwrap();
+                let mut got = vec![0u8; 4096];
+                let _ = c.read(&mut got);
+                let _ = c.write_all(&answer);
+                std::thread::sleep(Duration::from_millis(100));
+            });
+            let t = target(port);
+            let req = request(&t, "name=a&from=1&until=2", b"xyz");
+            let r = post(
+                &t,
+                &req,
+                Instant::now() + Duration::from_secs(5),
+                STEP_FOR_TESTS,
+            );
+            server.join().unwrap();
+            let message = match (&r, code) {
+                (Err(Failure::Status(c, _)), Some(code)) => {
+                    assert_eq!(*c, code);
+                    r.unwrap_err().to_string()
+                }
+                (Err(Failure::Unreachable(_)), None) => r.unwrap_err().to_string(),
+                _ => panic!("{r:?}"),
+            };
+            assert!(!message.chars().any(char::is_control), "{message:?}");
+            assert!(message.chars().count() < 260, "{message:?}");
+        }
+        let quoted = status_line(b"HTTP/1.1 403 \x1b]0;owned\x07 no\r\n");
+        assert_eq!(quoted, "HTTP/1.1 403 \\x1b]0;owned\\x07 no");
+        assert_eq!(status_line(b"\xc2\x9b2J"), "\\u{9b}2J");
+    }
+
+    const STEP_FOR_TESTS: Duration = Duration::from_secs(5);
 
     #[test]
     fn a_post_reads_the_status_and_times_out_on_silence() {
