@@ -681,29 +681,6 @@ fn a_dump_counts_the_calls_of_blocked_threads() {
     assert_eq!(last.get("BlockedAfterWork.step"), None, "{last:?}");
 }
 
-/// Run `cmd` to completion, killing it after `limit` (a hung JVM fails
-/// the test instead of hanging the suite). Output is drained while it
-/// runs, so a chatty JVM cannot block on a full pipe.
-fn output_within(mut cmd: Command, limit: std::time::Duration) -> Output {
-    let child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run java");
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => out.expect("wait for java"),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("the JVM did not finish within {limit:?}");
-        }
-    }
-}
-
 /// Virtual threads (JDK 21+) that park and resume: the run ends (their
 /// mount transitions run instrumented JDK code on the carriers, where a
 /// JVMTI stack query never returns), their calls are not timed
@@ -724,7 +701,9 @@ fn virtual_threads_run_to_the_end_and_platform_counts_stay_exact() {
             .arg("-cp")
             .arg(common::fixture_classes())
             .args(["VirtualThreads", "2000"]);
-        let o = output_within(cmd, std::time::Duration::from_secs(120));
+        let run = common::run_command_bounded(cmd, std::time::Duration::from_secs(120));
+        assert!(!run.timed_out, "the JVM did not finish within 120 s");
+        let o = run.output;
         ok(&o, &format!("VirtualThreads on {}", java_version(&jdk)));
         assert!(common::stdout(&o).contains("virtual threads 2000"));
         let r = ascii::parse(&std::fs::read_to_string(dir.join("out.txt")).unwrap());
